@@ -1,0 +1,177 @@
+/**
+ * Every error this library throws on purpose derives from {@link DynamoDBLockError}.
+ * Names follow the Java client's exceptions (`LockNotGrantedException` →
+ * {@link LockNotGrantedError}, …). Each class sets `name`, and the `is…` guards
+ * compare `name` so they also work across two copies of this package.
+ */
+
+/** What a lock looked like in the table when an operation was refused. */
+export interface LockHolder {
+  readonly ownerName: string;
+  readonly recordVersionNumber: string;
+  readonly leaseDurationMs: number;
+  readonly isReleased: boolean;
+}
+
+interface LockIdentity {
+  readonly partitionKey: string;
+  readonly sortKey?: string | undefined;
+}
+
+export class DynamoDBLockError extends Error {
+  override name = 'DynamoDBLockError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+function describeLock(id: LockIdentity): string {
+  return id.sortKey === undefined
+    ? JSON.stringify(id.partitionKey)
+    : `${JSON.stringify(id.partitionKey)}/${JSON.stringify(id.sortKey)}`;
+}
+
+function describeHolder(holder: LockHolder | undefined): string {
+  if (holder === undefined) return '';
+  return holder.isReleased
+    ? ` (last released by ${JSON.stringify(holder.ownerName)})`
+    : ` (held by ${JSON.stringify(holder.ownerName)}, RVN ${holder.recordVersionNumber}, lease ${holder.leaseDurationMs} ms)`;
+}
+
+/** The lock could not be acquired before the acquire call's deadline. */
+export class LockNotGrantedError extends DynamoDBLockError {
+  override name = 'LockNotGrantedError';
+  readonly partitionKey: string;
+  readonly sortKey: string | undefined;
+  /** The lock as last seen in the table, if it was seen. */
+  readonly holder: LockHolder | undefined;
+  constructor(reason: string, lock: LockIdentity, holder?: LockHolder, options?: { cause?: unknown }) {
+    super(`Lock ${describeLock(lock)} not granted: ${reason}${describeHolder(holder)}`, options);
+    this.partitionKey = lock.partitionKey;
+    this.sortKey = lock.sortKey;
+    this.holder = holder;
+  }
+}
+
+/**
+ * The lock is held by someone else and `shouldSkipBlockingWait` asked not to
+ * wait. Not a subclass of {@link LockNotGrantedError}, as in Java.
+ */
+export class LockCurrentlyUnavailableError extends DynamoDBLockError {
+  override name = 'LockCurrentlyUnavailableError';
+  readonly partitionKey: string;
+  readonly sortKey: string | undefined;
+  readonly holder: LockHolder | undefined;
+  constructor(lock: LockIdentity, holder?: LockHolder, options?: { cause?: unknown }) {
+    super(`Lock ${describeLock(lock)} is currently unavailable${describeHolder(holder)}`, options);
+    this.partitionKey = lock.partitionKey;
+    this.sortKey = lock.sortKey;
+    this.holder = holder;
+  }
+}
+
+/** A lock this client held was taken by another owner, deleted, or had lapsed. */
+export class LockLostError extends DynamoDBLockError {
+  override name = 'LockLostError';
+  readonly partitionKey: string;
+  readonly sortKey: string | undefined;
+  constructor(reason: string, lock: LockIdentity, options?: { cause?: unknown }) {
+    super(`Lock ${describeLock(lock)} is no longer held: ${reason}`, options);
+    this.partitionKey = lock.partitionKey;
+    this.sortKey = lock.sortKey;
+  }
+}
+
+export class LockTableDoesNotExistError extends DynamoDBLockError {
+  override name = 'LockTableDoesNotExistError';
+  readonly tableName: string;
+  constructor(tableName: string, options?: { cause?: unknown }) {
+    super(`Lock table ${JSON.stringify(tableName)} does not exist or is not active`, options);
+    this.tableName = tableName;
+  }
+}
+
+/** The table's key schema differs from the client's `partitionKeyName`/`sortKeyName`. */
+export class LockTableSchemaMismatchError extends DynamoDBLockError {
+  override name = 'LockTableSchemaMismatchError';
+  readonly tableName: string;
+  constructor(tableName: string, expected: string, actual: string, options?: { cause?: unknown }) {
+    super(
+      `Lock table ${JSON.stringify(tableName)} has key schema ${actual}, but the client is configured for ${expected}`,
+      options,
+    );
+    this.tableName = tableName;
+  }
+}
+
+/** A session-monitor query on a lock acquired without `sessionMonitor`. */
+export class SessionMonitorNotSetError extends DynamoDBLockError {
+  override name = 'SessionMonitorNotSetError';
+}
+
+/** An item in the lock table lacks a protocol attribute or has it in the wrong type or format. */
+export class MalformedLockItemError extends DynamoDBLockError {
+  override name = 'MalformedLockItemError';
+  /** The offending attribute. */
+  readonly attribute: string;
+  constructor(attribute: string, problem: string, key?: LockIdentity) {
+    super(
+      `Malformed lock item${key === undefined ? '' : ` ${describeLock(key)}`}: attribute ${JSON.stringify(attribute)} ${problem}`,
+    );
+    this.attribute = attribute;
+  }
+}
+
+/** Why an argument was refused. */
+export type InvalidArgumentCode =
+  | 'EMPTY_KEY'
+  | 'KEY_TOO_LONG'
+  | 'SORT_KEY_REQUIRED'
+  | 'SORT_KEY_NOT_ALLOWED'
+  | 'ITEM_TOO_LARGE'
+  | 'RESERVED_ATTRIBUTE'
+  | 'INVALID_ATTRIBUTE_VALUE'
+  | 'INVALID_DURATION'
+  | 'LEASE_TOO_SHORT'
+  | 'INVALID_SESSION_MONITOR'
+  | 'CONFLICTING_OPTIONS'
+  | 'INVALID_OPTION';
+
+/** An argument or option was refused before anything was sent to DynamoDB. */
+export class InvalidArgumentError extends DynamoDBLockError {
+  override name = 'InvalidArgumentError';
+  readonly code: InvalidArgumentCode;
+  constructor(code: InvalidArgumentCode, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** The client was closed; it takes no new work. */
+export class LockClientClosedError extends DynamoDBLockError {
+  override name = 'LockClientClosedError';
+  constructor() {
+    super('The lock client is closed');
+  }
+}
+
+/** `close()` could not release every lock; `errors` holds one entry per failure. */
+export class LockClientCloseError extends DynamoDBLockError {
+  override name = 'LockClientCloseError';
+  readonly errors: readonly unknown[];
+  constructor(errors: readonly unknown[]) {
+    super(`close() failed to release ${errors.length} lock(s)`, { cause: errors[0] });
+    this.errors = errors;
+  }
+}
+
+function hasName(error: unknown, name: string): boolean {
+  return error instanceof Error && error.name === name;
+}
+
+export const isLockNotGrantedError = (e: unknown): e is LockNotGrantedError => hasName(e, 'LockNotGrantedError');
+export const isLockCurrentlyUnavailableError = (e: unknown): e is LockCurrentlyUnavailableError =>
+  hasName(e, 'LockCurrentlyUnavailableError');
+export const isLockLostError = (e: unknown): e is LockLostError => hasName(e, 'LockLostError');
+export const isMalformedLockItemError = (e: unknown): e is MalformedLockItemError =>
+  hasName(e, 'MalformedLockItemError');

@@ -1,0 +1,158 @@
+/**
+ * The item codec: a DynamoDB lock item ⇄ a {@link LockRecord} (PROTOCOL.md §2).
+ */
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import {
+  marshall,
+  unmarshall,
+  NumberValueImpl,
+  type NativeAttributeValue,
+  type NumberValue,
+} from '@aws-sdk/util-dynamodb';
+import { InvalidArgumentError, MalformedLockItemError } from '../errors.js';
+import { LockAttribute, type KeySchemaNames, type LockKey } from './attributes.js';
+
+export type LockItem = Record<string, AttributeValue>;
+
+/** Attributes the caller stores beside the lock, as plain JavaScript values. */
+export type AdditionalAttributes = Record<string, NativeAttributeValue>;
+
+/** One lock item, decoded. */
+export interface LockRecord extends LockKey {
+  readonly ownerName: string;
+  readonly leaseDurationMs: number;
+  readonly recordVersionNumber: string;
+  readonly isReleased: boolean;
+  readonly data: Uint8Array | undefined;
+  /**
+   * Every attribute that is not part of the protocol. Unlike Java, the sort
+   * key attribute is not repeated here.
+   */
+  readonly additionalAttributes: AdditionalAttributes;
+}
+
+/** What an acquirer writes (PROTOCOL.md §2.3); `isReleased` is never part of it. */
+export type LockRecordToWrite = Omit<LockRecord, 'isReleased'>;
+
+const LONG_PATTERN = /^[+-]?\d+$/;
+
+/** `leaseDuration` as Java's `String.valueOf(long)` writes it. */
+export function formatLeaseDuration(ms: number): string {
+  if (!Number.isSafeInteger(ms) || ms < 0) {
+    throw new InvalidArgumentError('INVALID_DURATION', `A lease duration must be a whole, non-negative number of milliseconds, got ${ms}`);
+  }
+  return String(ms);
+}
+
+/** `leaseDuration` as Java's `Long.parseLong` reads it; `undefined` when Java would fail too. */
+export function parseLeaseDuration(text: string): number | undefined {
+  if (!LONG_PATTERN.test(text)) return undefined;
+  const value = BigInt(text);
+  if (value > 9223372036854775807n || value < -9223372036854775808n) return undefined;
+  return Number(value);
+}
+
+/** Numbers stay exact: plain `number` where that is lossless, `NumberValue` otherwise. */
+function readNumber(text: string): number | NumberValue {
+  const n = Number(text);
+  return String(n) === text ? n : new NumberValueImpl(text);
+}
+
+export function encodeAdditionalAttributes(attributes: AdditionalAttributes): LockItem {
+  try {
+    return marshall(attributes, { removeUndefinedValues: true, convertEmptyValues: false });
+  } catch (error) {
+    throw new InvalidArgumentError(
+      'INVALID_ATTRIBUTE_VALUE',
+      `Additional attributes cannot be stored in DynamoDB: ${(error as Error).message}`,
+    );
+  }
+}
+
+export function decodeAdditionalAttributes(item: LockItem): AdditionalAttributes {
+  return unmarshall(item, { wrapNumbers: readNumber }) as AdditionalAttributes;
+}
+
+/** Builds the item of PROTOCOL.md §2.3 (the order of entries mirrors Java's, though nothing depends on it). */
+export function encodeLockItem(schema: KeySchemaNames, record: LockRecordToWrite): LockItem {
+  const item: LockItem = { ...encodeAdditionalAttributes(record.additionalAttributes) };
+  item[schema.partitionKeyName] = { S: record.partitionKey };
+  item[LockAttribute.ownerName] = { S: record.ownerName };
+  item[LockAttribute.leaseDuration] = { S: formatLeaseDuration(record.leaseDurationMs) };
+  item[LockAttribute.recordVersionNumber] = { S: record.recordVersionNumber };
+  if (schema.sortKeyName !== undefined) {
+    if (record.sortKey === undefined) {
+      throw new InvalidArgumentError('SORT_KEY_REQUIRED', `The lock table has sort key ${JSON.stringify(schema.sortKeyName)}; a sort key value is required`);
+    }
+    item[schema.sortKeyName] = { S: record.sortKey };
+  }
+  if (record.data !== undefined) item[LockAttribute.data] = { B: record.data };
+  return item;
+}
+
+function requireString(item: LockItem, attribute: string, key?: LockKey): string {
+  const value = item[attribute];
+  if (value === undefined) throw new MalformedLockItemError(attribute, 'is missing', key);
+  if (typeof value.S !== 'string') {
+    throw new MalformedLockItemError(attribute, `must be a string (S), got ${describeType(value)}`, key);
+  }
+  return value.S;
+}
+
+function describeType(value: AttributeValue): string {
+  const type = Object.entries(value).find(([, v]) => v !== undefined)?.[0];
+  return type ?? 'an empty value';
+}
+
+/**
+ * Reads a stored item the way Java does (PROTOCOL.md §2.5), but turns the
+ * items Java would crash on into a {@link MalformedLockItemError}.
+ */
+export function decodeLockItem(schema: KeySchemaNames, item: LockItem): LockRecord {
+  const rest: LockItem = { ...item };
+  const partitionKey = requireString(rest, schema.partitionKeyName);
+  delete rest[schema.partitionKeyName];
+  let sortKey: string | undefined;
+  if (schema.sortKeyName !== undefined) {
+    sortKey = requireString(rest, schema.sortKeyName, { partitionKey });
+    delete rest[schema.sortKeyName];
+  }
+  const key: LockKey = { partitionKey, sortKey };
+
+  const ownerName = requireString(rest, LockAttribute.ownerName, key);
+  const leaseText = requireString(rest, LockAttribute.leaseDuration, key);
+  const leaseDurationMs = parseLeaseDuration(leaseText);
+  if (leaseDurationMs === undefined) {
+    throw new MalformedLockItemError(LockAttribute.leaseDuration, `must be a decimal integer of milliseconds, got ${JSON.stringify(leaseText)}`, key);
+  }
+  const recordVersionNumber = requireString(rest, LockAttribute.recordVersionNumber, key);
+  for (const name of [LockAttribute.ownerName, LockAttribute.leaseDuration, LockAttribute.recordVersionNumber]) {
+    delete rest[name];
+  }
+
+  let data: Uint8Array | undefined;
+  const storedData = rest[LockAttribute.data];
+  if (storedData !== undefined) {
+    if (!(storedData.B instanceof Uint8Array)) {
+      throw new MalformedLockItemError(LockAttribute.data, `must be binary (B), got ${describeType(storedData)}`, key);
+    }
+    data = storedData.B;
+    delete rest[LockAttribute.data];
+  }
+
+  // Presence alone means released, whatever the type or value (as in Java).
+  const isReleased = LockAttribute.isReleased in rest;
+  delete rest[LockAttribute.isReleased];
+
+  return {
+    partitionKey,
+    sortKey,
+    ownerName,
+    leaseDurationMs,
+    recordVersionNumber,
+    isReleased,
+    data,
+    additionalAttributes: decodeAdditionalAttributes(rest),
+  };
+}
+

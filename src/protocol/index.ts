@@ -1,0 +1,5 @@
+export * from './attributes.js';
+export * from './codec.js';
+export * from './expressions.js';
+export * from './limits.js';
+export * from './requests.js';

@@ -1,0 +1,334 @@
+/**
+ * The input of every DynamoDB request the lock protocol sends (PROTOCOL.md §4),
+ * as pure functions: no I/O, no clock, no randomness.
+ */
+import type {
+  AttributeValue,
+  CreateTableCommandInput,
+  DeleteItemCommandInput,
+  DescribeTableCommandInput,
+  GetItemCommandInput,
+  PutItemCommandInput,
+  QueryCommandInput,
+  ScanCommandInput,
+  UpdateItemCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import { IS_RELEASED_VALUE, LockAttribute, type KeySchemaNames, type LockKey, type LockTable } from './attributes.js';
+import { encodeLockItem, formatLeaseDuration, type LockItem, type LockRecordToWrite } from './codec.js';
+import { Condition, PARTITION_KEY_CONDITION, Update, setListExpression } from './expressions.js';
+import { validateItemSize, validateLockKey } from './limits.js';
+
+/** A conditional write, tagged with the DynamoDB operation that carries it. */
+export type LockWriteRequest =
+  | { readonly operation: 'PutItem'; readonly input: PutItemCommandInput }
+  | { readonly operation: 'UpdateItem'; readonly input: UpdateItemCommandInput }
+  | { readonly operation: 'DeleteItem'; readonly input: DeleteItemCommandInput };
+
+type Names = Record<string, string>;
+type Values = Record<string, AttributeValue>;
+
+/** The primary key of a lock item; validates the key values first. */
+export function lockItemKey(schema: KeySchemaNames, key: LockKey): LockItem {
+  validateLockKey(schema, key);
+  const item: LockItem = { [schema.partitionKeyName]: { S: key.partitionKey } };
+  if (schema.sortKeyName !== undefined && key.sortKey !== undefined) {
+    item[schema.sortKeyName] = { S: key.sortKey };
+  }
+  return item;
+}
+
+function keyNames(schema: KeySchemaNames): Names {
+  const names: Names = { '#pk': schema.partitionKeyName };
+  if (schema.sortKeyName !== undefined) names['#sk'] = schema.sortKeyName;
+  return names;
+}
+
+const hasSortKey = (schema: KeySchemaNames): boolean => schema.sortKeyName !== undefined;
+const isReleasedValue = (): AttributeValue => ({ S: IS_RELEASED_VALUE });
+
+/** How the lock looked when the acquirer decided to write. */
+export type AcquisitionPath =
+  /** No item: create it (C1/C2). */
+  | { readonly kind: 'absent' }
+  /**
+   * A released item: take it (C3/C4), or with `readRecordVersionNumber` only if
+   * it is still the released item that was read (C5/C6,
+   * `acquireReleasedLocksConsistently`).
+   */
+  | { readonly kind: 'released'; readonly readRecordVersionNumber?: string | undefined }
+  /** A held item whose RVN stayed unchanged for its whole lease: take it over (C7/C8). */
+  | { readonly kind: 'expired'; readonly watchedRecordVersionNumber: string };
+
+export interface AcquireRequestOptions {
+  /** Write with UpdateItem (keeping attributes the new item does not set) instead of PutItem. */
+  readonly updateExistingLockRecord?: boolean | undefined;
+}
+
+function acquisitionCondition(schema: KeySchemaNames, path: AcquisitionPath): {
+  condition: string;
+  names: Names;
+  values: Values;
+} {
+  const names = keyNames(schema);
+  const values: Values = {};
+  const sk = hasSortKey(schema);
+  switch (path.kind) {
+    case 'absent':
+      return { condition: sk ? Condition.absentWithSortKey : Condition.absent, names, values };
+    case 'released': {
+      names['#ir'] = LockAttribute.isReleased;
+      values[':ir'] = isReleasedValue();
+      if (path.readRecordVersionNumber === undefined) {
+        return { condition: sk ? Condition.releasedWithSortKey : Condition.released, names, values };
+      }
+      names['#rvn'] = LockAttribute.recordVersionNumber;
+      values[':rvn'] = { S: path.readRecordVersionNumber };
+      return {
+        condition: sk ? Condition.releasedConsistentlyWithSortKey : Condition.releasedConsistently,
+        names,
+        values,
+      };
+    }
+    case 'expired':
+      names['#rvn'] = LockAttribute.recordVersionNumber;
+      values[':rvn'] = { S: path.watchedRecordVersionNumber };
+      return { condition: sk ? Condition.expiredWithSortKey : Condition.expired, names, values };
+  }
+}
+
+const withValues = (values: Values): { ExpressionAttributeValues?: Values } =>
+  Object.keys(values).length === 0 ? {} : { ExpressionAttributeValues: values };
+
+/** The write that acquires a lock (PROTOCOL.md §4.2–4.5). */
+export function buildAcquireRequest(
+  table: LockTable,
+  record: LockRecordToWrite,
+  path: AcquisitionPath,
+  options: AcquireRequestOptions = {},
+): LockWriteRequest {
+  const key = lockItemKey(table, record);
+  const item = encodeLockItem(table, record);
+  validateItemSize(item);
+  const { condition, names, values } = acquisitionCondition(table, path);
+
+  if (!options.updateExistingLockRecord) {
+    return {
+      operation: 'PutItem',
+      input: {
+        TableName: table.tableName,
+        Item: item,
+        ConditionExpression: condition,
+        ExpressionAttributeNames: names,
+        ...withValues(values),
+      },
+    };
+  }
+
+  const entries = Object.entries(item).filter(
+    ([name]) => name !== table.partitionKeyName && name !== table.sortKeyName,
+  );
+  entries.forEach(([name, value], i) => {
+    names[`#k${i}`] = name;
+    values[`:v${i}`] = value;
+  });
+  let update = setListExpression(entries.length);
+  if (path.kind !== 'absent') {
+    // A takeover must never leave a held item flagged released.
+    names['#ir'] = LockAttribute.isReleased;
+    update += Update.removeIsReleasedSuffix;
+  }
+  return {
+    operation: 'UpdateItem',
+    input: {
+      TableName: table.tableName,
+      Key: key,
+      UpdateExpression: update,
+      ConditionExpression: condition,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    },
+  };
+}
+
+/** The holder's proof of ownership: the RVN it last wrote and its owner name. */
+export interface HeldLockState extends LockKey {
+  readonly ownerName: string;
+  readonly recordVersionNumber: string;
+}
+
+function heldByOwner(schema: KeySchemaNames, held: HeldLockState): { condition: string; names: Names; values: Values } {
+  return {
+    condition: hasSortKey(schema) ? Condition.heldByOwnerWithSortKey : Condition.heldByOwner,
+    names: {
+      ...keyNames(schema),
+      '#on': LockAttribute.ownerName,
+      '#rvn': LockAttribute.recordVersionNumber,
+    },
+    values: { ':rvn': { S: held.recordVersionNumber }, ':on': { S: held.ownerName } },
+  };
+}
+
+export interface HeartbeatRequestOptions {
+  readonly newRecordVersionNumber: string;
+  /** The lease to advertise from now on. */
+  readonly leaseDurationMs: number;
+  /** Replace the lock's data. */
+  readonly data?: Uint8Array | undefined;
+  /** Remove the lock's data. */
+  readonly deleteData?: boolean | undefined;
+}
+
+/** The heartbeat UpdateItem (PROTOCOL.md §4.7). */
+export function buildHeartbeatRequest(
+  table: LockTable,
+  held: HeldLockState,
+  options: HeartbeatRequestOptions,
+): LockWriteRequest {
+  const { condition, names, values } = heldByOwner(table, held);
+  names['#ld'] = LockAttribute.leaseDuration;
+  values[':newRvn'] = { S: options.newRecordVersionNumber };
+  values[':ld'] = { S: formatLeaseDuration(options.leaseDurationMs) };
+  let update: string = Update.heartbeat;
+  if (options.deleteData) {
+    names['#d'] = LockAttribute.data;
+    update = Update.heartbeatDeletingData;
+  } else if (options.data !== undefined) {
+    names['#d'] = LockAttribute.data;
+    values[':d'] = { B: options.data };
+    update = Update.heartbeatReplacingData;
+  }
+  return {
+    operation: 'UpdateItem',
+    input: {
+      TableName: table.tableName,
+      Key: lockItemKey(table, held),
+      ConditionExpression: condition,
+      UpdateExpression: update,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    },
+  };
+}
+
+export interface ReleaseRequestOptions {
+  /** Delete the item (true) or keep it, marked released (false). */
+  readonly deleteLock: boolean;
+  /** Data to leave on a lock that is marked released; ignored when deleting. */
+  readonly data?: Uint8Array | undefined;
+}
+
+/** The release DeleteItem or mark-released UpdateItem (PROTOCOL.md §4.8). */
+export function buildReleaseRequest(
+  table: LockTable,
+  held: HeldLockState,
+  options: ReleaseRequestOptions,
+): LockWriteRequest {
+  const { condition, names, values } = heldByOwner(table, held);
+  const key = lockItemKey(table, held);
+  if (options.deleteLock) {
+    return {
+      operation: 'DeleteItem',
+      input: {
+        TableName: table.tableName,
+        Key: key,
+        ConditionExpression: condition,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      },
+    };
+  }
+  names['#ir'] = LockAttribute.isReleased;
+  values[':ir'] = isReleasedValue();
+  let update: string = Update.markReleased;
+  if (options.data !== undefined) {
+    names['#d'] = LockAttribute.data;
+    values[':d'] = { B: options.data };
+    update = Update.markReleasedWithData;
+  }
+  return {
+    operation: 'UpdateItem',
+    input: {
+      TableName: table.tableName,
+      Key: key,
+      UpdateExpression: update,
+      ConditionExpression: condition,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    },
+  };
+}
+
+/** The consistent read of one lock (PROTOCOL.md §4.1). */
+export function buildGetLockRequest(table: LockTable, key: LockKey): GetItemCommandInput {
+  return { TableName: table.tableName, Key: lockItemKey(table, key), ConsistentRead: true };
+}
+
+export interface ListRequestOptions {
+  /** Where the previous page ended. */
+  readonly exclusiveStartKey?: LockItem | undefined;
+  /** Java lists eventually consistently; a consistent listing costs twice the read capacity. */
+  readonly consistentRead?: boolean | undefined;
+}
+
+const listOptions = (options: ListRequestOptions): Partial<ScanCommandInput> => ({
+  ...(options.consistentRead ? { ConsistentRead: true } : {}),
+  ...(options.exclusiveStartKey === undefined ? {} : { ExclusiveStartKey: options.exclusiveStartKey }),
+});
+
+/** One page of every lock in the table (PROTOCOL.md §4.10). */
+export function buildScanRequest(table: LockTable, options: ListRequestOptions = {}): ScanCommandInput {
+  return { TableName: table.tableName, ...listOptions(options) };
+}
+
+/** One page of the locks sharing a partition key (PROTOCOL.md §4.11). */
+export function buildQueryRequest(
+  table: LockTable,
+  partitionKey: string,
+  options: ListRequestOptions = {},
+): QueryCommandInput {
+  validateLockKey({ partitionKeyName: table.partitionKeyName }, { partitionKey });
+  return {
+    TableName: table.tableName,
+    KeyConditionExpression: PARTITION_KEY_CONDITION,
+    ExpressionAttributeNames: { '#pk': table.partitionKeyName },
+    ExpressionAttributeValues: { ':pk': { S: partitionKey } },
+    ...listOptions(options),
+  };
+}
+
+export function buildDescribeTableRequest(table: Pick<LockTable, 'tableName'>): DescribeTableCommandInput {
+  return { TableName: table.tableName };
+}
+
+/** On-demand capacity, or provisioned read and write capacity units. */
+export type LockTableBilling =
+  | { readonly billingMode: 'PAY_PER_REQUEST' }
+  | { readonly billingMode: 'PROVISIONED'; readonly readCapacityUnits: number; readonly writeCapacityUnits: number };
+
+/** The CreateTable request of PROTOCOL.md §1.2, with a choice of billing mode. */
+export function buildCreateTableRequest(table: LockTable, billing: LockTableBilling): CreateTableCommandInput {
+  const keySchema: NonNullable<CreateTableCommandInput['KeySchema']> = [
+    { AttributeName: table.partitionKeyName, KeyType: 'HASH' },
+  ];
+  const definitions: NonNullable<CreateTableCommandInput['AttributeDefinitions']> = [
+    { AttributeName: table.partitionKeyName, AttributeType: 'S' },
+  ];
+  if (table.sortKeyName !== undefined) {
+    keySchema.push({ AttributeName: table.sortKeyName, KeyType: 'RANGE' });
+    definitions.push({ AttributeName: table.sortKeyName, AttributeType: 'S' });
+  }
+  const input: CreateTableCommandInput = {
+    AttributeDefinitions: definitions,
+    TableName: table.tableName,
+    KeySchema: keySchema,
+  };
+  if (billing.billingMode === 'PROVISIONED') {
+    input.ProvisionedThroughput = {
+      ReadCapacityUnits: billing.readCapacityUnits,
+      WriteCapacityUnits: billing.writeCapacityUnits,
+    };
+  } else {
+    input.BillingMode = 'PAY_PER_REQUEST';
+  }
+  return input;
+}
