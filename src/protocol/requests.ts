@@ -150,6 +150,18 @@ export function buildAcquireRequest(
   };
 }
 
+/**
+ * Asks DynamoDB to return the current item when the condition fails, so a
+ * refusal can name the holder without another read. Java peers never see
+ * the difference: it changes only the reply.
+ */
+export function withOldItemOnConditionFailure(request: LockWriteRequest): LockWriteRequest {
+  return {
+    ...request,
+    input: { ...request.input, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' },
+  } as LockWriteRequest;
+}
+
 /** The holder's proof of ownership: the RVN it last wrote and its owner name. */
 export interface HeldLockState extends LockKey {
   readonly ownerName: string;

@@ -1,0 +1,11 @@
+/**
+ * Lease arithmetic runs on a monotonic clock only. A wall clock (`Date.now()`)
+ * can step backwards or forwards and would shorten or stretch leases; the
+ * protocol never compares clocks across machines, only elapsed time on one.
+ */
+export interface MonotonicClock {
+  /** Milliseconds since an arbitrary origin; never decreases. */
+  now(): number;
+}
+
+export const systemClock: MonotonicClock = Object.freeze({ now: () => performance.now() });

@@ -1,0 +1,63 @@
+/**
+ * Sorting the errors of the AWS SDK into what the lock logic acts on.
+ * The SDK's error classes are matched by `name`, which survives duplicate
+ * copies of the SDK in one process.
+ */
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+
+interface ServiceErrorShape {
+  name?: string;
+  $metadata?: { httpStatusCode?: number };
+  Item?: Record<string, AttributeValue>;
+}
+
+const shape = (error: unknown): ServiceErrorShape =>
+  typeof error === 'object' && error !== null ? (error as ServiceErrorShape) : {};
+
+const THROTTLING = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+]);
+
+const CLIENT_SIDE_NAMES = new Set(['TimeoutError', 'RequestTimeout', 'NetworkingError']);
+const CLIENT_SIDE_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'ENOTFOUND', 'EHOSTUNREACH', 'ECONNABORTED']);
+
+export function isConditionalCheckFailed(error: unknown): boolean {
+  return shape(error).name === 'ConditionalCheckFailedException';
+}
+
+/** The item as it was when a condition failed (requests sent with `ReturnValuesOnConditionCheckFailure: ALL_OLD`). */
+export function itemOfFailedCondition(error: unknown): Record<string, AttributeValue> | undefined {
+  return isConditionalCheckFailed(error) ? shape(error).Item : undefined;
+}
+
+export function isResourceNotFound(error: unknown): boolean {
+  return shape(error).name === 'ResourceNotFoundException';
+}
+
+export function isValidationError(error: unknown): boolean {
+  return shape(error).name === 'ValidationException';
+}
+
+export function isThrottling(error: unknown): boolean {
+  return THROTTLING.has(shape(error).name ?? '');
+}
+
+export function httpStatusOf(error: unknown): number | undefined {
+  return shape(error).$metadata?.httpStatusCode;
+}
+
+/** No answer came from DynamoDB: the request may or may not have been applied. */
+export function isClientSideError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: string }).code;
+  if (code !== undefined && CLIENT_SIDE_CODES.has(code)) return true;
+  return CLIENT_SIDE_NAMES.has(error.name);
+}
+
+/** Worth trying again later: throttled, a 5xx answer, or no answer at all. */
+export function isTransient(error: unknown): boolean {
+  const status = httpStatusOf(error);
+  return isThrottling(error) || (status !== undefined && status >= 500) || isClientSideError(error);
+}

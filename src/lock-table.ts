@@ -1,0 +1,159 @@
+/**
+ * Creating the lock table and checking that it exists with the key schema
+ * the client is configured for (PROTOCOL.md §1, §4.12).
+ */
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  type DynamoDBClient,
+  type TableDescription,
+} from '@aws-sdk/client-dynamodb';
+import { abortableSleep } from './abortable-sleep.js';
+import { isResourceNotFound } from './dynamodb-errors.js';
+import { InvalidArgumentError, LockTableDoesNotExistError, LockTableSchemaMismatchError } from './errors.js';
+import {
+  buildCreateTableRequest,
+  buildDescribeTableRequest,
+  type LockTable,
+  type LockTableBilling,
+} from './protocol/index.js';
+
+type Sender = Pick<DynamoDBClient, 'send'>;
+
+export interface CreateLockTableOptions {
+  /** `PAY_PER_REQUEST` (on-demand) or `PROVISIONED`. @default "PAY_PER_REQUEST" */
+  readonly billingMode?: 'PAY_PER_REQUEST' | 'PROVISIONED';
+  /** Capacity units, required with `billingMode: "PROVISIONED"`. */
+  readonly provisionedThroughput?: { readonly readCapacityUnits: number; readonly writeCapacityUnits: number };
+  /** Succeed when the table already exists with the right key schema. @default false */
+  readonly ifNotExists?: boolean;
+  /** Milliseconds to wait for the table to become ACTIVE. @default 300000 */
+  readonly activeTimeout?: number;
+  readonly signal?: AbortSignal;
+}
+
+const USABLE_STATUSES = new Set(['ACTIVE', 'UPDATING']);
+const ACTIVE_POLL_MS = 250;
+
+export async function describeLockTable(
+  dynamoDB: Sender,
+  table: LockTable,
+  signal?: AbortSignal,
+): Promise<TableDescription | undefined> {
+  try {
+    const output = await dynamoDB.send(new DescribeTableCommand(buildDescribeTableRequest(table)), { abortSignal: signal });
+    return output.Table;
+  } catch (error) {
+    if (isResourceNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
+function formatSchema(partitionKeyName: string | undefined, sortKeyName: string | undefined): string {
+  return sortKeyName === undefined
+    ? `(partition key ${JSON.stringify(partitionKeyName)})`
+    : `(partition key ${JSON.stringify(partitionKeyName)}, sort key ${JSON.stringify(sortKeyName)})`;
+}
+
+/** Throws {@link LockTableSchemaMismatchError} unless the table's keys are the configured names, typed S. */
+export function checkKeySchema(description: TableDescription, table: LockTable, cause?: unknown): void {
+  const hash = description.KeySchema?.find((k) => k.KeyType === 'HASH')?.AttributeName;
+  const range = description.KeySchema?.find((k) => k.KeyType === 'RANGE')?.AttributeName;
+  const typeOf = (name: string | undefined) =>
+    description.AttributeDefinitions?.find((d) => d.AttributeName === name)?.AttributeType;
+  const namesMatch = hash === table.partitionKeyName && range === table.sortKeyName;
+  const typesMatch = typeOf(hash) === 'S' && (range === undefined || typeOf(range) === 'S');
+  if (!namesMatch || !typesMatch) {
+    const actual = namesMatch ? `${formatSchema(hash, range)} with non-string key types` : formatSchema(hash, range);
+    throw new LockTableSchemaMismatchError(
+      table.tableName,
+      formatSchema(table.partitionKeyName, table.sortKeyName),
+      actual,
+      cause === undefined ? undefined : { cause },
+    );
+  }
+}
+
+/** True when the table is ACTIVE or UPDATING, as in Java. */
+export async function lockTableExists(dynamoDB: Sender, table: LockTable, signal?: AbortSignal): Promise<boolean> {
+  const description = await describeLockTable(dynamoDB, table, signal);
+  return description !== undefined && USABLE_STATUSES.has(description.TableStatus ?? '');
+}
+
+/** Throws unless the table is usable and has the configured key schema. */
+export async function assertLockTableExists(dynamoDB: Sender, table: LockTable, signal?: AbortSignal): Promise<void> {
+  let description: TableDescription | undefined;
+  try {
+    description = await describeLockTable(dynamoDB, table, signal);
+  } catch (error) {
+    if (signal?.aborted) throw signal.reason;
+    throw new LockTableDoesNotExistError(table.tableName, { cause: error });
+  }
+  if (description === undefined || !USABLE_STATUSES.has(description.TableStatus ?? '')) {
+    throw new LockTableDoesNotExistError(table.tableName);
+  }
+  checkKeySchema(description, table);
+}
+
+function billingOf(options: CreateLockTableOptions): LockTableBilling {
+  const mode = options.billingMode ?? 'PAY_PER_REQUEST';
+  if (mode === 'PAY_PER_REQUEST') {
+    if (options.provisionedThroughput !== undefined) {
+      throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'provisionedThroughput needs billingMode "PROVISIONED"');
+    }
+    return { billingMode: mode };
+  }
+  const throughput = options.provisionedThroughput;
+  const valid = (n: unknown) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 1;
+  if (throughput === undefined || !valid(throughput.readCapacityUnits) || !valid(throughput.writeCapacityUnits)) {
+    throw new InvalidArgumentError(
+      'INVALID_OPTION',
+      'billingMode "PROVISIONED" needs provisionedThroughput with whole readCapacityUnits and writeCapacityUnits ≥ 1',
+    );
+  }
+  return { billingMode: mode, ...throughput };
+}
+
+/** Creates the table (on-demand unless told otherwise) and waits until it is ACTIVE. */
+export async function createLockTable(
+  dynamoDB: Sender,
+  table: LockTable,
+  options: CreateLockTableOptions = {},
+): Promise<void> {
+  const billing = billingOf(options);
+  const { signal } = options;
+  try {
+    await dynamoDB.send(new CreateTableCommand(buildCreateTableRequest(table, billing)), { abortSignal: signal });
+  } catch (error) {
+    const exists = (error as { name?: string }).name === 'ResourceInUseException';
+    if (!exists || !options.ifNotExists) throw error;
+  }
+  const deadline = performance.now() + (options.activeTimeout ?? 300_000);
+  for (;;) {
+    const description = await describeLockTable(dynamoDB, table, signal);
+    if (description !== undefined) {
+      checkKeySchema(description, table);
+      if (description.TableStatus === 'ACTIVE') return;
+    }
+    if (performance.now() > deadline) throw new LockTableDoesNotExistError(table.tableName);
+    await abortableSleep(ACTIVE_POLL_MS, signal);
+  }
+}
+
+/**
+ * Turns DynamoDB's answer to a request on a missing or differently keyed
+ * table into the typed error that says so; other errors pass unchanged.
+ */
+export async function explainTableError(dynamoDB: Sender, table: LockTable, error: unknown): Promise<unknown> {
+  if (isResourceNotFound(error)) return new LockTableDoesNotExistError(table.tableName, { cause: error });
+  if ((error as { name?: string }).name !== 'ValidationException') return error;
+  try {
+    const description = await describeLockTable(dynamoDB, table);
+    if (description === undefined) return new LockTableDoesNotExistError(table.tableName, { cause: error });
+    checkKeySchema(description, table, error);
+  } catch (diagnosis) {
+    if (diagnosis instanceof LockTableSchemaMismatchError) return diagnosis;
+    // The diagnosis itself failed; the original error says more.
+  }
+  return error;
+}

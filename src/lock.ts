@@ -1,0 +1,168 @@
+/**
+ * What callers hold: {@link Lock}, a handle on a lock this client acquired,
+ * and {@link LockSnapshot}, a read-only view of a lock read from the table.
+ */
+import type { MonotonicClock } from './clock.js';
+import { SessionMonitorNotSetError } from './errors.js';
+import type { HeldLock, LockState } from './held-lock.js';
+import {
+  decodeAdditionalAttributes,
+  encodeAdditionalAttributes,
+  type AdditionalAttributes,
+  type LockItem,
+  type LockRecord,
+} from './protocol/index.js';
+
+export interface ReleaseLockOptions {
+  /** Delete the item (true) or keep it marked released (false). @default the lock's `deleteLockOnRelease` */
+  readonly deleteLock?: boolean;
+  /** Data to leave on an item that is kept (only with `deleteLock: false`). */
+  readonly data?: Uint8Array | string;
+  /** Swallow network errors: the lock is then treated as released locally and expires in the table. @default false */
+  readonly bestEffort?: boolean;
+}
+
+export interface SendHeartbeatOptions {
+  /** Replace the lock's data. */
+  readonly data?: Uint8Array | string;
+  /** Remove the lock's data. */
+  readonly deleteData?: boolean;
+  /** Lease to advertise from now on, in milliseconds. @default the lock's current lease */
+  readonly leaseDuration?: number;
+}
+
+/** The operations a {@link Lock} delegates to the client that acquired it. */
+export interface LockOperations {
+  readonly clock: MonotonicClock;
+  releaseLock(lock: Lock, options?: ReleaseLockOptions): Promise<boolean>;
+  sendHeartbeat(lock: Lock, options?: SendHeartbeatOptions): Promise<void>;
+}
+
+const copyBytes = (bytes: Uint8Array | undefined): Uint8Array | undefined =>
+  bytes === undefined ? undefined : bytes.slice();
+
+/** A lock acquired by this client. Getters return copies; the state changes as heartbeats, release or loss happen. */
+export class Lock implements AsyncDisposable {
+  readonly #held: HeldLock;
+  readonly #ops: LockOperations;
+
+  /** @internal Locks are made by `LockClient`; this constructor is not part of the API. */
+  constructor(held: HeldLock, ops: LockOperations) {
+    this.#held = held;
+    this.#ops = ops;
+  }
+
+  get partitionKey(): string {
+    return this.#held.partitionKey;
+  }
+  get sortKey(): string | undefined {
+    return this.#held.sortKey;
+  }
+  get ownerName(): string {
+    return this.#held.ownerName;
+  }
+  /** The RVN this client last wrote. */
+  get recordVersionNumber(): string {
+    return this.#held.recordVersionNumber;
+  }
+  /** The lease advertised with the last confirmed write, in milliseconds. */
+  get leaseDuration(): number {
+    return this.#held.leaseDurationMs;
+  }
+  /** Monotonic time (ms) just before the last confirmed acquire or heartbeat was sent. */
+  get lookupTime(): number {
+    return this.#held.lookupTime;
+  }
+  get data(): Uint8Array | undefined {
+    return copyBytes(this.#held.data);
+  }
+  get additionalAttributes(): AdditionalAttributes {
+    return decodeAdditionalAttributes(this.#held.additionalAttributes);
+  }
+  get deleteLockOnRelease(): boolean {
+    return this.#held.deleteLockOnRelease;
+  }
+  get state(): LockState {
+    return this.#held.state;
+  }
+  get isReleased(): boolean {
+    return this.#held.state === 'released';
+  }
+
+  /** True once the lease ran out on this client's clock since the last confirmed write, or the lock is not held. */
+  isExpired(): boolean {
+    return this.#held.isExpired(this.#ops.clock.now());
+  }
+
+  release(options?: ReleaseLockOptions): Promise<boolean> {
+    return this.#ops.releaseLock(this, options);
+  }
+
+  sendHeartbeat(options?: SendHeartbeatOptions): Promise<void> {
+    return this.#ops.sendHeartbeat(this, options);
+  }
+
+  /** Milliseconds until the session monitor's safe time runs out (negative once past). */
+  millisecondsUntilDangerZoneEntered(): number {
+    const monitor = this.#held.sessionMonitor;
+    if (monitor === undefined) throw new SessionMonitorNotSetError('This lock was acquired without a sessionMonitor');
+    return this.#held.lookupTime + monitor.safeTimeWithoutHeartbeat - this.#ops.clock.now();
+  }
+
+  amIAboutToExpire(): boolean {
+    return this.millisecondsUntilDangerZoneEntered() <= 0;
+  }
+
+  /** `await using lock = await client.acquireLock(…)` releases the lock when the scope ends. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (this.#held.state === 'held') await this.release();
+  }
+
+  toJSON(): object {
+    return {
+      partitionKey: this.partitionKey,
+      sortKey: this.sortKey,
+      ownerName: this.ownerName,
+      recordVersionNumber: this.recordVersionNumber,
+      leaseDuration: this.leaseDuration,
+      state: this.state,
+    };
+  }
+}
+
+/**
+ * A lock as read from the table, by whoever holds it. It cannot be released or
+ * heartbeated: only the {@link Lock} returned by an acquisition can.
+ */
+export class LockSnapshot {
+  readonly partitionKey: string;
+  readonly sortKey: string | undefined;
+  readonly ownerName: string;
+  readonly recordVersionNumber: string;
+  /** The lease the holder advertised, in milliseconds. */
+  readonly leaseDuration: number;
+  readonly isReleased: boolean;
+  /** Monotonic time (ms) at which the read that returned this item completed. */
+  readonly observedAt: number;
+  readonly #data: Uint8Array | undefined;
+  readonly #additionalAttributes: LockItem;
+
+  constructor(record: LockRecord, observedAt: number) {
+    this.partitionKey = record.partitionKey;
+    this.sortKey = record.sortKey;
+    this.ownerName = record.ownerName;
+    this.recordVersionNumber = record.recordVersionNumber;
+    this.leaseDuration = record.leaseDurationMs;
+    this.isReleased = record.isReleased;
+    this.observedAt = observedAt;
+    this.#data = copyBytes(record.data);
+    this.#additionalAttributes = encodeAdditionalAttributes(record.additionalAttributes);
+  }
+
+  get data(): Uint8Array | undefined {
+    return copyBytes(this.#data);
+  }
+  get additionalAttributes(): AdditionalAttributes {
+    return decodeAdditionalAttributes(this.#additionalAttributes);
+  }
+}

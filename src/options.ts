@@ -1,0 +1,165 @@
+/**
+ * Client options, their defaults (the Java client's, PROTOCOL.md §8) and the
+ * checks that run before the client sends anything.
+ */
+import type { DynamoDBClient, DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import type { MonotonicClock } from './clock.js';
+import { InvalidArgumentError } from './errors.js';
+import { DEFAULT_PARTITION_KEY_NAME } from './protocol/index.js';
+
+/** Either your own DynamoDB client, or a configuration for one the lock client creates and owns. */
+export type DynamoDBClientSource =
+  | {
+      /** A client you own; `close()` leaves it open. */
+      readonly dynamoDB: Pick<DynamoDBClient, 'send'>;
+      readonly dynamoDBConfig?: never;
+    }
+  | {
+      /** Configuration for a client the lock client creates and destroys in `close()`. */
+      readonly dynamoDBConfig: DynamoDBClientConfig;
+      readonly dynamoDB?: never;
+    };
+
+export interface LockClientSettings {
+  /** The lock table; it must exist (see `createLockTable`). */
+  readonly tableName: string;
+  /** Partition key attribute name, shared by every client of the table. @default "key" */
+  readonly partitionKeyName?: string;
+  /** Sort key attribute name, if the table has one. @default none */
+  readonly sortKeyName?: string;
+  /**
+   * This client's identity in the table. Must be unique per client instance.
+   * @default host name immediately followed by a random UUID, as in Java
+   */
+  readonly ownerName?: string;
+  /** How long, in milliseconds, a lock stays valid without a heartbeat; written on each lock. @default 20000 */
+  readonly leaseDuration?: number;
+  /** Milliseconds between a lock's heartbeats; at most half the lease. @default 5000 */
+  readonly heartbeatPeriod?: number;
+  /**
+   * Heartbeat held locks automatically (Java's `createHeartbeatBackgroundThread`).
+   * When false, call `sendHeartbeat` yourself within every lease.
+   * @default true
+   */
+  readonly backgroundHeartbeats?: boolean;
+  /** How many heartbeats may be in flight at once. @default 32 */
+  readonly heartbeatConcurrency?: number;
+  /**
+   * Treat a heartbeat answered with HTTP 503 as a success, keeping the lock
+   * locally although its RVN did not change. Unsafe: other clients will take
+   * the lock once the lease runs out. @default false
+   */
+  readonly holdLockOnServiceUnavailable?: boolean;
+  /** Capacity of the observation cache used by `shouldSkipBlockingWait`. @default 10000 */
+  readonly maxLockObservationCacheSize?: number;
+  /** Where to log; nothing is logged without one. @default none */
+  readonly logger?: Logger;
+  /** The monotonic clock leases are timed on; replace it only in tests. @default performance.now() */
+  readonly clock?: MonotonicClock;
+}
+
+export type LockClientOptions = LockClientSettings & DynamoDBClientSource;
+
+export const CLIENT_DEFAULTS = Object.freeze({
+  partitionKeyName: DEFAULT_PARTITION_KEY_NAME,
+  leaseDuration: 20_000,
+  heartbeatPeriod: 5_000,
+  backgroundHeartbeats: true,
+  heartbeatConcurrency: 32,
+  holdLockOnServiceUnavailable: false,
+  maxLockObservationCacheSize: 10_000,
+});
+
+/** Java's acquire defaults (PROTOCOL.md §8.2). */
+export const ACQUIRE_DEFAULTS = Object.freeze({
+  refreshPeriod: 1_000,
+  additionalTimeToWaitForLock: 1_000,
+  replaceData: true,
+  deleteLockOnRelease: true,
+});
+
+export function defaultOwnerName(): string {
+  let host = '';
+  try {
+    host = hostname();
+  } catch {
+    // Java falls back to the UUID alone when the host name is unknown.
+  }
+  return `${host}${randomUUID()}`;
+}
+
+/** A whole number of milliseconds, ≥ `min`; `Infinity` only where `allowInfinity`. */
+export function checkDuration(name: string, value: unknown, options: { min?: number; allowInfinity?: boolean } = {}): number {
+  const min = options.min ?? 0;
+  const ok =
+    typeof value === 'number' &&
+    (Number.isSafeInteger(value) || (options.allowInfinity === true && value === Infinity)) &&
+    value >= min;
+  if (!ok) {
+    throw new InvalidArgumentError(
+      'INVALID_DURATION',
+      `${name} must be a whole number of milliseconds ≥ ${min}${options.allowInfinity ? ' (or Infinity)' : ''}, got ${String(value)}`,
+    );
+  }
+  return value as number;
+}
+
+function checkCount(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw new InvalidArgumentError('INVALID_OPTION', `${name} must be a whole number ≥ 1, got ${String(value)}`);
+  }
+  return value;
+}
+
+function checkName(name: string, value: unknown): string {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new InvalidArgumentError('INVALID_OPTION', `${name} must be a non-empty string, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+export interface ResolvedSettings {
+  readonly tableName: string;
+  readonly partitionKeyName: string;
+  readonly sortKeyName: string | undefined;
+  readonly ownerName: string;
+  readonly leaseDuration: number;
+  readonly heartbeatPeriod: number;
+  readonly backgroundHeartbeats: boolean;
+  readonly heartbeatConcurrency: number;
+  readonly holdLockOnServiceUnavailable: boolean;
+  readonly maxLockObservationCacheSize: number;
+}
+
+/** Applies defaults and checks every option and their relations. */
+export function resolveSettings(options: LockClientSettings): ResolvedSettings {
+  const settings: ResolvedSettings = {
+    tableName: checkName('tableName', options.tableName),
+    partitionKeyName: checkName('partitionKeyName', options.partitionKeyName ?? CLIENT_DEFAULTS.partitionKeyName),
+    sortKeyName: options.sortKeyName === undefined ? undefined : checkName('sortKeyName', options.sortKeyName),
+    ownerName: options.ownerName === undefined ? defaultOwnerName() : checkName('ownerName', options.ownerName),
+    leaseDuration: checkDuration('leaseDuration', options.leaseDuration ?? CLIENT_DEFAULTS.leaseDuration, { min: 1 }),
+    heartbeatPeriod: checkDuration('heartbeatPeriod', options.heartbeatPeriod ?? CLIENT_DEFAULTS.heartbeatPeriod, { min: 1 }),
+    backgroundHeartbeats: options.backgroundHeartbeats ?? CLIENT_DEFAULTS.backgroundHeartbeats,
+    heartbeatConcurrency: checkCount('heartbeatConcurrency', options.heartbeatConcurrency ?? CLIENT_DEFAULTS.heartbeatConcurrency),
+    holdLockOnServiceUnavailable: options.holdLockOnServiceUnavailable ?? CLIENT_DEFAULTS.holdLockOnServiceUnavailable,
+    maxLockObservationCacheSize: checkCount(
+      'maxLockObservationCacheSize',
+      options.maxLockObservationCacheSize ?? CLIENT_DEFAULTS.maxLockObservationCacheSize,
+    ),
+  };
+  if (settings.partitionKeyName === settings.sortKeyName) {
+    throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'partitionKeyName and sortKeyName must differ');
+  }
+  if (settings.backgroundHeartbeats && settings.leaseDuration < 2 * settings.heartbeatPeriod) {
+    throw new InvalidArgumentError(
+      'LEASE_TOO_SHORT',
+      `leaseDuration (${settings.leaseDuration} ms) must be at least twice heartbeatPeriod (${settings.heartbeatPeriod} ms), ` +
+        'so that one late heartbeat does not cost the lock; four times is recommended',
+    );
+  }
+  return settings;
+}

@@ -1,0 +1,23 @@
+/** The consistent read of one lock item (PROTOCOL.md §4.1). */
+import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { MonotonicClock } from './clock.js';
+import { buildGetLockRequest, decodeLockItem, type LockKey, type LockRecord, type LockTable } from './protocol/index.js';
+
+export interface LockSighting {
+  readonly record: LockRecord;
+  /** Monotonic time at which the read that returned the item completed. */
+  readonly lookupTime: number;
+}
+
+export async function readLock(
+  dynamoDB: Pick<DynamoDBClient, 'send'>,
+  table: LockTable,
+  key: LockKey,
+  clock: MonotonicClock,
+  signal?: AbortSignal,
+): Promise<LockSighting | undefined> {
+  const output = await dynamoDB.send(new GetItemCommand(buildGetLockRequest(table, key)), { abortSignal: signal });
+  const lookupTime = clock.now();
+  if (output.Item === undefined || Object.keys(output.Item).length === 0) return undefined;
+  return { record: decodeLockItem(table, output.Item), lookupTime };
+}
