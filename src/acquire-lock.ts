@@ -30,7 +30,6 @@ import {
   buildAcquireRequest,
   decodeLockItem,
   encodeAdditionalAttributes,
-  reservedAttributeNames,
   validateItemSize,
   validateLockKey,
   withOldItemOnConditionFailure,
@@ -130,15 +129,6 @@ export function validateAcquireOptions(
   ctx: Pick<AcquireContext, 'table' | 'heartbeatPeriod' | 'defaultLeaseDuration' | 'ownerName'>,
   key: LockKey, options: AcquireLockOptions): void {
   validateLockKey(ctx.table, key);
-  const reserved = new Set(reservedAttributeNames(ctx.table));
-  for (const name of Object.keys(options.additionalAttributes ?? {})) {
-    if (reserved.has(name)) {
-      throw new InvalidArgumentError(
-        'RESERVED_ATTRIBUTE',
-        `Additional attribute ${JSON.stringify(name)} is reserved by the lock protocol (reserved: ${[...reserved].join(', ')})`,
-      );
-    }
-  }
   if (options.refreshPeriod !== undefined) checkDuration('refreshPeriod', options.refreshPeriod);
   if (options.additionalTimeToWaitForLock !== undefined) {
     checkDuration('additionalTimeToWaitForLock', options.additionalTimeToWaitForLock, { allowInfinity: true });
@@ -147,7 +137,7 @@ export function validateAcquireOptions(
   if (options.data !== undefined && typeof options.data !== 'string' && !(options.data instanceof Uint8Array)) {
     throw new InvalidArgumentError('INVALID_OPTION', 'data must be a Uint8Array (or Buffer) or a string');
   }
-  // The item's size is known up to the RVN (always 36 characters): refuse an oversized one before any call.
+  // The whole item is known but for the RVN (always 36 characters): check names and size before any call.
   validateItemSize(
     encodeLockItem(ctx.table, {
       ...key,

@@ -10,7 +10,7 @@ import {
   type NumberValue,
 } from '@aws-sdk/util-dynamodb';
 import { InvalidArgumentError, MalformedLockItemError } from '../errors.js';
-import { LockAttribute, type KeySchemaNames, type LockKey } from './attributes.js';
+import { LockAttribute, reservedAttributeNames, type KeySchemaNames, type LockKey } from './attributes.js';
 
 export type LockItem = Record<string, AttributeValue>;
 
@@ -73,8 +73,21 @@ export function decodeAdditionalAttributes(item: LockItem): AdditionalAttributes
   return unmarshall(item, { wrapNumbers: readNumber }) as AdditionalAttributes;
 }
 
+/** Refuses additional attributes that would overwrite or fake a protocol attribute. */
+export function checkAdditionalAttributeNames(schema: KeySchemaNames, attributes: AdditionalAttributes): void {
+  const reserved = reservedAttributeNames(schema);
+  const clash = Object.keys(attributes).find((name) => reserved.includes(name));
+  if (clash !== undefined) {
+    throw new InvalidArgumentError(
+      'RESERVED_ATTRIBUTE',
+      `Additional attribute ${JSON.stringify(clash)} is reserved by the lock protocol (reserved: ${reserved.join(', ')})`,
+    );
+  }
+}
+
 /** Builds the item of PROTOCOL.md §2.3 (the order of entries mirrors Java's, though nothing depends on it). */
 export function encodeLockItem(schema: KeySchemaNames, record: LockRecordToWrite): LockItem {
+  checkAdditionalAttributeNames(schema, record.additionalAttributes);
   const item: LockItem = { ...encodeAdditionalAttributes(record.additionalAttributes) };
   item[schema.partitionKeyName] = { S: record.partitionKey };
   item[LockAttribute.ownerName] = { S: record.ownerName };
