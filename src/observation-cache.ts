@@ -31,6 +31,8 @@ export class LockObservationCache {
       return now - seen.observedAt > seen.leaseDurationMs;
     }
     if (seen === undefined) this.#makeRoom(now);
+    // Re-insert so that the Map's order stays the order of sightings, oldest first.
+    this.#entries.delete(lockId);
     this.#entries.set(lockId, { recordVersionNumber, observedAt: now, leaseDurationMs });
     return false;
   }

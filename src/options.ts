@@ -114,6 +114,13 @@ function checkCount(name: string, value: unknown): number {
   return value;
 }
 
+function checkFlag(name: string, value: unknown): boolean {
+  if (typeof value !== 'boolean') {
+    throw new InvalidArgumentError('INVALID_OPTION', `${name} must be true or false, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
 function checkName(name: string, value: unknown): string {
   if (typeof value !== 'string' || value.length === 0) {
     throw new InvalidArgumentError('INVALID_OPTION', `${name} must be a non-empty string, got ${JSON.stringify(value)}`);
@@ -143,9 +150,12 @@ export function resolveSettings(options: LockClientSettings): ResolvedSettings {
     ownerName: options.ownerName === undefined ? defaultOwnerName() : checkName('ownerName', options.ownerName),
     leaseDuration: checkDuration('leaseDuration', options.leaseDuration ?? CLIENT_DEFAULTS.leaseDuration, { min: 1 }),
     heartbeatPeriod: checkDuration('heartbeatPeriod', options.heartbeatPeriod ?? CLIENT_DEFAULTS.heartbeatPeriod, { min: 1 }),
-    backgroundHeartbeats: options.backgroundHeartbeats ?? CLIENT_DEFAULTS.backgroundHeartbeats,
+    backgroundHeartbeats: checkFlag('backgroundHeartbeats', options.backgroundHeartbeats ?? CLIENT_DEFAULTS.backgroundHeartbeats),
     heartbeatConcurrency: checkCount('heartbeatConcurrency', options.heartbeatConcurrency ?? CLIENT_DEFAULTS.heartbeatConcurrency),
-    holdLockOnServiceUnavailable: options.holdLockOnServiceUnavailable ?? CLIENT_DEFAULTS.holdLockOnServiceUnavailable,
+    holdLockOnServiceUnavailable: checkFlag(
+      'holdLockOnServiceUnavailable',
+      options.holdLockOnServiceUnavailable ?? CLIENT_DEFAULTS.holdLockOnServiceUnavailable,
+    ),
     maxLockObservationCacheSize: checkCount(
       'maxLockObservationCacheSize',
       options.maxLockObservationCacheSize ?? CLIENT_DEFAULTS.maxLockObservationCacheSize,

@@ -30,7 +30,8 @@ const TIMER_SLACK_MS = 1;
 
 export class HeartbeatScheduler {
   readonly #heap = new DeadlineHeap<ScheduledTask>();
-  readonly #pending: ScheduledTask[] = [];
+  /** Due heartbeats waiting for a concurrency slot, most overdue on top. A task is in at most one of the two heaps. */
+  readonly #pending = new DeadlineHeap<ScheduledTask>();
   readonly #clock: MonotonicClock;
   readonly #concurrency: number;
   readonly #logger: Logger | undefined;
@@ -52,6 +53,7 @@ export class HeartbeatScheduler {
   /** Runs `task` at `dueAt` on the monotonic clock (rescheduling it if already scheduled). */
   schedule(task: ScheduledTask, dueAt: number): void {
     if (this.#closed) return;
+    this.#unpend(task);
     this.#heap.upsert(task, dueAt);
     this.#arm();
   }
@@ -59,25 +61,26 @@ export class HeartbeatScheduler {
   /** Takes the task off the schedule; a run already under way finishes. */
   cancel(task: ScheduledTask): void {
     this.#heap.remove(task);
-    if (task.pending) {
-      task.pending = false;
-      const index = this.#pending.indexOf(task);
-      if (index >= 0) this.#pending.splice(index, 1);
-    }
+    this.#unpend(task);
     this.#arm();
   }
 
   /** Heartbeats and monitor checks waiting or running. */
   get size(): number {
-    return this.#heap.size + this.#pending.length + this.#running;
+    return this.#heap.size + this.#pending.size + this.#running;
   }
 
   close(): void {
     this.#closed = true;
     this.#heap.clear();
-    for (const task of this.#pending) task.pending = false;
-    this.#pending.length = 0;
+    while (this.#pending.size > 0) this.#unpend(this.#pending.peek() as ScheduledTask);
     this.#disarm();
+  }
+
+  #unpend(task: ScheduledTask): void {
+    if (!task.pending) return;
+    task.pending = false;
+    this.#pending.remove(task);
   }
 
   #disarm(): void {
@@ -108,7 +111,7 @@ export class HeartbeatScheduler {
       this.#heap.remove(task);
       if (task.limited) {
         task.pending = true;
-        this.#pending.push(task);
+        this.#pending.upsert(task, task.dueAt);
       } else {
         void this.#execute(task);
       }
@@ -118,8 +121,8 @@ export class HeartbeatScheduler {
   }
 
   #drain(): void {
-    while (this.#running < this.#concurrency && this.#pending.length > 0) {
-      const task = this.#pending.shift() as ScheduledTask;
+    while (this.#running < this.#concurrency && this.#pending.size > 0) {
+      const task = this.#pending.pop() as ScheduledTask;
       task.pending = false;
       this.#running++;
       void this.#execute(task).finally(() => {

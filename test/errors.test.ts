@@ -1,0 +1,208 @@
+/**
+ * The error classes: names (after the Java exceptions), the hierarchy,
+ * `cause`, messages that name the lock and its holder, and `is…` guards that
+ * work across two copies of the package.
+ */
+import { describe, expect, it } from '@jest/globals';
+import * as errors from '../src/errors.js';
+import {
+  DynamoDBLockError,
+  InvalidArgumentError,
+  isLockCurrentlyUnavailableError,
+  isLockLostError,
+  isLockNotGrantedError,
+  isMalformedLockItemError,
+  LockClientCloseError,
+  LockClientClosedError,
+  LockCurrentlyUnavailableError,
+  LockLostError,
+  LockNotGrantedError,
+  LockTableDoesNotExistError,
+  LockTableSchemaMismatchError,
+  MalformedLockItemError,
+  SessionMonitorNotSetError,
+  type LockHolder,
+} from '../src/errors.js';
+
+const lock = { partitionKey: 'orders', sortKey: 'eu-1' };
+const holder: LockHolder = { ownerName: 'host-a1b2', recordVersionNumber: 'rvn-123', leaseDurationMs: 20_000, isReleased: false };
+const cause = new Error('underlying');
+
+/** One instance of every class, each built with a cause where the constructor takes one. */
+const samples: ReadonlyArray<readonly [string, DynamoDBLockError]> = [
+  ['DynamoDBLockError', new DynamoDBLockError('base', { cause })],
+  ['LockNotGrantedError', new LockNotGrantedError('timed out', lock, holder, { cause })],
+  ['LockCurrentlyUnavailableError', new LockCurrentlyUnavailableError(lock, holder, { cause })],
+  ['LockLostError', new LockLostError('heartbeat refused', lock, { cause })],
+  ['LockTableDoesNotExistError', new LockTableDoesNotExistError('locks', { cause })],
+  ['LockTableSchemaMismatchError', new LockTableSchemaMismatchError('locks', 'key (S)', 'id (S)', { cause })],
+  ['SessionMonitorNotSetError', new SessionMonitorNotSetError('no monitor', { cause })],
+  ['MalformedLockItemError', new MalformedLockItemError('leaseDuration', 'is not a number', lock)],
+  ['InvalidArgumentError', new InvalidArgumentError('EMPTY_KEY', 'empty')],
+  ['LockClientClosedError', new LockClientClosedError()],
+  ['LockClientCloseError', new LockClientCloseError([cause, new Error('second')])],
+];
+
+describe('error classes', () => {
+  it('covers every exported class', () => {
+    const exported = Object.entries(errors)
+      .filter(([, value]) => typeof value === 'function' && (value === DynamoDBLockError || value.prototype instanceof DynamoDBLockError))
+      .map(([name]) => name)
+      .sort();
+    expect(samples.map(([name]) => name).sort()).toEqual(exported);
+  });
+
+  it.each(samples)('%s has its own name, is a DynamoDBLockError and an Error', (name, error) => {
+    expect(error.name).toBe(name);
+    expect(error).toBeInstanceOf(DynamoDBLockError);
+    expect(error).toBeInstanceOf(Error);
+    expect(error.constructor.name).toBe(name);
+    expect(String(error)).toBe(`${name}: ${error.message}`);
+    expect(error.stack?.split('\n')[0]).toBe(`${name}: ${error.message}`);
+    expect(error.message.length).toBeGreaterThan(0);
+  });
+
+  it.each(samples.filter(([name]) => !['MalformedLockItemError', 'InvalidArgumentError', 'LockClientClosedError'].includes(name)))(
+    '%s keeps its cause',
+    (_name, error) => {
+      expect(error.cause).toBe(cause);
+    },
+  );
+
+  it('leaves cause undefined when none is given', () => {
+    expect(new LockLostError('r', lock).cause).toBeUndefined();
+    expect(new LockNotGrantedError('r', lock).cause).toBeUndefined();
+    expect('cause' in new LockLostError('r', lock)).toBe(false);
+  });
+
+  it('LockCurrentlyUnavailableError is not a LockNotGrantedError (as in Java)', () => {
+    const unavailable = new LockCurrentlyUnavailableError(lock);
+    expect(unavailable).not.toBeInstanceOf(LockNotGrantedError);
+    expect(isLockNotGrantedError(unavailable)).toBe(false);
+    expect(isLockCurrentlyUnavailableError(new LockNotGrantedError('r', lock))).toBe(false);
+  });
+});
+
+describe('error messages and fields', () => {
+  it('LockNotGrantedError names the lock, the reason and the holder (owner, RVN, lease)', () => {
+    const error = new LockNotGrantedError('no luck after 21000 ms', lock, holder);
+    expect(error.message).toContain('"orders"');
+    expect(error.message).toContain('"eu-1"');
+    expect(error.message).toContain('no luck after 21000 ms');
+    expect(error.message).toContain('host-a1b2');
+    expect(error.message).toContain('rvn-123');
+    expect(error.message).toContain('20000');
+    expect(error.partitionKey).toBe('orders');
+    expect(error.sortKey).toBe('eu-1');
+    expect(error.holder).toBe(holder);
+  });
+
+  it('LockNotGrantedError without a holder or sort key still names the lock', () => {
+    const error = new LockNotGrantedError('Lock does not exist.', { partitionKey: 'solo' });
+    expect(error.message).toContain('"solo"');
+    expect(error.message).toContain('Lock does not exist.');
+    expect(error.message).not.toContain('held by');
+    expect(error.sortKey).toBeUndefined();
+    expect(error.holder).toBeUndefined();
+  });
+
+  it('a released holder is described as released, not as holding', () => {
+    const error = new LockNotGrantedError('r', lock, { ...holder, isReleased: true });
+    expect(error.message).toContain('released');
+    expect(error.message).toContain('host-a1b2');
+    expect(error.message).not.toContain('held by');
+  });
+
+  it('LockCurrentlyUnavailableError names the lock and the holder', () => {
+    const error = new LockCurrentlyUnavailableError(lock, holder);
+    for (const part of ['"orders"', '"eu-1"', 'host-a1b2', 'rvn-123', '20000']) expect(error.message).toContain(part);
+    expect(error.partitionKey).toBe('orders');
+    expect(error.sortKey).toBe('eu-1');
+    expect(error.holder).toEqual(holder);
+  });
+
+  it('quotes keys so that odd keys stay unambiguous', () => {
+    const a = new LockLostError('r', { partitionKey: 'a/b' });
+    const b = new LockLostError('r', { partitionKey: 'a', sortKey: 'b' });
+    expect(a.message).not.toBe(b.message);
+    expect(new LockLostError('r', { partitionKey: 'x"y' }).message).toContain(JSON.stringify('x"y'));
+  });
+
+  it('LockLostError names the lock and the reason', () => {
+    const error = new LockLostError('its heartbeat was refused', lock);
+    expect(error.message).toContain('"orders"');
+    expect(error.message).toContain('"eu-1"');
+    expect(error.message).toContain('its heartbeat was refused');
+    expect(error.partitionKey).toBe('orders');
+    expect(error.sortKey).toBe('eu-1');
+  });
+
+  it('table errors name the table; the schema mismatch shows both schemas', () => {
+    const missing = new LockTableDoesNotExistError('my-locks');
+    expect(missing.message).toContain('my-locks');
+    expect(missing.tableName).toBe('my-locks');
+    const mismatch = new LockTableSchemaMismatchError('my-locks', 'key (S)', 'id (N)');
+    expect(mismatch.message).toContain('my-locks');
+    expect(mismatch.message).toContain('key (S)');
+    expect(mismatch.message).toContain('id (N)');
+    expect(mismatch.tableName).toBe('my-locks');
+  });
+
+  it('MalformedLockItemError names the attribute, the problem and the lock', () => {
+    const error = new MalformedLockItemError('recordVersionNumber', 'is missing', lock);
+    expect(error.attribute).toBe('recordVersionNumber');
+    expect(error.message).toContain('recordVersionNumber');
+    expect(error.message).toContain('is missing');
+    expect(error.message).toContain('"orders"');
+    expect(new MalformedLockItemError('data', 'is not binary').message).toContain('data');
+  });
+
+  it('InvalidArgumentError carries its code', () => {
+    const error = new InvalidArgumentError('LEASE_TOO_SHORT', 'too short');
+    expect(error.code).toBe('LEASE_TOO_SHORT');
+    expect(error.message).toBe('too short');
+  });
+
+  it('LockClientCloseError keeps every failure and uses the first as cause', () => {
+    const second = new Error('second');
+    const error = new LockClientCloseError([cause, second]);
+    expect(error.errors).toEqual([cause, second]);
+    expect(error.cause).toBe(cause);
+    expect(error.message).toContain('2');
+  });
+});
+
+describe('is… guards', () => {
+  const guards: ReadonlyArray<readonly [string, (e: unknown) => boolean, Error]> = [
+    ['LockNotGrantedError', isLockNotGrantedError, new LockNotGrantedError('r', lock)],
+    ['LockCurrentlyUnavailableError', isLockCurrentlyUnavailableError, new LockCurrentlyUnavailableError(lock)],
+    ['LockLostError', isLockLostError, new LockLostError('r', lock)],
+    ['MalformedLockItemError', isMalformedLockItemError, new MalformedLockItemError('a', 'b')],
+  ];
+
+  it.each(guards)('is%s accepts its own instances', (_name, guard, instance) => {
+    expect(guard(instance)).toBe(true);
+  });
+
+  it.each(guards)('is%s accepts an error of that name from another copy of the package', (name, guard) => {
+    // What a second copy of this package would throw: a different class, same name.
+    class Foreign extends Error {
+      override name = name;
+    }
+    expect(guard(new Foreign('from elsewhere'))).toBe(true);
+    const plain = new Error('plain');
+    plain.name = name;
+    expect(guard(plain)).toBe(true);
+    expect(plain).not.toBeInstanceOf(DynamoDBLockError); // so instanceof alone would have failed
+  });
+
+  it.each(guards)('is%s refuses other errors and non-errors', (name, guard) => {
+    for (const [otherName, , other] of guards) if (otherName !== name) expect(guard(other)).toBe(false);
+    expect(guard(new DynamoDBLockError('base'))).toBe(false);
+    expect(guard(new Error(name))).toBe(false); // the name in the message does not count
+    expect(guard({ name, message: 'duck' })).toBe(false);
+    expect(guard(name)).toBe(false);
+    expect(guard(undefined)).toBe(false);
+    expect(guard(null)).toBe(false);
+  });
+});

@@ -1,0 +1,638 @@
+/**
+ * HeartbeatScheduler: one unref'd timer in front of a deadline heap, with a
+ * concurrency budget for limited (heartbeat) tasks. Fake timers drive both
+ * setTimeout and performance.now(), so `systemClock` moves with them.
+ */
+import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import type { Logger } from 'pino';
+import { systemClock, type MonotonicClock } from '../../src/clock.js';
+import { HeartbeatScheduler, type ScheduledTask } from '../../src/heartbeat/scheduler.js';
+
+interface Deferred {
+  readonly promise: Promise<void>;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+function deferred(): Deferred {
+  let resolve!: () => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+function fakeLogger(): { logger: Logger; error: jest.Mock } {
+  const error = jest.fn<() => void>();
+  const logger = {
+    error,
+    warn: jest.fn<() => void>(),
+    info: jest.fn<() => void>(),
+    debug: jest.fn<() => void>(),
+    trace: jest.fn<() => void>(),
+    fatal: jest.fn<() => void>(),
+  } as unknown as Logger;
+  return { logger, error };
+}
+
+/** Lets settled promises run their continuations (the scheduler's finally → drain). */
+async function settle(): Promise<void> {
+  await jest.advanceTimersByTimeAsync(0);
+}
+
+let t0 = 0;
+/** Absolute monotonic time `ms` after the test started. */
+const at = (ms: number): number => t0 + ms;
+/** Advances fake time to `ms` after the test started. */
+async function advanceTo(ms: number): Promise<void> {
+  const delta = at(ms) - performance.now();
+  if (delta < 0) throw new Error(`cannot go back to ${ms}`);
+  await jest.advanceTimersByTimeAsync(delta);
+}
+
+beforeEach(() => {
+  jest.useFakeTimers();
+  t0 = performance.now();
+});
+
+afterEach(() => {
+  jest.clearAllTimers();
+  jest.useRealTimers();
+  jest.restoreAllMocks();
+});
+
+function newScheduler(concurrency = 32, logger?: Logger, clock: MonotonicClock = systemClock): HeartbeatScheduler {
+  return new HeartbeatScheduler({ clock, concurrency, logger });
+}
+
+describe('HeartbeatScheduler: timing', () => {
+  it('runs a task at its due time and not before', async () => {
+    const scheduler = newScheduler();
+    const run = jest.fn<() => void>();
+    const task = scheduler.createTask(run, { limited: true });
+    scheduler.schedule(task, at(100));
+    expect(scheduler.size).toBe(1);
+
+    await advanceTo(99);
+    expect(run).not.toHaveBeenCalled();
+    await advanceTo(100);
+    expect(run).toHaveBeenCalledTimes(1);
+    await advanceTo(10_000);
+    expect(run).toHaveBeenCalledTimes(1);
+    expect(scheduler.size).toBe(0);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
+  it('runs unlimited tasks at their due time too', async () => {
+    const scheduler = newScheduler();
+    const run = jest.fn<() => void>();
+    scheduler.schedule(scheduler.createTask(run, { limited: false }), at(250));
+    await advanceTo(249);
+    expect(run).not.toHaveBeenCalled();
+    await advanceTo(250);
+    expect(run).toHaveBeenCalledTimes(1);
+  });
+
+  it('runs a task due now or in the past on the next tick', async () => {
+    const scheduler = newScheduler();
+    const run = jest.fn<() => void>();
+    const task = scheduler.createTask(run, { limited: true });
+    scheduler.schedule(task, at(-500));
+    expect(run).not.toHaveBeenCalled(); // never synchronously inside schedule()
+    await settle();
+    expect(run).toHaveBeenCalledTimes(1);
+  });
+
+  it('runs several tasks in due order', async () => {
+    const scheduler = newScheduler();
+    const order: string[] = [];
+    for (const [name, due] of [['c', 300], ['a', 100], ['d', 400], ['b', 200]] as const) {
+      scheduler.schedule(
+        scheduler.createTask(() => {
+          order.push(`${name}@${performance.now() - t0}`);
+        }, { limited: name === 'a' || name === 'c' }),
+        at(due),
+      );
+    }
+    await advanceTo(1_000);
+    expect(order).toEqual(['a@100', 'b@200', 'c@300', 'd@400']);
+  });
+
+  it('does not run a task before the monotonic clock says it is due, even if the timer fires early', async () => {
+    // The injected clock lags the timers: the timer fires, but the task is not yet due on our clock.
+    let now = 0;
+    const clock: MonotonicClock = { now: () => now };
+    const scheduler = newScheduler(4, undefined, clock);
+    const run = jest.fn<() => void>();
+    scheduler.schedule(scheduler.createTask(run, { limited: true }), 100);
+
+    now = 40; // timers say 100 ms passed; the clock says 40
+    await jest.advanceTimersByTimeAsync(100);
+    expect(run).not.toHaveBeenCalled();
+    expect(scheduler.size).toBe(1);
+    expect(jest.getTimerCount()).toBe(1); // it re-armed for the remainder
+
+    now = 99;
+    await jest.advanceTimersByTimeAsync(60);
+    expect(run).not.toHaveBeenCalled();
+
+    now = 100;
+    await jest.advanceTimersByTimeAsync(100);
+    expect(run).toHaveBeenCalledTimes(1);
+  });
+
+  it('rescheduling later moves the task', async () => {
+    const scheduler = newScheduler();
+    const run = jest.fn<() => void>();
+    const task = scheduler.createTask(run, { limited: true });
+    scheduler.schedule(task, at(100));
+    scheduler.schedule(task, at(300));
+    expect(scheduler.size).toBe(1);
+    await advanceTo(299);
+    expect(run).not.toHaveBeenCalled();
+    await advanceTo(300);
+    expect(run).toHaveBeenCalledTimes(1);
+    await advanceTo(1_000);
+    expect(run).toHaveBeenCalledTimes(1);
+  });
+
+  it('rescheduling earlier moves the task', async () => {
+    const scheduler = newScheduler();
+    const run = jest.fn<() => void>();
+    const task = scheduler.createTask(run, { limited: false });
+    scheduler.schedule(task, at(300));
+    await advanceTo(10);
+    scheduler.schedule(task, at(50));
+    await advanceTo(49);
+    expect(run).not.toHaveBeenCalled();
+    await advanceTo(50);
+    expect(run).toHaveBeenCalledTimes(1);
+    await advanceTo(1_000);
+    expect(run).toHaveBeenCalledTimes(1);
+  });
+
+  it('a task may reschedule itself from its own run (a periodic task)', async () => {
+    const scheduler = newScheduler(1);
+    const times: number[] = [];
+    const task: ScheduledTask = scheduler.createTask(async () => {
+      times.push(performance.now() - t0);
+      await Promise.resolve();
+      if (times.length < 4) scheduler.schedule(task, performance.now() + 100);
+    }, { limited: true });
+    scheduler.schedule(task, at(100));
+    await advanceTo(1_000);
+    expect(times).toEqual([100, 200, 300, 400]);
+  });
+
+  it('cancel prevents a scheduled run', async () => {
+    const scheduler = newScheduler();
+    const run = jest.fn<() => void>();
+    const other = jest.fn<() => void>();
+    const task = scheduler.createTask(run, { limited: true });
+    scheduler.schedule(task, at(100));
+    scheduler.schedule(scheduler.createTask(other, { limited: true }), at(200));
+    scheduler.cancel(task);
+    expect(scheduler.size).toBe(1);
+    await advanceTo(1_000);
+    expect(run).not.toHaveBeenCalled();
+    expect(other).toHaveBeenCalledTimes(1);
+  });
+
+  it('cancelling the only task leaves no timer; cancelling an unscheduled task is harmless', async () => {
+    const scheduler = newScheduler();
+    const run = jest.fn<() => void>();
+    const task = scheduler.createTask(run, { limited: false });
+    scheduler.cancel(task);
+    scheduler.schedule(task, at(100));
+    expect(jest.getTimerCount()).toBe(1);
+    scheduler.cancel(task);
+    scheduler.cancel(task);
+    expect(jest.getTimerCount()).toBe(0);
+    expect(scheduler.size).toBe(0);
+    await advanceTo(1_000);
+    expect(run).not.toHaveBeenCalled();
+  });
+
+  it('a cancelled task can be scheduled again', async () => {
+    const scheduler = newScheduler();
+    const run = jest.fn<() => void>();
+    const task = scheduler.createTask(run, { limited: true });
+    scheduler.schedule(task, at(100));
+    scheduler.cancel(task);
+    scheduler.schedule(task, at(200));
+    await advanceTo(199);
+    expect(run).not.toHaveBeenCalled();
+    await advanceTo(200);
+    expect(run).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('HeartbeatScheduler: concurrency', () => {
+  it('runs at most `concurrency` limited tasks at once, and all of them eventually', async () => {
+    const scheduler = newScheduler(3);
+    let current = 0;
+    let max = 0;
+    const gates: Deferred[] = [];
+    const started: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const task = scheduler.createTask(async () => {
+        started.push(i);
+        current++;
+        max = Math.max(max, current);
+        const gate = deferred();
+        gates.push(gate);
+        await gate.promise;
+        current--;
+      }, { limited: true });
+      scheduler.schedule(task, at(100 + i));
+    }
+    await advanceTo(200);
+    expect(current).toBe(3);
+    expect(started).toEqual([0, 1, 2]);
+    expect(scheduler.size).toBe(10); // 3 running + 7 waiting
+
+    gates[0]?.resolve();
+    await settle();
+    expect(started).toEqual([0, 1, 2, 3]);
+    expect(current).toBe(3);
+
+    // Release everything as it starts.
+    for (let i = 1; gates.length > i || current > 0; i++) {
+      gates[i]?.resolve();
+      await settle();
+      if (i > 50) break;
+    }
+    expect(started).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(max).toBe(3);
+    expect(current).toBe(0);
+    expect(scheduler.size).toBe(0);
+  });
+
+  it('unlimited tasks bypass the budget', async () => {
+    const scheduler = newScheduler(1);
+    const blocker = deferred();
+    const limitedSecond = jest.fn<() => void>();
+    const unlimited = jest.fn(() => blocker.promise); // also never finishes until released
+    scheduler.schedule(scheduler.createTask(() => blocker.promise, { limited: true }), at(10));
+    scheduler.schedule(scheduler.createTask(limitedSecond, { limited: true }), at(20));
+    scheduler.schedule(scheduler.createTask(unlimited, { limited: false }), at(30));
+    const unlimited2 = jest.fn<() => void>();
+    scheduler.schedule(scheduler.createTask(unlimited2, { limited: false }), at(40));
+
+    await advanceTo(100);
+    expect(limitedSecond).not.toHaveBeenCalled();
+    expect(unlimited).toHaveBeenCalledTimes(1);
+    expect(unlimited2).toHaveBeenCalledTimes(1);
+
+    blocker.resolve();
+    await settle();
+    expect(limitedSecond).toHaveBeenCalledTimes(1);
+  });
+
+  it('unlimited tasks do not use up the budget of limited ones', async () => {
+    const scheduler = newScheduler(1);
+    const never = deferred();
+    scheduler.schedule(scheduler.createTask(() => never.promise, { limited: false }), at(10));
+    scheduler.schedule(scheduler.createTask(() => never.promise, { limited: false }), at(10));
+    const limited = jest.fn<() => void>();
+    scheduler.schedule(scheduler.createTask(limited, { limited: true }), at(20));
+    await advanceTo(20);
+    expect(limited).toHaveBeenCalledTimes(1);
+    never.resolve();
+  });
+
+  it('when behind, waiting limited tasks start most overdue first', async () => {
+    const scheduler = newScheduler(1);
+    const blocker = deferred();
+    const order: string[] = [];
+    scheduler.schedule(scheduler.createTask(() => blocker.promise, { limited: true }), at(10));
+    // Scheduled out of order, all due while the blocker holds the only slot.
+    for (const [name, due] of [['c', 50], ['a', 20], ['d', 60], ['b', 30]] as const) {
+      scheduler.schedule(scheduler.createTask(() => {
+        order.push(name);
+      }, { limited: true }), at(due));
+    }
+    await advanceTo(35); // a and b fall due in one timer run or two; c, d later
+    await advanceTo(100);
+    expect(order).toEqual([]);
+    expect(scheduler.size).toBe(5);
+
+    blocker.resolve();
+    await settle();
+    expect(order).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('when behind, most overdue first also holds for tasks that fell due in one timer run', async () => {
+    const scheduler = newScheduler(2);
+    const blockers = [deferred(), deferred()];
+    const order: number[] = [];
+    for (const b of blockers) scheduler.schedule(scheduler.createTask(() => b.promise, { limited: true }), at(1));
+    // 50 tasks with shuffled deadlines, all overdue by the time the timer runs.
+    const dues = Array.from({ length: 50 }, (_, i) => (i * 37) % 50);
+    for (const due of dues) {
+      scheduler.schedule(scheduler.createTask(() => {
+        order.push(due);
+      }, { limited: true }), at(10 + due));
+    }
+    // Jump straight past every deadline: the timer finds them all due at once.
+    await jest.advanceTimersByTimeAsync(at(1_000) - performance.now());
+    expect(order).toEqual([]);
+    blockers[0]?.resolve();
+    blockers[1]?.resolve();
+    await settle();
+    expect(order).toEqual([...dues].sort((x, y) => x - y));
+  });
+
+  it('a task scheduled already overdue starts before less overdue tasks that were waiting', async () => {
+    const scheduler = newScheduler(1);
+    const blocker = deferred();
+    const order: string[] = [];
+    scheduler.schedule(scheduler.createTask(() => blocker.promise, { limited: true }), at(10));
+    scheduler.schedule(scheduler.createTask(() => {
+      order.push('due-50');
+    }, { limited: true }), at(50));
+    await advanceTo(100); // due-50 is now waiting for the slot
+    scheduler.schedule(scheduler.createTask(() => {
+      order.push('due-5');
+    }, { limited: true }), at(5));
+    await settle();
+    blocker.resolve();
+    await settle();
+    expect(order).toEqual(['due-5', 'due-50']);
+  });
+
+  it('cancel removes a task that is waiting for a slot', async () => {
+    const scheduler = newScheduler(1);
+    const blocker = deferred();
+    const waiting = jest.fn<() => void>();
+    const after = jest.fn<() => void>();
+    scheduler.schedule(scheduler.createTask(() => blocker.promise, { limited: true }), at(10));
+    const task = scheduler.createTask(waiting, { limited: true });
+    scheduler.schedule(task, at(20));
+    scheduler.schedule(scheduler.createTask(after, { limited: true }), at(30));
+    await advanceTo(50);
+    expect(task.pending).toBe(true);
+    expect(scheduler.size).toBe(3);
+
+    scheduler.cancel(task);
+    expect(task.pending).toBe(false);
+    expect(scheduler.size).toBe(2);
+    blocker.resolve();
+    await settle();
+    expect(waiting).not.toHaveBeenCalled();
+    expect(after).toHaveBeenCalledTimes(1);
+  });
+
+  it('cancel does not interrupt a run already under way', async () => {
+    const scheduler = newScheduler(1);
+    const gate = deferred();
+    let finished = false;
+    const task = scheduler.createTask(async () => {
+      await gate.promise;
+      finished = true;
+    }, { limited: true });
+    const next = jest.fn<() => void>();
+    scheduler.schedule(task, at(10));
+    scheduler.schedule(scheduler.createTask(next, { limited: true }), at(20));
+    await advanceTo(30);
+    expect(task.running).toBe(true);
+    scheduler.cancel(task);
+    expect(next).not.toHaveBeenCalled(); // the slot is still taken
+    gate.resolve();
+    await settle();
+    expect(finished).toBe(true);
+    expect(task.running).toBe(false);
+    expect(next).toHaveBeenCalledTimes(1);
+  });
+
+  it('a task rescheduled while waiting for a slot is never queued twice', async () => {
+    const scheduler = newScheduler(1);
+    const blocker = deferred();
+    const run = jest.fn<() => void>();
+    scheduler.schedule(scheduler.createTask(() => blocker.promise, { limited: true }), at(10));
+    const task = scheduler.createTask(run, { limited: true });
+    scheduler.schedule(task, at(20));
+    await advanceTo(30);
+    expect(task.pending).toBe(true);
+
+    scheduler.schedule(task, at(40));
+    await advanceTo(50);
+    expect(scheduler.size).toBe(2); // blocker + task, once
+
+    blocker.resolve();
+    await settle();
+    await advanceTo(1_000);
+    expect(run).toHaveBeenCalledTimes(1);
+  });
+  // Same defect as above, worse consequence: the cancelled task still runs.
+  it('cancel() prevents the run of a task that was rescheduled while waiting for a slot', async () => {
+    const scheduler = newScheduler(1);
+    const blocker = deferred();
+    const run = jest.fn<() => void>();
+    scheduler.schedule(scheduler.createTask(() => blocker.promise, { limited: true }), at(10));
+    const task = scheduler.createTask(run, { limited: true });
+    scheduler.schedule(task, at(20));
+    await advanceTo(30);
+    scheduler.schedule(task, at(40));
+    await advanceTo(50);
+
+    scheduler.cancel(task);
+    blocker.resolve();
+    await settle();
+    await advanceTo(1_000);
+    expect(run).not.toHaveBeenCalled();
+  });
+});
+
+describe('HeartbeatScheduler: failures', () => {
+  it.each([
+    ['throws synchronously', true],
+    ['returns a rejected promise', false],
+  ])('a task that %s does not stop later tasks, and is logged', async (_label, sync) => {
+    const { logger, error } = fakeLogger();
+    const scheduler = newScheduler(1, logger);
+    const boom = new Error('boom');
+    const bad = scheduler.createTask(
+      sync
+        ? () => {
+            throw boom;
+          }
+        : () => Promise.reject(boom),
+      { limited: true },
+    );
+    const later = jest.fn<() => void>();
+    const unlimitedLater = jest.fn<() => void>();
+    scheduler.schedule(bad, at(10));
+    scheduler.schedule(scheduler.createTask(later, { limited: true }), at(20));
+    scheduler.schedule(scheduler.createTask(unlimitedLater, { limited: false }), at(30));
+    await advanceTo(100);
+
+    expect(later).toHaveBeenCalledTimes(1); // the failed task gave its slot back
+    expect(unlimitedLater).toHaveBeenCalledTimes(1);
+    expect(bad.running).toBe(false);
+    expect(scheduler.size).toBe(0);
+    expect(error).toHaveBeenCalledTimes(1);
+    const [fields] = error.mock.calls[0] as [{ err?: unknown }, ...unknown[]];
+    expect(fields.err).toBe(boom);
+  });
+
+  it('an unlimited task that fails does not stop later tasks', async () => {
+    const { logger, error } = fakeLogger();
+    const scheduler = newScheduler(1, logger);
+    scheduler.schedule(scheduler.createTask(() => {
+      throw new Error('monitor failed');
+    }, { limited: false }), at(10));
+    const later = jest.fn<() => void>();
+    scheduler.schedule(scheduler.createTask(later, { limited: false }), at(10));
+    await advanceTo(20);
+    expect(later).toHaveBeenCalledTimes(1);
+    expect(error).toHaveBeenCalledTimes(1);
+  });
+
+  it('without a logger a failing task is swallowed quietly', async () => {
+    const scheduler = newScheduler(1);
+    const later = jest.fn<() => void>();
+    scheduler.schedule(scheduler.createTask(() => Promise.reject(new Error('x')), { limited: true }), at(10));
+    scheduler.schedule(scheduler.createTask(later, { limited: true }), at(20));
+    await advanceTo(100);
+    expect(later).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('HeartbeatScheduler: close', () => {
+  it('close() stops scheduled and waiting tasks and leaves no timer', async () => {
+    const scheduler = newScheduler(1);
+    const blocker = deferred();
+    const waiting = jest.fn<() => void>();
+    const scheduled = jest.fn<() => void>();
+    let blockerDone = false;
+    scheduler.schedule(scheduler.createTask(async () => {
+      await blocker.promise;
+      blockerDone = true;
+    }, { limited: true }), at(10));
+    const waitingTask = scheduler.createTask(waiting, { limited: true });
+    scheduler.schedule(waitingTask, at(20));
+    const scheduledTask = scheduler.createTask(scheduled, { limited: false });
+    scheduler.schedule(scheduledTask, at(500));
+    await advanceTo(100);
+    expect(waitingTask.pending).toBe(true);
+
+    scheduler.close();
+    expect(jest.getTimerCount()).toBe(0);
+    expect(waitingTask.pending).toBe(false);
+    expect(scheduledTask.heapIndex).toBe(-1);
+
+    blocker.resolve(); // the run under way finishes
+    await settle();
+    await advanceTo(10_000);
+    expect(blockerDone).toBe(true);
+    expect(waiting).not.toHaveBeenCalled();
+    expect(scheduled).not.toHaveBeenCalled();
+    expect(scheduler.size).toBe(0);
+  });
+
+  it('schedule() after close() is a no-op', async () => {
+    const scheduler = newScheduler();
+    scheduler.close();
+    const run = jest.fn<() => void>();
+    const task = scheduler.createTask(run, { limited: false });
+    scheduler.schedule(task, at(10));
+    expect(jest.getTimerCount()).toBe(0);
+    expect(scheduler.size).toBe(0);
+    expect(task.heapIndex).toBe(-1);
+    await advanceTo(1_000);
+    expect(run).not.toHaveBeenCalled();
+  });
+
+  it('a running task that reschedules itself after close() does not run again', async () => {
+    const scheduler = newScheduler(1);
+    const gate = deferred();
+    const run = jest.fn(async () => {
+      await gate.promise;
+      scheduler.schedule(task, performance.now() + 10);
+    });
+    const task = scheduler.createTask(run, { limited: true });
+    scheduler.schedule(task, at(10));
+    await advanceTo(20);
+    scheduler.close();
+    gate.resolve();
+    await settle();
+    await advanceTo(1_000);
+    expect(run).toHaveBeenCalledTimes(1);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
+  it('close() is idempotent and cancel() after close() is harmless', () => {
+    const scheduler = newScheduler();
+    const task = scheduler.createTask(() => undefined, { limited: true });
+    scheduler.schedule(task, at(10));
+    scheduler.close();
+    scheduler.close();
+    scheduler.cancel(task);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+});
+
+describe('HeartbeatScheduler: the timer', () => {
+  it("every timer it creates is unref'd (never keeps the process alive)", async () => {
+    // Fake timers implement ref/unref/hasRef like Node's Timeout, so check the objects themselves.
+    const setTimeoutSpy = jest.spyOn(globalThis, 'setTimeout');
+    const scheduler = newScheduler(2);
+    const task = scheduler.createTask(() => undefined, { limited: true });
+    scheduler.schedule(task, at(300));
+    scheduler.schedule(scheduler.createTask(() => undefined, { limited: false }), at(100)); // re-arms earlier
+    await advanceTo(100); // fires, re-arms for 300
+    scheduler.schedule(task, at(150)); // re-arms earlier again
+    await advanceTo(400);
+
+    const timers = setTimeoutSpy.mock.results.map((r) => r.value as NodeJS.Timeout);
+    expect(timers.length).toBeGreaterThanOrEqual(3);
+    for (const timer of timers) {
+      expect(typeof timer.hasRef).toBe('function');
+      expect(timer.hasRef()).toBe(false);
+    }
+  });
+
+  it('keeps at most one timer whatever the number of tasks', async () => {
+    const scheduler = newScheduler(8);
+    let seed = 7;
+    const random = (): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    const ran: number[] = [];
+    const tasks: ScheduledTask[] = [];
+    for (let i = 0; i < 1000; i++) {
+      const due = Math.floor(random() * 10_000);
+      const task = scheduler.createTask(async () => {
+        ran.push(due);
+        await Promise.resolve();
+      }, { limited: i % 3 !== 0 });
+      tasks.push(task);
+      scheduler.schedule(task, at(due));
+      expect(jest.getTimerCount()).toBeLessThanOrEqual(1);
+    }
+    expect(jest.getTimerCount()).toBe(1);
+    expect(scheduler.size).toBe(1000);
+
+    // Reschedule and cancel a few hundred.
+    for (let i = 0; i < 300; i++) {
+      const task = tasks[Math.floor(random() * tasks.length)] as ScheduledTask;
+      if (i % 2 === 0) scheduler.cancel(task);
+      else scheduler.schedule(task, at(Math.floor(random() * 10_000)));
+      expect(jest.getTimerCount()).toBeLessThanOrEqual(1);
+    }
+    const expectedRuns = tasks.filter((t) => t.heapIndex >= 0).length;
+
+    for (let ms = 0; ms <= 10_000; ms += 250) {
+      await advanceTo(ms);
+      expect(jest.getTimerCount()).toBeLessThanOrEqual(1);
+    }
+    await advanceTo(11_000);
+    expect(ran).toHaveLength(expectedRuns);
+    expect(jest.getTimerCount()).toBe(0);
+    expect(scheduler.size).toBe(0);
+  });
+});

@@ -1,0 +1,153 @@
+/**
+ * lockId (a collision-free in-process identity for a key) and the HeldLock
+ * record's own logic: local expiry and one-at-a-time writes.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { HeldLock, lockId } from '../src/held-lock.js';
+import type { LockKey } from '../src/protocol/index.js';
+
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const key = (partitionKey: string, sortKey?: string): LockKey => (sortKey === undefined ? { partitionKey } : { partitionKey, sortKey });
+
+describe('lockId', () => {
+  it('is stable: the same key gives the same id, however the object was built', () => {
+    expect(lockId({ partitionKey: 'a', sortKey: 'b' })).toBe(lockId(key('a', 'b')));
+    expect(lockId({ partitionKey: 'a' })).toBe(lockId({ partitionKey: 'a', sortKey: undefined }));
+  });
+
+  it.each([
+    [key('ab', 'c'), key('a', 'bc')],
+    [key('a', 'b|c'), key('a|b', 'c')],
+    [key('a'), key('a', '')],
+    [key('a'), key('a', '-')],
+    [key('a', '-'), key('a', '1:-')],
+    [key('a|-'), key('a', undefined)],
+    [key('1:a|-'), key('a')],
+    [key('1:a'), key('a', '1:a')],
+    [key('a|1:b'), key('a', 'b')],
+    [key('a', 'b'), key('a|1:b')],
+    [key('2:ab|-'), key('ab')],
+    [key(':', '|'), key('|', ':')],
+    [key('', 'a'), key('a', '')],
+    [key('', ''), key('')],
+    [key('x|0:'), key('x', '')],
+    [key('😀'), key('\ud83d', '\ude00')],
+  ])('tells %j and %j apart', (x, y) => {
+    expect(lockId(x)).not.toBe(lockId(y));
+  });
+
+  it('distinguishes a partition-only key from the same partition key with any sort key', () => {
+    for (const sortKey of ['', '-', 'a', '|', ':', '0:', '|-']) {
+      expect(lockId(key('p', sortKey))).not.toBe(lockId(key('p')));
+    }
+  });
+
+  it('is injective over thousands of random keys built from delimiter characters', () => {
+    const random = prng(7);
+    const alphabet = ['a', 'b', '|', ':', '-', '0', '1', '2', '😀'];
+    const word = (): string => {
+      const length = Math.floor(random() * 5);
+      let text = '';
+      for (let i = 0; i < length; i++) text += alphabet[Math.floor(random() * alphabet.length)] as string;
+      return text;
+    };
+    const seen = new Map<string, string>();
+    for (let i = 0; i < 20_000; i++) {
+      const k = key(word(), random() < 0.3 ? undefined : word());
+      const canonical = JSON.stringify([k.partitionKey, k.sortKey ?? null]);
+      const id = lockId(k);
+      const previous = seen.get(id);
+      if (previous !== undefined && previous !== canonical) {
+        throw new Error(`lockId collision: ${previous} and ${canonical} both give ${JSON.stringify(id)}`);
+      }
+      seen.set(id, canonical);
+    }
+    expect(seen.size).toBeGreaterThan(1_000);
+  });
+});
+
+function heldLock(overrides: Partial<{ lookupTime: number; leaseDurationMs: number; sortKey: string }> = {}): HeldLock {
+  return new HeldLock({
+    key: key('p', overrides.sortKey),
+    ownerName: 'me',
+    recordVersionNumber: 'rvn-1',
+    leaseDurationMs: overrides.leaseDurationMs ?? 100,
+    lookupTime: overrides.lookupTime ?? 1_000,
+    data: undefined,
+    additionalAttributes: {},
+    deleteLockOnRelease: true,
+  });
+}
+
+describe('HeldLock', () => {
+  it('takes its id from lockId and starts held', () => {
+    const lock = heldLock({ sortKey: 's' });
+    expect(lock.id).toBe(lockId(key('p', 's')));
+    expect(lock.partitionKey).toBe('p');
+    expect(lock.sortKey).toBe('s');
+    expect(lock.state).toBe('held');
+  });
+
+  it('expires strictly after lookupTime + lease on the local clock', () => {
+    const lock = heldLock({ lookupTime: 1_000, leaseDurationMs: 100 });
+    expect(lock.isExpired(1_000)).toBe(false);
+    expect(lock.isExpired(1_100)).toBe(false);
+    expect(lock.isExpired(1_100.5)).toBe(true);
+    lock.lookupTime = 1_050; // a heartbeat moved it on
+    expect(lock.isExpired(1_100.5)).toBe(false);
+  });
+
+  it.each(['releasing', 'released', 'lost'] as const)('counts as expired once %s', (state) => {
+    const lock = heldLock({ lookupTime: 1_000, leaseDurationMs: 100 });
+    lock.state = state;
+    expect(lock.isExpired(1_000)).toBe(true);
+  });
+
+  it('exclusive() runs work one at a time, in call order', async () => {
+    const lock = heldLock();
+    const events: string[] = [];
+    let releaseFirst!: () => void;
+    const firstGate = new Promise<void>((resolve) => (releaseFirst = resolve));
+    const first = lock.exclusive(async () => {
+      events.push('first:start');
+      await firstGate;
+      events.push('first:end');
+      return 1;
+    });
+    const second = lock.exclusive(async () => {
+      events.push('second:start');
+      return 2;
+    });
+    for (let i = 0; i < 10; i++) await Promise.resolve();
+    expect(events).toEqual(['first:start']);
+    releaseFirst();
+    await expect(first).resolves.toBe(1);
+    await expect(second).resolves.toBe(2);
+    expect(events).toEqual(['first:start', 'first:end', 'second:start']);
+  });
+
+  it('exclusive(): a failure reaches its caller only and does not block the next work', async () => {
+    const lock = heldLock();
+    const boom = new Error('boom');
+    const failed = lock.exclusive(() => Promise.reject(boom));
+    const next = lock.exclusive(async () => 'ok');
+    await expect(failed).rejects.toBe(boom);
+    await expect(next).resolves.toBe('ok');
+    // A synchronous throw inside the work behaves the same.
+    const syncFailed = lock.exclusive((): Promise<never> => {
+      throw boom;
+    });
+    await expect(syncFailed).rejects.toBe(boom);
+    await expect(lock.exclusive(async () => 3)).resolves.toBe(3);
+  });
+});

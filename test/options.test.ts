@@ -1,0 +1,226 @@
+/**
+ * resolveSettings: the Java defaults (PROTOCOL.md §8.1) and the checks that
+ * run before the client sends anything.
+ */
+import { describe, expect, it, jest } from '@jest/globals';
+import { hostname } from 'node:os';
+import { DynamoDBLockError, InvalidArgumentError, type InvalidArgumentCode } from '../src/errors.js';
+import {
+  ACQUIRE_DEFAULTS,
+  checkDuration,
+  CLIENT_DEFAULTS,
+  defaultOwnerName,
+  resolveSettings,
+  type LockClientSettings,
+} from '../src/options.js';
+
+const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}';
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+function refusal(run: () => unknown): InvalidArgumentError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect(error).toBeInstanceOf(DynamoDBLockError);
+    return error as InvalidArgumentError;
+  }
+  throw new Error('expected an InvalidArgumentError, nothing was thrown');
+}
+
+function expectCode(run: () => unknown, code: InvalidArgumentCode): InvalidArgumentError {
+  const error = refusal(run);
+  expect(error.code).toBe(code);
+  return error;
+}
+
+/** Lets tests pass values TypeScript would reject, as JavaScript callers can. */
+function settings(extra: Record<string, unknown>): LockClientSettings {
+  return { tableName: 'locks', ...extra } as unknown as LockClientSettings;
+}
+
+describe('resolveSettings: defaults', () => {
+  it("uses the Java client's defaults", () => {
+    const resolved = resolveSettings({ tableName: 'locks' });
+    expect(resolved).toEqual({
+      tableName: 'locks',
+      partitionKeyName: 'key',
+      sortKeyName: undefined,
+      ownerName: expect.any(String),
+      leaseDuration: 20_000,
+      heartbeatPeriod: 5_000,
+      backgroundHeartbeats: true,
+      heartbeatConcurrency: 32,
+      holdLockOnServiceUnavailable: false,
+      maxLockObservationCacheSize: 10_000,
+    });
+  });
+
+  it('exports the same defaults, frozen', () => {
+    expect(CLIENT_DEFAULTS).toEqual({
+      partitionKeyName: 'key',
+      leaseDuration: 20_000,
+      heartbeatPeriod: 5_000,
+      backgroundHeartbeats: true,
+      heartbeatConcurrency: 32,
+      holdLockOnServiceUnavailable: false,
+      maxLockObservationCacheSize: 10_000,
+    });
+    expect(Object.isFrozen(CLIENT_DEFAULTS)).toBe(true);
+    expect(ACQUIRE_DEFAULTS).toEqual({
+      refreshPeriod: 1_000,
+      additionalTimeToWaitForLock: 1_000,
+      replaceData: true,
+      deleteLockOnRelease: true,
+    });
+    expect(Object.isFrozen(ACQUIRE_DEFAULTS)).toBe(true);
+  });
+
+  it('the default owner name is the host name immediately followed by a random UUID', () => {
+    const pattern = new RegExp(`^${escapeRegExp(hostname())}${UUID}$`);
+    const a = resolveSettings({ tableName: 'locks' }).ownerName;
+    const b = resolveSettings({ tableName: 'locks' }).ownerName;
+    expect(a).toMatch(pattern);
+    expect(b).toMatch(pattern);
+    expect(a).not.toBe(b); // unique per client instance
+    expect(defaultOwnerName()).toMatch(pattern);
+  });
+
+  it('falls back to the UUID alone when the host name cannot be resolved', async () => {
+    jest.unstable_mockModule('node:os', () => ({
+      hostname: () => {
+        throw new Error('no host name');
+      },
+    }));
+    let owner = '';
+    await jest.isolateModulesAsync(async () => {
+      const options = await import('../src/options.js');
+      owner = options.defaultOwnerName();
+    });
+    expect(owner).toMatch(new RegExp(`^${UUID}$`));
+  });
+
+  it('keeps every option it is given', () => {
+    const resolved = resolveSettings({
+      tableName: 't',
+      partitionKeyName: 'pk',
+      sortKeyName: 'sk',
+      ownerName: 'me',
+      leaseDuration: 40_000,
+      heartbeatPeriod: 10_000,
+      backgroundHeartbeats: false,
+      heartbeatConcurrency: 1,
+      holdLockOnServiceUnavailable: true,
+      maxLockObservationCacheSize: 1,
+    });
+    expect(resolved).toEqual({
+      tableName: 't',
+      partitionKeyName: 'pk',
+      sortKeyName: 'sk',
+      ownerName: 'me',
+      leaseDuration: 40_000,
+      heartbeatPeriod: 10_000,
+      backgroundHeartbeats: false,
+      heartbeatConcurrency: 1,
+      holdLockOnServiceUnavailable: true,
+      maxLockObservationCacheSize: 1,
+    });
+  });
+});
+
+describe('resolveSettings: lease versus heartbeat period', () => {
+  it('refuses a lease shorter than twice the heartbeat period when heartbeating in the background', () => {
+    const error = expectCode(() => resolveSettings({ tableName: 't', leaseDuration: 9_999, heartbeatPeriod: 5_000 }), 'LEASE_TOO_SHORT');
+    expect(error.message).toContain('9999');
+    expect(error.message).toContain('5000');
+    expectCode(() => resolveSettings({ tableName: 't', leaseDuration: 5_000 }), 'LEASE_TOO_SHORT'); // default period 5000
+    expectCode(() => resolveSettings({ tableName: 't', heartbeatPeriod: 10_001 }), 'LEASE_TOO_SHORT'); // default lease 20000
+    expectCode(
+      () => resolveSettings({ tableName: 't', leaseDuration: 1_000, heartbeatPeriod: 5_000, backgroundHeartbeats: true }),
+      'LEASE_TOO_SHORT',
+    );
+  });
+
+  it('allows exactly twice the heartbeat period', () => {
+    expect(resolveSettings({ tableName: 't', leaseDuration: 10_000, heartbeatPeriod: 5_000 }).leaseDuration).toBe(10_000);
+    expect(resolveSettings({ tableName: 't', heartbeatPeriod: 10_000 }).heartbeatPeriod).toBe(10_000);
+    expect(resolveSettings({ tableName: 't', leaseDuration: 2, heartbeatPeriod: 1 }).leaseDuration).toBe(2);
+  });
+
+  it('does not check the relation when background heartbeats are off', () => {
+    const resolved = resolveSettings({ tableName: 't', leaseDuration: 1_000, heartbeatPeriod: 5_000, backgroundHeartbeats: false });
+    expect(resolved.leaseDuration).toBe(1_000);
+    expect(resolved.backgroundHeartbeats).toBe(false);
+  });
+});
+
+describe('resolveSettings: invalid values', () => {
+  const badDurations: unknown[] = [-1, -20_000, 1.5, 0.1, Number.NaN, '20000', Infinity, -Infinity, 2 ** 53, {}, true];
+
+  it.each(['leaseDuration', 'heartbeatPeriod'])('%s: refuses anything but a whole number of milliseconds ≥ 1', (name) => {
+    for (const value of badDurations) {
+      const error = expectCode(
+        () => resolveSettings(settings({ backgroundHeartbeats: false, [name]: value })),
+        'INVALID_DURATION',
+      );
+      expect(error.message).toContain(name);
+    }
+    expectCode(() => resolveSettings(settings({ backgroundHeartbeats: false, [name]: 0 })), 'INVALID_DURATION');
+  });
+
+  it('refuses an empty or non-string table name', () => {
+    for (const tableName of ['', undefined, 42, null]) {
+      const error = expectCode(() => resolveSettings({ tableName } as unknown as LockClientSettings), 'INVALID_OPTION');
+      expect(error.message).toContain('tableName');
+    }
+  });
+
+  it.each(['partitionKeyName', 'sortKeyName', 'ownerName'])('refuses an empty %s', (name) => {
+    const error = expectCode(() => resolveSettings(settings({ [name]: '' })), 'INVALID_OPTION');
+    expect(error.message).toContain(name);
+  });
+
+  it('refuses the same name for partition and sort key', () => {
+    expectCode(() => resolveSettings({ tableName: 't', partitionKeyName: 'id', sortKeyName: 'id' }), 'CONFLICTING_OPTIONS');
+    // The default partition key name counts too.
+    expectCode(() => resolveSettings({ tableName: 't', sortKeyName: 'key' }), 'CONFLICTING_OPTIONS');
+    expect(resolveSettings({ tableName: 't', sortKeyName: 'Key' }).sortKeyName).toBe('Key');
+  });
+
+  it.each(['heartbeatConcurrency', 'maxLockObservationCacheSize'])('%s must be a whole number ≥ 1', (name) => {
+    for (const value of [0, -1, 1.5, Number.NaN, Infinity, '4']) {
+      const error = expectCode(() => resolveSettings(settings({ [name]: value })), 'INVALID_OPTION');
+      expect(error.message).toContain(name);
+    }
+    expect(resolveSettings(settings({ [name]: 1 }))[name as 'heartbeatConcurrency']).toBe(1);
+  });
+});
+
+describe('checkDuration', () => {
+  it('accepts whole milliseconds at or above the minimum', () => {
+    expect(checkDuration('d', 0)).toBe(0);
+    expect(checkDuration('d', 5, { min: 5 })).toBe(5);
+    expect(checkDuration('d', Number.MAX_SAFE_INTEGER)).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
+  it('refuses values below the minimum', () => {
+    expectCode(() => checkDuration('d', 4, { min: 5 }), 'INVALID_DURATION');
+    expectCode(() => checkDuration('d', -1), 'INVALID_DURATION');
+  });
+
+  it('accepts Infinity only when allowed, and never -Infinity', () => {
+    expectCode(() => checkDuration('d', Infinity), 'INVALID_DURATION');
+    expect(checkDuration('d', Infinity, { allowInfinity: true })).toBe(Infinity);
+    expectCode(() => checkDuration('d', -Infinity, { allowInfinity: true }), 'INVALID_DURATION');
+    expectCode(() => checkDuration('d', Number.NaN, { allowInfinity: true }), 'INVALID_DURATION');
+  });
+
+  it('names the option and the value in its message', () => {
+    const error = expectCode(() => checkDuration('refreshPeriod', 1.5), 'INVALID_DURATION');
+    expect(error.message).toContain('refreshPeriod');
+    expect(error.message).toContain('1.5');
+  });
+});
