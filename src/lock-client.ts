@@ -6,6 +6,7 @@ import { DynamoDBClient, QueryCommand, ScanCommand, type QueryCommandInput, type
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { acquire, toBytes, validateAcquireOptions, type AcquireContext, type AcquireLockOptions, type Acquisition } from './acquire-lock.js';
+import { childAbortController, type ChildAbortController } from './child-abort-controller.js';
 import { systemClock, type MonotonicClock } from './clock.js';
 import { httpStatusOf, isClientSideError, isConditionalCheckFailed } from './dynamodb-errors.js';
 import {
@@ -75,6 +76,8 @@ export class LockClient implements AsyncDisposable {
   readonly #heldOf = new WeakMap<Lock, HeldLock>();
   /** Aborted by `close()` so that waiting acquisitions end at once. */
   readonly #lifetime = new AbortController();
+  /** Acquisitions under way; `close()` aborts them. */
+  readonly #acquiring = new Set<ChildAbortController>();
   #closing: Promise<void> | undefined;
 
   constructor(options: LockClientOptions) {
@@ -137,19 +140,21 @@ export class LockClient implements AsyncDisposable {
       const mine = this.#locks.get(lockId(key));
       if (mine !== undefined && !mine.isExpired()) return mine;
     }
-    const signal = AbortSignal.any(
-      options.signal === undefined ? [this.#lifetime.signal] : [options.signal, this.#lifetime.signal],
-    );
-    const acquisition = await acquire(this.#acquireContext, key, { ...options, signal }).catch((error: unknown) => {
-      if (this.#lifetime.signal.aborted) throw new LockClientClosedError();
-      throw error;
-    });
+    using call = childAbortController(options.signal);
+    this.#acquiring.add(call);
+    let acquisition: Acquisition;
+    try {
+      acquisition = await acquire(this.#acquireContext, key, { ...options, signal: call.signal });
+    } catch (error) {
+      throw this.#lifetime.signal.aborted ? new LockClientClosedError() : error;
+    } finally {
+      this.#acquiring.delete(call);
+    }
     const lock = this.#track(acquisition, options);
-    if (signal.aborted) {
-      // The caller gave up while the winning write was in flight: do not leave the lock held.
+    if (call.signal.aborted || this.#lifetime.signal.aborted) {
+      // The caller gave up (or the client closed) while the winning write was in flight: do not leave the lock held.
       await this.releaseLock(lock, { bestEffort: true }).catch(() => undefined);
-      if (this.#lifetime.signal.aborted) throw new LockClientClosedError();
-      throw signal.reason;
+      throw this.#lifetime.signal.aborted ? new LockClientClosedError() : call.signal.reason;
     }
     return lock;
   }
@@ -461,6 +466,7 @@ export class LockClient implements AsyncDisposable {
 
   async #shutdown(): Promise<void> {
     this.#lifetime.abort(new LockClientClosedError());
+    for (const call of this.#acquiring) call.abort(new LockClientClosedError());
     const failures: unknown[] = [];
     try {
       const locks = [...this.#locks.values()];
