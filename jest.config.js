@@ -8,6 +8,7 @@ const common = {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }],
   },
   testMatch: ['**/*.test.ts'],
+  setupFiles: ['<rootDir>/test/support/realm-symbols.ts'],
 };
 
 /** @type {import('jest').Config} */

@@ -8,6 +8,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { abortableSleep } from './abortable-sleep.js';
+import { toBytes } from './bytes.js';
 import type { MonotonicClock } from './clock.js';
 import {
   isClientSideError,
@@ -25,7 +26,7 @@ import {
 } from './errors.js';
 import { lockId } from './held-lock.js';
 import type { LockObservationCache } from './observation-cache.js';
-import { ACQUIRE_DEFAULTS, checkDuration } from './options.js';
+import { ACQUIRE_DEFAULTS, checkDuration, checkLockLease } from './options.js';
 import {
   buildAcquireRequest,
   decodeLockItem,
@@ -98,6 +99,7 @@ export interface AcquireContext {
   readonly ownerName: string;
   readonly defaultLeaseDuration: number;
   readonly heartbeatPeriod: number;
+  readonly backgroundHeartbeats: boolean;
   readonly clock: MonotonicClock;
   readonly observations: LockObservationCache;
   readonly logger: Logger | undefined;
@@ -113,9 +115,6 @@ export interface Acquisition {
   readonly additionalAttributes: LockItem;
 }
 
-const utf8 = new TextEncoder();
-export const toBytes = (data: Uint8Array | string | undefined): Uint8Array | undefined =>
-  typeof data === 'string' ? utf8.encode(data) : data === undefined ? undefined : data.slice();
 
 const holderOf = (record: LockRecord): LockHolder => ({
   ownerName: record.ownerName,
@@ -126,14 +125,14 @@ const holderOf = (record: LockRecord): LockHolder => ({
 
 /** Checks everything about the call that can be checked without DynamoDB. */
 export function validateAcquireOptions(
-  ctx: Pick<AcquireContext, 'table' | 'heartbeatPeriod' | 'defaultLeaseDuration' | 'ownerName'>,
+  ctx: Pick<AcquireContext, 'table' | 'heartbeatPeriod' | 'backgroundHeartbeats' | 'defaultLeaseDuration' | 'ownerName'>,
   key: LockKey, options: AcquireLockOptions): void {
   validateLockKey(ctx.table, key);
   if (options.refreshPeriod !== undefined) checkDuration('refreshPeriod', options.refreshPeriod);
   if (options.additionalTimeToWaitForLock !== undefined) {
     checkDuration('additionalTimeToWaitForLock', options.additionalTimeToWaitForLock, { allowInfinity: true });
   }
-  const lease = options.leaseDuration === undefined ? ctx.defaultLeaseDuration : checkDuration('leaseDuration', options.leaseDuration, { min: 1 });
+  const lease = options.leaseDuration === undefined ? ctx.defaultLeaseDuration : checkLockLease(options.leaseDuration, ctx);
   if (options.data !== undefined && typeof options.data !== 'string' && !(options.data instanceof Uint8Array)) {
     throw new InvalidArgumentError('INVALID_OPTION', 'data must be a Uint8Array (or Buffer) or a string');
   }

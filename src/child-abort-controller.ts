@@ -3,9 +3,11 @@
  * detaches it from the parent, so long-lived parents do not collect a
  * listener per call.
  */
-export interface ChildAbortController extends Disposable {
+export interface ChildAbortController {
   readonly signal: AbortSignal;
   abort(reason?: unknown): void;
+  /** Detaches from the parent signal. */
+  dispose(): void;
 }
 
 export function childAbortController(parent: AbortSignal | undefined): ChildAbortController {
@@ -16,6 +18,6 @@ export function childAbortController(parent: AbortSignal | undefined): ChildAbor
   return {
     signal: controller.signal,
     abort: (reason) => controller.abort(reason),
-    [Symbol.dispose]: () => parent?.removeEventListener('abort', onParentAbort),
+    dispose: () => parent?.removeEventListener('abort', onParentAbort),
   };
 }

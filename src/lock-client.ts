@@ -5,7 +5,8 @@
 import { DynamoDBClient, QueryCommand, ScanCommand, type QueryCommandInput, type ScanCommandInput } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { acquire, toBytes, validateAcquireOptions, type AcquireContext, type AcquireLockOptions, type Acquisition } from './acquire-lock.js';
+import { acquire, validateAcquireOptions, type AcquireContext, type AcquireLockOptions, type Acquisition } from './acquire-lock.js';
+import { toBytes } from './bytes.js';
 import { childAbortController, type ChildAbortController } from './child-abort-controller.js';
 import { systemClock, type MonotonicClock } from './clock.js';
 import { httpStatusOf, isClientSideError, isConditionalCheckFailed } from './dynamodb-errors.js';
@@ -28,7 +29,7 @@ import {
   type CreateLockTableOptions,
 } from './lock-table.js';
 import { LockObservationCache } from './observation-cache.js';
-import { checkDuration, resolveSettings, type LockClientOptions, type ResolvedSettings } from './options.js';
+import { checkLockLease, resolveSettings, type LockClientOptions, type ResolvedSettings } from './options.js';
 import {
   buildHeartbeatRequest,
   buildQueryRequest,
@@ -76,8 +77,8 @@ export class LockClient implements AsyncDisposable {
   readonly #heldOf = new WeakMap<Lock, HeldLock>();
   /** Aborted by `close()` so that waiting acquisitions end at once. */
   readonly #lifetime = new AbortController();
-  /** Acquisitions under way; `close()` aborts them. */
-  readonly #acquiring = new Set<ChildAbortController>();
+  /** Acquisitions under way; `close()` aborts them and waits for them to settle. */
+  readonly #acquiring = new Map<ChildAbortController, Promise<unknown>>();
   #closing: Promise<void> | undefined;
 
   constructor(options: LockClientOptions) {
@@ -111,6 +112,7 @@ export class LockClient implements AsyncDisposable {
       ownerName,
       defaultLeaseDuration: this.#settings.leaseDuration,
       heartbeatPeriod: this.#settings.heartbeatPeriod,
+      backgroundHeartbeats: this.#settings.backgroundHeartbeats,
       clock: this.#clock,
       observations: this.#observations,
       logger: this.#logger,
@@ -140,15 +142,23 @@ export class LockClient implements AsyncDisposable {
       const mine = this.#locks.get(lockId(key));
       if (mine !== undefined && !mine.isExpired()) return mine;
     }
-    using call = childAbortController(options.signal);
-    this.#acquiring.add(call);
+    const call = childAbortController(options.signal);
+    const acquiring = this.#acquireAndTrack(key, options, call);
+    this.#acquiring.set(call, acquiring);
+    try {
+      return await acquiring;
+    } finally {
+      this.#acquiring.delete(call);
+      call.dispose();
+    }
+  }
+
+  async #acquireAndTrack(key: LockKey, options: AcquireLockOptions, call: ChildAbortController): Promise<Lock> {
     let acquisition: Acquisition;
     try {
       acquisition = await acquire(this.#acquireContext, key, { ...options, signal: call.signal });
     } catch (error) {
       throw this.#lifetime.signal.aborted ? new LockClientClosedError() : error;
-    } finally {
-      this.#acquiring.delete(call);
     }
     const lock = this.#track(acquisition, options);
     if (call.signal.aborted || this.#lifetime.signal.aborted) {
@@ -218,7 +228,7 @@ export class LockClient implements AsyncDisposable {
       throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'sendHeartbeat: pass data or deleteData, not both');
     }
     const leaseDurationMs =
-      options.leaseDuration === undefined ? held.leaseDurationMs : checkDuration('leaseDuration', options.leaseDuration, { min: 1 });
+      options.leaseDuration === undefined ? held.leaseDurationMs : this.#checkLockLease(options.leaseDuration);
     const data = toBytes(options.data);
     this.#assertStillHeld(held);
     await held.exclusive(async () => {
@@ -254,6 +264,10 @@ export class LockClient implements AsyncDisposable {
       if (held.sessionMonitor !== undefined) held.sessionMonitor.fired = false;
       this.#scheduleSessionCheck(held);
     });
+  }
+
+  #checkLockLease(leaseDuration: unknown): number {
+    return checkLockLease(leaseDuration, this.#settings);
   }
 
   #assertStillHeld(held: HeldLock): void {
@@ -466,9 +480,11 @@ export class LockClient implements AsyncDisposable {
 
   async #shutdown(): Promise<void> {
     this.#lifetime.abort(new LockClientClosedError());
-    for (const call of this.#acquiring) call.abort(new LockClientClosedError());
     const failures: unknown[] = [];
     try {
+      // A write already sent cannot be recalled: wait for those calls, which release what they win.
+      for (const call of this.#acquiring.keys()) call.abort(new LockClientClosedError());
+      await Promise.allSettled(this.#acquiring.values());
       const locks = [...this.#locks.values()];
       for (let i = 0; i < locks.length; i += CLOSE_CONCURRENCY) {
         const results = await Promise.allSettled(locks.slice(i, i + CLOSE_CONCURRENCY).map((lock) => this.releaseLock(lock)));

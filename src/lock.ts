@@ -2,6 +2,7 @@
  * What callers hold: {@link Lock}, a handle on a lock this client acquired,
  * and {@link LockSnapshot}, a read-only view of a lock read from the table.
  */
+import { toBytes } from './bytes.js';
 import type { MonotonicClock } from './clock.js';
 import { SessionMonitorNotSetError } from './errors.js';
 import type { HeldLock, LockState } from './held-lock.js';
@@ -38,8 +39,6 @@ export interface LockOperations {
   sendHeartbeat(lock: Lock, options?: SendHeartbeatOptions): Promise<void>;
 }
 
-const copyBytes = (bytes: Uint8Array | undefined): Uint8Array | undefined =>
-  bytes === undefined ? undefined : bytes.slice();
 
 /** A lock acquired by this client. Getters return copies; the state changes as heartbeats, release or loss happen. */
 export class Lock implements AsyncDisposable {
@@ -74,7 +73,7 @@ export class Lock implements AsyncDisposable {
     return this.#held.lookupTime;
   }
   get data(): Uint8Array | undefined {
-    return copyBytes(this.#held.data);
+    return toBytes(this.#held.data);
   }
   get additionalAttributes(): AdditionalAttributes {
     return decodeAdditionalAttributes(this.#held.additionalAttributes);
@@ -155,12 +154,12 @@ export class LockSnapshot {
     this.leaseDuration = record.leaseDurationMs;
     this.isReleased = record.isReleased;
     this.observedAt = observedAt;
-    this.#data = copyBytes(record.data);
+    this.#data = toBytes(record.data);
     this.#additionalAttributes = encodeAdditionalAttributes(record.additionalAttributes);
   }
 
   get data(): Uint8Array | undefined {
-    return copyBytes(this.#data);
+    return toBytes(this.#data);
   }
   get additionalAttributes(): AdditionalAttributes {
     return decodeAdditionalAttributes(this.#additionalAttributes);

@@ -128,6 +128,22 @@ function checkName(name: string, value: unknown): string {
   return value;
 }
 
+/** A lease for one lock: background heartbeats must fit into it at least twice. */
+export function checkLockLease(
+  leaseDuration: unknown,
+  settings: Pick<ResolvedSettings, 'backgroundHeartbeats' | 'heartbeatPeriod'>,
+): number {
+  const lease = checkDuration('leaseDuration', leaseDuration, { min: 1 });
+  if (settings.backgroundHeartbeats && lease < 2 * settings.heartbeatPeriod) {
+    throw new InvalidArgumentError(
+      'LEASE_TOO_SHORT',
+      `leaseDuration (${lease} ms) must be at least twice heartbeatPeriod (${settings.heartbeatPeriod} ms), ` +
+        'so that one late heartbeat does not cost the lock; four times is recommended',
+    );
+  }
+  return lease;
+}
+
 export interface ResolvedSettings {
   readonly tableName: string;
   readonly partitionKeyName: string;
@@ -164,12 +180,6 @@ export function resolveSettings(options: LockClientSettings): ResolvedSettings {
   if (settings.partitionKeyName === settings.sortKeyName) {
     throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'partitionKeyName and sortKeyName must differ');
   }
-  if (settings.backgroundHeartbeats && settings.leaseDuration < 2 * settings.heartbeatPeriod) {
-    throw new InvalidArgumentError(
-      'LEASE_TOO_SHORT',
-      `leaseDuration (${settings.leaseDuration} ms) must be at least twice heartbeatPeriod (${settings.heartbeatPeriod} ms), ` +
-        'so that one late heartbeat does not cost the lock; four times is recommended',
-    );
-  }
+  checkLockLease(settings.leaseDuration, settings);
   return settings;
 }

@@ -1,0 +1,90 @@
+/**
+ * Regression tests for defects found while writing the integration tests:
+ * per-lock leases, close() racing an acquisition, and copies of lock data.
+ */
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { InvalidArgumentError, LockClientClosedError, type Lock } from '../src/index.js';
+import { LockTestBed, recording, sleep, text, watch } from './support/test-locks.js';
+
+let bed: LockTestBed;
+
+beforeEach(async () => {
+  bed = new LockTestBed('lock-bugs');
+  await bed.createTable();
+});
+
+afterEach(async () => {
+  await bed.dispose();
+});
+
+describe('a per-lock lease must leave room for two heartbeats', () => {
+  it('acquireLock refuses a leaseDuration below 2 × heartbeatPeriod before writing anything', async () => {
+    // The client itself is valid (2000 ≥ 2 × 500); the per-acquire lease is not.
+    const client = bed.client({ ownerName: 'short-lease', leaseDuration: 2_000, heartbeatPeriod: 500 });
+    const refusal = await client.acquireLock('short', { leaseDuration: 400 }).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(InvalidArgumentError);
+    expect((refusal as InvalidArgumentError).code).toBe('LEASE_TOO_SHORT');
+    expect(await bed.item('short')).toBeUndefined();
+  }, 20_000);
+
+  it('sendHeartbeat refuses such a lease and the lock stays held', async () => {
+    const client = bed.client({ ownerName: 'shrinker', leaseDuration: 2_000, heartbeatPeriod: 500 });
+    const lock = await client.acquireLock('shrunk');
+    const refusal = await client.sendHeartbeat(lock, { leaseDuration: 300 }).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(InvalidArgumentError);
+    expect((refusal as InvalidArgumentError).code).toBe('LEASE_TOO_SHORT');
+    await sleep(1_500);
+    expect(lock.state).toBe('held');
+    expect(client.hasLock('shrunk')).toBe(true);
+  }, 20_000);
+});
+
+describe('close() and an acquisition whose write is in flight', () => {
+  it('close() waits for the write to land and the lock to be released again', async () => {
+    const recorder = recording(bed.dynamoDBClient('closing'));
+    const client = bed.client({ ownerName: 'closing', leaseDuration: 1_000, heartbeatPeriod: 250 }, recorder.dynamoDB);
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    let putSent!: () => void;
+    const putStarted = new Promise<void>((resolve) => (putSent = resolve));
+    recorder.hold = async (command) => {
+      if (command.name !== 'PutItemCommand') return;
+      putSent();
+      await gate;
+    };
+
+    const acquiring = watch(client.acquireLock('in-flight'));
+    await putStarted;
+    const closing = watch(client.close());
+    await sleep(300);
+    const closeResolvedBeforeTheWriteLanded = closing.settled();
+    openGate();
+
+    await expect(acquiring.promise).rejects.toBeInstanceOf(LockClientClosedError);
+    await closing.promise;
+    // A caller may exit right after `await close()`: nothing may be left held.
+    expect(closeResolvedBeforeTheWriteLanded).toBe(false);
+    expect(await bed.item('in-flight')).toBeUndefined();
+  }, 20_000);
+});
+
+describe('lock data is copied, Buffers included', () => {
+  it('mutating the Buffer passed as data after calling acquireLock changes neither the stored nor the lock’s data', async () => {
+    const client = bed.client({ ownerName: 'buffer-user', leaseDuration: 1_000, heartbeatPeriod: 250 });
+    const buffer = Buffer.from('original');
+    const acquiring = client.acquireLock('buffered', { data: buffer });
+    buffer.write('MUTATED!'); // the caller reuses its buffer; the lock should not see this
+    const lock = await acquiring;
+
+    expect(text((await bed.item('buffered'))?.['data']?.B)).toBe('original');
+    expect(text(lock.data)).toBe('original');
+  }, 20_000);
+
+  it('the bytes returned by Lock.data are a copy', async () => {
+    const client = bed.client({ ownerName: 'buffer-reader', leaseDuration: 1_000, heartbeatPeriod: 250 });
+    const lock = await client.acquireLock('aliased', { data: Buffer.from('original') });
+    const copy = lock.data!;
+    copy.set(new TextEncoder().encode('MUTATED!'));
+    expect(text(lock.data)).toBe('original');
+  }, 20_000);
+});
