@@ -88,3 +88,34 @@ describe('lock data is copied, Buffers included', () => {
     expect(text(lock.data)).toBe('original');
   }, 20_000);
 });
+
+describe('a release DynamoDB refused without applying it', () => {
+  it('keeps the lock held and heartbeating, and a later release succeeds', async () => {
+    const recorder = recording(bed.dynamoDBClient('refused'));
+    const client = bed.client({ ownerName: 'refused', leaseDuration: 1_000, heartbeatPeriod: 250 }, recorder.dynamoDB);
+    const lock = await client.acquireLock('refused-release');
+    let refuseNextDelete = true;
+    recorder.hold = async (command) => {
+      if (command.name !== 'DeleteItemCommand' || !refuseNextDelete) return;
+      refuseNextDelete = false;
+      // What the SDK throws when DynamoDB throttles: an HTTP 400 answer, nothing applied.
+      throw Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), {
+        name: 'ProvisionedThroughputExceededException',
+        $fault: 'client',
+        $metadata: { httpStatusCode: 400 },
+      });
+    };
+
+    await expect(lock.release()).rejects.toMatchObject({ name: 'ProvisionedThroughputExceededException' });
+    expect(lock.state).toBe('held');
+    expect(client.hasLock('refused-release')).toBe(true);
+    const rvnAfterRefusal = lock.recordVersionNumber;
+    await sleep(1_500); // longer than the lease: only heartbeats can have kept it
+    expect(lock.state).toBe('held');
+    expect(lock.recordVersionNumber).not.toBe(rvnAfterRefusal);
+    expect(await bed.owner('refused-release')).toBe('refused');
+
+    expect(await lock.release()).toBe(true);
+    expect(await bed.item('refused-release')).toBeUndefined();
+  }, 20_000);
+});

@@ -309,3 +309,27 @@ describe('lockTableExists / assertLockTableExists', () => {
     await expect(client.assertLockTableExists()).rejects.toBeInstanceOf(LockTableDoesNotExistError);
   });
 });
+
+describe('listing checks the key schema first', () => {
+  test('a Scan or Query through the wrong key names fails LockTableSchemaMismatchError instead of mis-decoding', async () => {
+    const tableName = uniqueTableName('listing-schema');
+    const { client: sortKeyed } = lockClient({ tableName, sortKeyName: 'sortKey' });
+    await sortKeyed.createLockTable();
+    const lock = await sortKeyed.acquireLock('job', { sortKey: 'part-1' });
+
+    const { client: hashOnly } = lockClient({ tableName, ownerName: 'hash-only' });
+    const listAll = async () => {
+      for await (const snapshot of hashOnly.getAllLocks()) void snapshot;
+    };
+    const listByKey = async () => {
+      for await (const snapshot of hashOnly.getLocksByPartitionKey('job')) void snapshot;
+    };
+    expect(await rejectionOf(listAll())).toBeInstanceOf(LockTableSchemaMismatchError);
+    expect(await rejectionOf(listByKey())).toBeInstanceOf(LockTableSchemaMismatchError);
+
+    const listed = [];
+    for await (const snapshot of sortKeyed.getAllLocks()) listed.push(snapshot);
+    expect(listed.map((s) => [s.partitionKey, s.sortKey, s.additionalAttributes])).toEqual([['job', 'part-1', {}]]);
+    expect(await lock.release()).toBe(true);
+  });
+});

@@ -133,9 +133,6 @@ export function validateAcquireOptions(
     checkDuration('additionalTimeToWaitForLock', options.additionalTimeToWaitForLock, { allowInfinity: true });
   }
   const lease = options.leaseDuration === undefined ? ctx.defaultLeaseDuration : checkLockLease(options.leaseDuration, ctx);
-  if (options.data !== undefined && typeof options.data !== 'string' && !(options.data instanceof Uint8Array)) {
-    throw new InvalidArgumentError('INVALID_OPTION', 'data must be a Uint8Array (or Buffer) or a string');
-  }
   // The whole item is known but for the RVN (always 36 characters): check names and size before any call.
   validateItemSize(
     encodeLockItem(ctx.table, {

@@ -9,7 +9,7 @@ import { acquire, validateAcquireOptions, type AcquireContext, type AcquireLockO
 import { toBytes } from './bytes.js';
 import { childAbortController, type ChildAbortController } from './child-abort-controller.js';
 import { systemClock, type MonotonicClock } from './clock.js';
-import { httpStatusOf, isClientSideError, isConditionalCheckFailed } from './dynamodb-errors.js';
+import { httpStatusOf, isConditionalCheckFailed, wasRefusedUnapplied } from './dynamodb-errors.js';
 import {
   InvalidArgumentError,
   LockClientCloseError,
@@ -17,6 +17,8 @@ import {
   LockCurrentlyUnavailableError,
   LockLostError,
   LockNotGrantedError,
+  LockTableDoesNotExistError,
+  LockTableSchemaMismatchError,
 } from './errors.js';
 import { HeartbeatScheduler } from './heartbeat/scheduler.js';
 import { HeldLock, lockId } from './held-lock.js';
@@ -31,11 +33,15 @@ import {
 import { LockObservationCache } from './observation-cache.js';
 import { checkLockLease, resolveSettings, type LockClientOptions, type ResolvedSettings } from './options.js';
 import {
+  IS_RELEASED_VALUE,
+  LockAttribute,
+  assembleLockItem,
   buildHeartbeatRequest,
   buildQueryRequest,
   buildReleaseRequest,
   buildScanRequest,
   decodeLockItem,
+  validateItemSize,
   validateLockKey,
   type LockItem,
   type LockKey,
@@ -80,6 +86,8 @@ export class LockClient implements AsyncDisposable {
   /** Acquisitions under way; `close()` aborts them and waits for them to settle. */
   readonly #acquiring = new Map<ChildAbortController, Promise<unknown>>();
   #closing: Promise<void> | undefined;
+  /** Listing checks the table's key schema once per client. */
+  #listingSchemaCheck: Promise<void> | undefined;
 
   constructor(options: LockClientOptions) {
     this.#settings = resolveSettings(options);
@@ -201,17 +209,31 @@ export class LockClient implements AsyncDisposable {
     }
     this.#locks.set(held.id, lock);
 
-    if (this.#settings.backgroundHeartbeats) {
-      held.heartbeatTask = this.#scheduler.createTask(() => this.#backgroundHeartbeat(held, lock), { limited: true });
-      this.#scheduler.schedule(held.heartbeatTask, held.lookupTime + this.#settings.heartbeatPeriod);
-    }
     const monitor = options.sessionMonitor;
     if (monitor !== undefined) {
       held.sessionMonitor = { safeTimeWithoutHeartbeat: monitor.safeTimeWithoutHeartbeat, callback: monitor.callback, fired: false };
-      held.monitorTask = this.#scheduler.createTask(() => this.#checkSession(held), { limited: false });
+    }
+    this.#startBackgroundWork(held, lock);
+    return lock;
+  }
+
+  /** Schedules the lock's heartbeats and session checks on the client's scheduler. */
+  #startBackgroundWork(held: HeldLock, lock: Lock): void {
+    if (this.#settings.backgroundHeartbeats) {
+      held.heartbeatTask ??= this.#scheduler.createTask(() => this.#backgroundHeartbeat(held, lock), { limited: true });
+      this.#scheduler.schedule(held.heartbeatTask, held.lookupTime + this.#settings.heartbeatPeriod);
+    }
+    if (held.sessionMonitor !== undefined) {
+      held.monitorTask ??= this.#scheduler.createTask(() => this.#checkSession(held), { limited: false });
       this.#scheduleSessionCheck(held);
     }
-    return lock;
+  }
+
+  /** Refuses data that would push this lock's item over DynamoDB's item size limit. */
+  #checkItemSize(held: HeldLock, data: Uint8Array, released: boolean): void {
+    const item = assembleLockItem(this.#table, { ...held, data }, held.additionalAttributes);
+    if (released) item[LockAttribute.isReleased] = { S: IS_RELEASED_VALUE };
+    validateItemSize(item);
   }
 
   // ── Holding ──────────────────────────────────────────────────────────────
@@ -230,6 +252,7 @@ export class LockClient implements AsyncDisposable {
     const leaseDurationMs =
       options.leaseDuration === undefined ? held.leaseDurationMs : this.#checkLockLease(options.leaseDuration);
     const data = toBytes(options.data);
+    if (data !== undefined) this.#checkItemSize(held, data, false);
     this.#assertStillHeld(held);
     await held.exclusive(async () => {
       this.#assertStillHeld(held);
@@ -346,6 +369,7 @@ export class LockClient implements AsyncDisposable {
       throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'releaseLock: data can only be left on a lock released with deleteLock: false');
     }
     const data = toBytes(options.data);
+    if (data !== undefined) this.#checkItemSize(held, data, true);
     if (held.state !== 'held') return false;
     held.state = 'releasing';
     this.#untrack(held);
@@ -359,7 +383,14 @@ export class LockClient implements AsyncDisposable {
           held.state = 'lost';
           return false;
         }
-        if (options.bestEffort && isClientSideError(error)) {
+        if (wasRefusedUnapplied(error)) {
+          // DynamoDB answered and changed nothing: the lock is still ours, so keep it alive.
+          held.state = 'held';
+          this.#locks.set(held.id, lock);
+          this.#startBackgroundWork(held, lock);
+          throw error;
+        }
+        if (options.bestEffort) {
           held.state = 'released';
           this.#logger?.warn({ err: error, partitionKey: held.partitionKey }, 'best-effort release failed; the lock will expire');
           return false;
@@ -426,9 +457,10 @@ export class LockClient implements AsyncDisposable {
     send: (input: I) => Promise<{ Items?: LockItem[]; LastEvaluatedKey?: LockItem }>,
   ): AsyncGenerator<LockSnapshot> {
     this.#assertOpen();
-    let startKey: LockItem | undefined;
-    do {
-      const input = build(startKey);
+    let input = build(undefined); // validates the arguments before any call
+    this.#listingSchemaCheck ??= this.#checkSchemaForListing();
+    await this.#listingSchemaCheck;
+    for (;;) {
       let page: { Items?: LockItem[]; LastEvaluatedKey?: LockItem };
       try {
         page = await send(input);
@@ -437,8 +469,30 @@ export class LockClient implements AsyncDisposable {
       }
       const observedAt = this.#clock.now();
       for (const item of page.Items ?? []) yield new LockSnapshot(decodeLockItem(this.#table, item), observedAt);
-      startKey = page.LastEvaluatedKey !== undefined && Object.keys(page.LastEvaluatedKey).length > 0 ? page.LastEvaluatedKey : undefined;
-    } while (startKey !== undefined);
+      const next = page.LastEvaluatedKey;
+      if (next === undefined || Object.keys(next).length === 0) return;
+      input = build(next);
+    }
+  }
+
+  /**
+   * A Scan or Query through the wrong key names decodes without error (the
+   * sort key lands among the additional attributes), so listings check the
+   * key schema first. Without DescribeTable permission the check is skipped.
+   */
+  async #checkSchemaForListing(): Promise<void> {
+    try {
+      await this.assertLockTableExists();
+    } catch (error) {
+      const definite =
+        error instanceof LockTableSchemaMismatchError || (error instanceof LockTableDoesNotExistError && error.cause === undefined);
+      if (!definite) {
+        this.#logger?.debug({ err: error }, 'could not check the lock table key schema before listing');
+        return;
+      }
+      this.#listingSchemaCheck = undefined; // the table may be fixed or created later
+      throw error;
+    }
   }
 
   // ── The table ────────────────────────────────────────────────────────────

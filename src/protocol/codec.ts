@@ -58,15 +58,42 @@ function readNumber(text: string): number | NumberValue {
   return String(n) === text ? n : new NumberValueImpl(text);
 }
 
+/** DynamoDB nests documents (maps and lists) at most this deep. */
+const MAX_NESTING_DEPTH = 32;
+
+function checkStorable(item: LockItem, depth: number, path: string): void {
+  for (const [name, value] of Object.entries(item)) {
+    if (name.length === 0) {
+      throw new InvalidArgumentError('INVALID_ATTRIBUTE_VALUE', `Additional attributes: empty attribute name${path === '' ? '' : ` in ${path}`}`);
+    }
+    checkStorableValue(value, depth, path === '' ? name : `${path}.${name}`);
+  }
+}
+
+function checkStorableValue(value: AttributeValue, depth: number, path: string): void {
+  if (value.M === undefined && value.L === undefined) return;
+  if (depth >= MAX_NESTING_DEPTH) {
+    throw new InvalidArgumentError(
+      'INVALID_ATTRIBUTE_VALUE',
+      `Additional attribute ${JSON.stringify(path)} nests deeper than DynamoDB's ${MAX_NESTING_DEPTH} levels`,
+    );
+  }
+  if (value.M !== undefined) checkStorable(value.M, depth + 1, path);
+  else value.L?.forEach((element, i) => checkStorableValue(element, depth + 1, `${path}[${i}]`));
+}
+
 export function encodeAdditionalAttributes(attributes: AdditionalAttributes): LockItem {
+  let item: LockItem;
   try {
-    return marshall(attributes, { removeUndefinedValues: true, convertEmptyValues: false });
+    item = marshall(attributes, { removeUndefinedValues: true, convertEmptyValues: false });
   } catch (error) {
     throw new InvalidArgumentError(
       'INVALID_ATTRIBUTE_VALUE',
       `Additional attributes cannot be stored in DynamoDB: ${(error as Error).message}`,
     );
   }
+  checkStorable(item, 0, '');
+  return item;
 }
 
 export function decodeAdditionalAttributes(item: LockItem): AdditionalAttributes {
@@ -88,7 +115,16 @@ export function checkAdditionalAttributeNames(schema: KeySchemaNames, attributes
 /** Builds the item of PROTOCOL.md §2.3 (the order of entries mirrors Java's, though nothing depends on it). */
 export function encodeLockItem(schema: KeySchemaNames, record: LockRecordToWrite): LockItem {
   checkAdditionalAttributeNames(schema, record.additionalAttributes);
-  const item: LockItem = { ...encodeAdditionalAttributes(record.additionalAttributes) };
+  return assembleLockItem(schema, record, encodeAdditionalAttributes(record.additionalAttributes));
+}
+
+/** The same item, from additional attributes that are already encoded. */
+export function assembleLockItem(
+  schema: KeySchemaNames,
+  record: Omit<LockRecordToWrite, 'additionalAttributes'>,
+  additionalAttributes: LockItem,
+): LockItem {
+  const item: LockItem = { ...additionalAttributes };
   item[schema.partitionKeyName] = { S: record.partitionKey };
   item[LockAttribute.ownerName] = { S: record.ownerName };
   item[LockAttribute.leaseDuration] = { S: formatLeaseDuration(record.leaseDurationMs) };
