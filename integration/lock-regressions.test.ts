@@ -119,3 +119,42 @@ describe('a release DynamoDB refused without applying it', () => {
     expect(await bed.item('refused-release')).toBeUndefined();
   }, 20_000);
 });
+
+describe('holdLockOnServiceUnavailable', () => {
+  const serviceUnavailable = (): Error =>
+    Object.assign(new Error('Service unavailable'), {
+      name: 'ServiceUnavailable',
+      $fault: 'server',
+      $metadata: { httpStatusCode: 503 },
+    });
+
+  async function holderBehind503(holdLockOnServiceUnavailable: boolean) {
+    const recorder = recording(bed.dynamoDBClient(`h503${String(holdLockOnServiceUnavailable)}`));
+    const client = bed.client(
+      { ownerName: `h503-${String(holdLockOnServiceUnavailable)}`, leaseDuration: 1_000, heartbeatPeriod: 250, holdLockOnServiceUnavailable },
+      recorder.dynamoDB,
+    );
+    const key = `unavailable-${String(holdLockOnServiceUnavailable)}`;
+    const lock = await client.acquireLock(key);
+    const rvn = lock.recordVersionNumber;
+    recorder.hold = async (command) => {
+      if (command.name === 'UpdateItemCommand') throw serviceUnavailable();
+    };
+    await sleep(1_600); // heartbeats answered 503 for longer than the lease
+    return { lock, rvn, key };
+  }
+
+  it('on: the lock is kept locally although its RVN in the table never changed (the documented risk)', async () => {
+    const { lock, rvn, key } = await holderBehind503(true);
+    expect(lock.state).toBe('held');
+    expect(lock.isExpired()).toBe(false);
+    expect(lock.recordVersionNumber).toBe(rvn);
+    expect((await bed.item(key))?.['recordVersionNumber']?.S).toBe(rvn);
+  }, 20_000);
+
+  it('off (the default): the lock is given up once its lease ran out without a confirmed heartbeat', async () => {
+    const { lock } = await holderBehind503(false);
+    expect(lock.isExpired()).toBe(true);
+    expect(lock.state).toBe('lost');
+  }, 20_000);
+});

@@ -16,7 +16,7 @@ export type LockState = 'held' | 'releasing' | 'released' | 'lost';
 export interface SessionMonitor {
   /** Milliseconds after the last confirmed heartbeat at which the lock enters its danger zone. */
   readonly safeTimeWithoutHeartbeat: number;
-  readonly callback: ((lock: never) => void) | undefined;
+  readonly callback: (() => void) | undefined;
   fired: boolean;
 }
 

@@ -333,7 +333,7 @@ export class LockClient implements AsyncDisposable {
     }
     monitor.fired = true;
     try {
-      (monitor.callback as (() => void) | undefined)?.();
+      monitor.callback?.();
     } catch (error) {
       this.#logger?.error({ err: error, partitionKey: held.partitionKey }, 'session monitor callback threw');
     }
