@@ -519,13 +519,55 @@ describe('us → Java: our items have exactly the Java client’s attribute name
     const item = (await getRaw(table, key)) as Item;
     expect(attributeTypes(item)).toEqual(wireAttributeTypes(wire));
     expect(b64(item['data']?.B)).toBe(wire['data']?.B);
-    expectJavaReadable(table, item, { ownerName: client.ownerName, rvn: lock.recordVersionNumber, lease: 2_000, released: true, data: wire['data']?.B });
+    // Unlike Java, our release writes a new RVN (PROTOCOL.md §9.2 item 2): no late heartbeat can match it.
+    const releasedRvn = item['recordVersionNumber']?.S as string;
+    expect(releasedRvn).not.toBe(lock.recordVersionNumber);
+    expectJavaReadable(table, item, { ownerName: client.ownerName, rvn: releasedRvn, lease: 2_000, released: true, data: wire['data']?.B });
 
-    // Java's own takeover of a released lock (acquire-released-lock, owner-B's PutItem), replayed on ours.
+    // Java's own takeover of a released lock (acquire-released-lock, owner-B's PutItem), replayed on ours:
+    // its condition (C3) does not look at the RVN, so the new RVN changes nothing for it.
     const javaTakeover = recordedRequest(scenario('acquire-released-lock'), 'B', 'PutItem', table.tableName);
     const javaItem = { ...(javaTakeover.Item as Item), key: { S: key } };
     await table.raw.send(new PutItemCommand({ ...(javaTakeover as unknown as PutItemCommandInput), Item: javaItem }));
     expect(await getRaw(table, key)).toEqual(javaItem);
+  });
+
+  test('Java’s consistent takeover of a released lock still works on ours, and a late heartbeat cannot revive it', async () => {
+    const java = scenario('acquire-released-lock-consistent');
+    const table = await freshTable('our-released-consistent', java.table);
+    const { client } = ourClient(table);
+    const lock = await client.acquireLock('lock-1', { additionalTimeToWaitForLock: 0 });
+    const heldRvn = lock.recordVersionNumber;
+    expect(await lock.release({ deleteLock: false })).toBe(true);
+
+    // A Java heartbeat still carrying the pre-release RVN (C10 + U3, as Java sends it) fails:
+    // this is why the release writes a new RVN.
+    const javaHeartbeat = recordedRequest(scenario('heartbeat'), 'A', 'UpdateItem', table.tableName);
+    const lateHeartbeat = {
+      ...(javaHeartbeat as unknown as UpdateItemCommandInput),
+      Key: { key: { S: 'lock-1' } },
+      ExpressionAttributeValues: {
+        ...(javaHeartbeat.ExpressionAttributeValues as Item),
+        ':rvn': { S: heldRvn },
+        ':on': { S: client.ownerName },
+      },
+    };
+    expect(await rejectionOf(table.raw.send(new UpdateItemCommand(lateHeartbeat)))).toMatchObject({
+      name: 'ConditionalCheckFailedException',
+    });
+    expect((await getRaw(table, 'lock-1'))?.['isReleased']).toEqual({ S: '1' });
+
+    // Java's consistent takeover (C5) conditions on the RVN it reads after the release: the new one.
+    const releasedRvn = (await getRaw(table, 'lock-1'))?.['recordVersionNumber'] as { S: string };
+    const javaTakeover = recordedRequest(java, 'B', 'PutItem', table.tableName);
+    expect(javaTakeover.ConditionExpression).toBe('(attribute_exists(#pk) AND #rvn = :rvn AND #ir = :ir)');
+    await table.raw.send(
+      new PutItemCommand({
+        ...(javaTakeover as unknown as PutItemCommandInput),
+        ExpressionAttributeValues: { ...(javaTakeover.ExpressionAttributeValues as Item), ':rvn': releasedRvn },
+      }),
+    );
+    expect((await getRaw(table, 'lock-1'))?.['ownerName']).toEqual(javaTakeover.Item?.['ownerName']);
   });
 
   test('Java’s stale-lock takeover (acquire-expired-lock, owner-B’s PutItem) replayed on our held item is accepted, and we notice the loss', async () => {
@@ -623,7 +665,8 @@ describe('sort-key tables, both ways', () => {
     const releasedItem = (await getRaw(table, 'lock-1', 'shard-7')) as Item;
     expect(attributeTypes(releasedItem)).toEqual(wireAttributeTypes(releasedJava));
     expect(releasedItem['isReleased']).toEqual({ S: '1' });
-    expect(javaReadLockItem(releasedItem, 'key')).toMatchObject({ ownerName: client.ownerName, isReleased: true, recordVersionNumber: toRelease.recordVersionNumber });
+    expect(javaReadLockItem(releasedItem, 'key')).toMatchObject({ ownerName: client.ownerName, isReleased: true });
+    expect(releasedItem['recordVersionNumber']?.S).not.toBe(toRelease.recordVersionNumber);
 
     // Java's C4 takeover of a released sort-key lock, replayed on ours.
     const javaTakeover = recordedRequest(scenario('sort-key-acquire-released-and-expired'), 'B', 'PutItem', table.tableName);

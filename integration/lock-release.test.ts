@@ -60,7 +60,7 @@ describe('release', () => {
     expect(await bed.owner('deleted')).toBe('second');
   }, 20_000);
 
-  it('by mark-released: the item stays with isReleased "1", owner, lease and RVN intact, and is re-acquired at once', async () => {
+  it('by mark-released: the item stays with isReleased "1", owner and lease, gets a new RVN, and is re-acquired at once', async () => {
     const first = bed.client({ ownerName: 'first', leaseDuration: LONG_LEASE, heartbeatPeriod: 15_000 });
     const second = bed.client({ ownerName: 'second', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
     const lock = await first.acquireLock('kept', { deleteLockOnRelease: false, additionalAttributes: { purpose: 'report', shard: 7 } });
@@ -72,11 +72,15 @@ describe('release', () => {
     expect(lock.state).toBe('released');
 
     const released = await bed.item('kept');
+    // A new RVN, so that no late heartbeat or replayed release can match the released item.
+    const releasedRvn = released?.['recordVersionNumber']?.S;
+    expect(releasedRvn).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(releasedRvn).not.toBe(lock.recordVersionNumber);
     expect(released).toEqual({
       key: { S: 'kept' },
       ownerName: { S: 'first' },
       leaseDuration: { S: String(LONG_LEASE) },
-      recordVersionNumber: { S: lock.recordVersionNumber },
+      recordVersionNumber: { S: releasedRvn },
       isReleased: { S: '1' },
       purpose: { S: 'report' },
       shard: { N: '7' },
@@ -197,7 +201,7 @@ describe('lock data', () => {
     const stored = await bed.item('handoff');
     expect(stored?.['isReleased']).toEqual({ S: '1' });
     expect(stored?.['data']).toEqual({ B: bytes(9, 8, 7) });
-    expect(stored?.['recordVersionNumber']).toEqual({ S: rvn });
+    expect(stored?.['recordVersionNumber']?.S).not.toBe(rvn);
     expect(stored?.['ownerName']).toEqual({ S: 'first' });
 
     const next = await second.acquireLock('handoff', { replaceData: false });

@@ -35,6 +35,8 @@ export class HeldLock {
   /** As written to the table; decoded afresh for each reader. */
   readonly additionalAttributes: LockItem;
   recordVersionNumber: string;
+  /** RVNs of this client's writes whose replies were lost: the table may hold any of them. */
+  uncertainRecordVersionNumbers: string[] = [];
   leaseDurationMs: number;
   /** Monotonic time just before the last confirmed write was sent. */
   lookupTime: number;

@@ -262,17 +262,22 @@ export class LockClient implements AsyncDisposable {
         leaseDurationMs,
         data,
         deleteData: options.deleteData,
+        refuseReleased: true,
       });
       const sentAt = this.#clock.now();
       try {
         await sendWrite(this.#dynamoDB, request);
       } catch (error) {
         if (isConditionalCheckFailed(error)) {
-          this.#markLost(held, 'its heartbeat was refused: another client took it or it was deleted', error);
-          throw new LockLostError('its heartbeat was refused: another client took it or it was deleted', held, { cause: error });
+          this.#markLost(held, 'its heartbeat was refused: another client took it, or it was deleted or released', error);
+          throw new LockLostError('its heartbeat was refused: another client took it, or it was deleted or released', held, { cause: error });
+        }
+        if (!wasRefusedUnapplied(error)) {
+          // No answer, or a 5xx: the write may have been applied, so its RVN may now be the lock's.
+          held.uncertainRecordVersionNumbers.push(newRecordVersionNumber);
         }
         if (this.#settings.holdLockOnServiceUnavailable && httpStatusOf(error) === 503) {
-          // Java's opt-in: pretend the heartbeat worked. The RVN in the table did not change.
+          // Java's opt-in: pretend the heartbeat worked although the RVN in the table may not have changed.
           held.lookupTime = this.#clock.now();
           this.#scheduleSessionCheck(held);
           return;
@@ -280,6 +285,7 @@ export class LockClient implements AsyncDisposable {
         throw error;
       }
       held.recordVersionNumber = newRecordVersionNumber;
+      held.uncertainRecordVersionNumbers = [];
       held.lookupTime = sentAt;
       held.leaseDurationMs = leaseDurationMs;
       if (options.deleteData) held.data = undefined;
@@ -375,7 +381,14 @@ export class LockClient implements AsyncDisposable {
     this.#untrack(held);
     return held.exclusive(async () => {
       try {
-        await sendWrite(this.#dynamoDB, buildReleaseRequest(this.#table, held, { deleteLock, data }));
+        const request = buildReleaseRequest(this.#table, held, {
+          deleteLock,
+          data,
+          // A kept item gets a new RVN so that no late heartbeat or replayed release can match it.
+          newRecordVersionNumber: deleteLock ? undefined : randomUUID(),
+          refuseReleased: true,
+        });
+        await sendWrite(this.#dynamoDB, request);
         held.state = 'released';
         return true;
       } catch (error) {

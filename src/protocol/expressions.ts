@@ -23,6 +23,8 @@ export const ValuePlaceholder = Object.freeze({
   leaseDuration: ':ld',
   data: ':d',
   isReleased: ':ir',
+  /** Our extension: `:uncertainRvn0`, `:uncertainRvn1`, …, RVNs of the holder's writes whose replies were lost. */
+  uncertainRecordVersionNumberPrefix: ':uncertainRvn',
 });
 
 export const Condition = Object.freeze({
@@ -66,7 +68,42 @@ export const Update = Object.freeze({
   heartbeatReplacingData: 'SET #ld = :ld, #rvn = :newRvn, #d = :d',
   /** U7: appended to U6 by UpdateItem takeovers of released or expired locks. */
   removeIsReleasedSuffix: ' REMOVE #ir ',
+  /** Our mark-released (PROTOCOL.md §9.2 item 2): a new RVN, so no late heartbeat or second release can match. */
+  markReleasedWithNewRvn: 'SET #ir = :ir, #rvn = :newRvn',
+  markReleasedWithDataAndNewRvn: 'SET #ir = :ir, #d = :d, #rvn = :newRvn',
 });
+
+export interface HolderConditionOptions {
+  readonly sortKey: boolean;
+  /** Refuse an item marked released (PROTOCOL.md §9.2 item 3), so a late heartbeat cannot revive it. */
+  readonly refuseReleased: boolean;
+  /** How many RVNs of the holder's own writes with unknown outcome to accept besides `:rvn`. */
+  readonly uncertainRvnCount: number;
+}
+
+/**
+ * The condition of a holder's heartbeat or release. Without our two
+ * extensions it is Java's C10/C9, byte for byte; with them it stays at least
+ * as strict for every other client: only RVNs this holder wrote, under its
+ * own owner name, ever match.
+ */
+export function holderCondition(options: HolderConditionOptions): string {
+  if (!options.refuseReleased && options.uncertainRvnCount === 0) {
+    return options.sortKey ? Condition.heldByOwnerWithSortKey : Condition.heldByOwner;
+  }
+  const terms = ['attribute_exists(#pk)'];
+  if (options.sortKey) terms.push('attribute_exists(#sk)');
+  if (options.uncertainRvnCount === 0) {
+    terms.push('#rvn = :rvn');
+  } else {
+    const alternatives = ['#rvn = :rvn'];
+    for (let i = 0; i < options.uncertainRvnCount; i++) alternatives.push(`#rvn = :uncertainRvn${i}`);
+    terms.push(`(${alternatives.join(' OR ')})`);
+  }
+  terms.push('#on = :on');
+  if (options.refuseReleased) terms.push('attribute_not_exists(#ir)');
+  return terms.join(' AND ');
+}
 
 /** U6: `SET #k0=:v0,#k1=:v1,…`, the generated SET list of UpdateItem acquisitions. */
 export function setListExpression(entryCount: number): string {

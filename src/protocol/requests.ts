@@ -15,7 +15,7 @@ import type {
 } from '@aws-sdk/client-dynamodb';
 import { IS_RELEASED_VALUE, LockAttribute, type KeySchemaNames, type LockKey, type LockTable } from './attributes.js';
 import { encodeLockItem, formatLeaseDuration, type LockItem, type LockRecordToWrite } from './codec.js';
-import { Condition, PARTITION_KEY_CONDITION, Update, setListExpression } from './expressions.js';
+import { Condition, PARTITION_KEY_CONDITION, Update, holderCondition, setListExpression } from './expressions.js';
 import { validateItemSize, validateLockKey } from './limits.js';
 
 /** A conditional write, tagged with the DynamoDB operation that carries it. */
@@ -165,22 +165,45 @@ export function withOldItemOnConditionFailure(request: LockWriteRequest): LockWr
 /** The holder's proof of ownership: the RVN it last wrote and its owner name. */
 export interface HeldLockState extends LockKey {
   readonly ownerName: string;
+  /** The RVN of the holder's last confirmed write. */
   readonly recordVersionNumber: string;
+  /**
+   * RVNs of later writes of the holder whose replies were lost: any of them
+   * may be in the table. Accepted as proof too.
+   */
+  readonly uncertainRecordVersionNumbers?: readonly string[] | undefined;
 }
 
-function heldByOwner(schema: KeySchemaNames, held: HeldLockState): { condition: string; names: Names; values: Values } {
+export interface HolderProofOptions {
+  /** Refuse an item marked released (PROTOCOL.md §9.2 item 3). @default false, as Java */
+  readonly refuseReleased?: boolean | undefined;
+}
+
+function heldByOwner(
+  schema: KeySchemaNames,
+  held: HeldLockState,
+  proof: HolderProofOptions,
+): { condition: string; names: Names; values: Values } {
+  const names: Names = {
+    ...keyNames(schema),
+    '#on': LockAttribute.ownerName,
+    '#rvn': LockAttribute.recordVersionNumber,
+  };
+  const values: Values = { ':rvn': { S: held.recordVersionNumber }, ':on': { S: held.ownerName } };
+  const uncertain = held.uncertainRecordVersionNumbers ?? [];
+  uncertain.forEach((rvn, i) => {
+    values[`:uncertainRvn${i}`] = { S: rvn };
+  });
+  const refuseReleased = proof.refuseReleased === true;
+  if (refuseReleased) names['#ir'] = LockAttribute.isReleased;
   return {
-    condition: hasSortKey(schema) ? Condition.heldByOwnerWithSortKey : Condition.heldByOwner,
-    names: {
-      ...keyNames(schema),
-      '#on': LockAttribute.ownerName,
-      '#rvn': LockAttribute.recordVersionNumber,
-    },
-    values: { ':rvn': { S: held.recordVersionNumber }, ':on': { S: held.ownerName } },
+    condition: holderCondition({ sortKey: hasSortKey(schema), refuseReleased, uncertainRvnCount: uncertain.length }),
+    names,
+    values,
   };
 }
 
-export interface HeartbeatRequestOptions {
+export interface HeartbeatRequestOptions extends HolderProofOptions {
   readonly newRecordVersionNumber: string;
   /** The lease to advertise from now on. */
   readonly leaseDurationMs: number;
@@ -196,7 +219,7 @@ export function buildHeartbeatRequest(
   held: HeldLockState,
   options: HeartbeatRequestOptions,
 ): LockWriteRequest {
-  const { condition, names, values } = heldByOwner(table, held);
+  const { condition, names, values } = heldByOwner(table, held, options);
   names['#ld'] = LockAttribute.leaseDuration;
   values[':newRvn'] = { S: options.newRecordVersionNumber };
   values[':ld'] = { S: formatLeaseDuration(options.leaseDurationMs) };
@@ -222,11 +245,17 @@ export function buildHeartbeatRequest(
   };
 }
 
-export interface ReleaseRequestOptions {
+export interface ReleaseRequestOptions extends HolderProofOptions {
   /** Delete the item (true) or keep it, marked released (false). */
   readonly deleteLock: boolean;
   /** Data to leave on a lock that is marked released; ignored when deleting. */
   readonly data?: Uint8Array | undefined;
+  /**
+   * With `deleteLock: false`, also replace the RVN (PROTOCOL.md §9.2 item 2),
+   * so that neither a late heartbeat nor a replayed release can match the
+   * released item. Java leaves the RVN unchanged. @default none
+   */
+  readonly newRecordVersionNumber?: string | undefined;
 }
 
 /** The release DeleteItem or mark-released UpdateItem (PROTOCOL.md §4.8). */
@@ -235,7 +264,7 @@ export function buildReleaseRequest(
   held: HeldLockState,
   options: ReleaseRequestOptions,
 ): LockWriteRequest {
-  const { condition, names, values } = heldByOwner(table, held);
+  const { condition, names, values } = heldByOwner(table, held, options);
   const key = lockItemKey(table, held);
   if (options.deleteLock) {
     return {
@@ -251,11 +280,13 @@ export function buildReleaseRequest(
   }
   names['#ir'] = LockAttribute.isReleased;
   values[':ir'] = isReleasedValue();
-  let update: string = Update.markReleased;
+  const bumpRvn = options.newRecordVersionNumber !== undefined;
+  if (bumpRvn) values[':newRvn'] = { S: options.newRecordVersionNumber as string };
+  let update: string = bumpRvn ? Update.markReleasedWithNewRvn : Update.markReleased;
   if (options.data !== undefined) {
     names['#d'] = LockAttribute.data;
     values[':d'] = { B: options.data };
-    update = Update.markReleasedWithData;
+    update = bumpRvn ? Update.markReleasedWithDataAndNewRvn : Update.markReleasedWithData;
   }
   return {
     operation: 'UpdateItem',
