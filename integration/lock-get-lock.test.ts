@@ -95,14 +95,21 @@ describe('getLock', () => {
     expect(owner.hasLock('deleted')).toBe(false);
   }, 20_000);
 
-  it('hasLock turns false once a lock without heartbeats outlives its lease; getLock still returns it', async () => {
+  it('a lock without heartbeats that outlives its lease is given up: hasLock false, getLock reads the table', async () => {
     const client = bed.client({ ownerName: 'lazy', leaseDuration: 500, heartbeatPeriod: 100, backgroundHeartbeats: false });
     const lock = await client.acquireLock('lapsing');
     expect(client.hasLock('lapsing')).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 700));
     expect(lock.isExpired()).toBe(true);
+    expect(lock.state).toBe('lost');
     expect(client.hasLock('lapsing')).toBe(false);
-    // As in Java, the local object is returned even when locally expired (PROTOCOL.md §4.9).
-    expect(await client.getLock('lapsing')).toBe(lock);
+    // Unlike Java, a lapsed lock is no longer "ours": getLock shows the table, where the item still names us.
+    const seen = await client.getLock('lapsing');
+    expect(seen).toBeInstanceOf(LockSnapshot);
+    expect((seen as LockSnapshot).ownerName).toBe('lazy');
+    // As in Java, the lapsed lock can still be released while nobody took it.
+    expect(await lock.release()).toBe(true);
+    expect(lock.state).toBe('released');
+    expect(await client.getLock('lapsing')).toBeUndefined();
   }, 20_000);
 });

@@ -25,6 +25,7 @@ import {
   type LockHolder,
 } from './errors.js';
 import { lockId } from './held-lock.js';
+import { holderOf } from './lock-holder.js';
 import type { LockObservationCache } from './observation-cache.js';
 import { ACQUIRE_DEFAULTS, checkDuration, checkLockLease } from './options.js';
 import {
@@ -100,6 +101,8 @@ export interface AcquireContext {
   readonly defaultLeaseDuration: number;
   readonly heartbeatPeriod: number;
   readonly backgroundHeartbeats: boolean;
+  /** The client's `safetyMargin` option, if set. */
+  readonly safetyMargin: number | undefined;
   readonly clock: MonotonicClock;
   readonly observations: LockObservationCache;
   readonly logger: Logger | undefined;
@@ -116,16 +119,10 @@ export interface Acquisition {
 }
 
 
-const holderOf = (record: LockRecord): LockHolder => ({
-  ownerName: record.ownerName,
-  recordVersionNumber: record.recordVersionNumber,
-  leaseDurationMs: record.leaseDurationMs,
-  isReleased: record.isReleased,
-});
 
 /** Checks everything about the call that can be checked without DynamoDB. */
 export function validateAcquireOptions(
-  ctx: Pick<AcquireContext, 'table' | 'heartbeatPeriod' | 'backgroundHeartbeats' | 'defaultLeaseDuration' | 'ownerName'>,
+  ctx: Pick<AcquireContext, 'table' | 'heartbeatPeriod' | 'backgroundHeartbeats' | 'safetyMargin' | 'defaultLeaseDuration' | 'ownerName'>,
   key: LockKey, options: AcquireLockOptions): void {
   validateLockKey(ctx.table, key);
   if (options.refreshPeriod !== undefined) checkDuration('refreshPeriod', options.refreshPeriod);

@@ -70,15 +70,30 @@ export class LockCurrentlyUnavailableError extends DynamoDBLockError {
   }
 }
 
-/** A lock this client held was taken by another owner, deleted, or had lapsed. */
+/**
+ * How a held lock was lost:
+ * - `taken`: another owner holds it now;
+ * - `deleted`: its item is gone;
+ * - `released`: it was released (by this client, or its item was marked released);
+ * - `expired`: no heartbeat was confirmed within the lease minus the safety margin,
+ *   so this client can no longer be sure nobody else took it.
+ */
+export type LockLossKind = 'taken' | 'deleted' | 'released' | 'expired';
+
+/** A lock this client held can no longer be trusted to be held. */
 export class LockLostError extends DynamoDBLockError {
   override name = 'LockLostError';
   readonly partitionKey: string;
   readonly sortKey: string | undefined;
-  constructor(reason: string, lock: LockIdentity, options?: { cause?: unknown }) {
-    super(`Lock ${describeLock(lock)} is no longer held: ${reason}`, options);
+  readonly kind: LockLossKind;
+  /** The item as the refused heartbeat found it, when it still exists. */
+  readonly holder: LockHolder | undefined;
+  constructor(kind: LockLossKind, reason: string, lock: LockIdentity, options?: { cause?: unknown; holder?: LockHolder }) {
+    super(`Lock ${describeLock(lock)} is no longer held: ${reason}${describeHolder(options?.holder)}`, options);
     this.partitionKey = lock.partitionKey;
     this.sortKey = lock.sortKey;
+    this.kind = kind;
+    this.holder = options?.holder;
   }
 }
 

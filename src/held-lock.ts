@@ -2,6 +2,7 @@
  * The client's private, mutable record of a lock it holds. Users see it only
  * through the read-only {@link Lock} handle.
  */
+import type { LockLostError } from './errors.js';
 import type { ScheduledTask } from './heartbeat/scheduler.js';
 import type { LockItem, LockKey } from './protocol/index.js';
 
@@ -43,8 +44,12 @@ export class HeldLock {
   data: Uint8Array | undefined;
   state: LockState = 'held';
   sessionMonitor: SessionMonitor | undefined;
+  /** Milliseconds before the lease runs out at which the lock is given up. */
+  readonly safetyMarginMs: number;
   heartbeatTask: ScheduledTask | undefined;
+  expiryTask: ScheduledTask | undefined;
   monitorTask: ScheduledTask | undefined;
+  readonly #loss = new AbortController();
   #tail: Promise<unknown> = Promise.resolve();
 
   constructor(fields: {
@@ -56,6 +61,7 @@ export class HeldLock {
     data: Uint8Array | undefined;
     additionalAttributes: LockItem;
     deleteLockOnRelease: boolean;
+    safetyMarginMs: number;
   }) {
     this.id = lockId(fields.key);
     this.partitionKey = fields.key.partitionKey;
@@ -67,6 +73,30 @@ export class HeldLock {
     this.data = fields.data;
     this.additionalAttributes = fields.additionalAttributes;
     this.deleteLockOnRelease = fields.deleteLockOnRelease;
+    this.safetyMarginMs = fields.safetyMarginMs;
+  }
+
+  /** Aborts, with a {@link LockLostError}, once the lock ends for any reason. */
+  get signal(): AbortSignal {
+    return this.#loss.signal;
+  }
+
+  /** Why the lock ended, once it has. */
+  get endReason(): LockLostError | undefined {
+    return this.#loss.signal.aborted ? (this.#loss.signal.reason as LockLostError) : undefined;
+  }
+
+  /** Monotonic time until which the lock is safe to act on without a newer confirmed write. */
+  safeUntil(): number {
+    return this.lookupTime + this.leaseDurationMs - this.safetyMarginMs;
+  }
+
+  /** Moves the lock to its final state and aborts its signal; only the first call counts. */
+  end(state: 'released' | 'lost', reason: LockLostError): boolean {
+    if (this.state === 'released' || this.state === 'lost') return false;
+    this.state = state;
+    this.#loss.abort(reason);
+    return true;
   }
 
   /** Lease ran out on this client's clock, or the lock is no longer held. */

@@ -7,9 +7,10 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { acquire, validateAcquireOptions, type AcquireContext, type AcquireLockOptions, type Acquisition } from './acquire-lock.js';
 import { toBytes } from './bytes.js';
+import { deadlineSignal } from './deadline.js';
 import { childAbortController, type ChildAbortController } from './child-abort-controller.js';
 import { systemClock, type MonotonicClock } from './clock.js';
-import { httpStatusOf, isConditionalCheckFailed, wasRefusedUnapplied } from './dynamodb-errors.js';
+import { httpStatusOf, isConditionalCheckFailed, itemOfFailedCondition, wasRefusedUnapplied } from './dynamodb-errors.js';
 import {
   InvalidArgumentError,
   LockClientCloseError,
@@ -19,7 +20,11 @@ import {
   LockNotGrantedError,
   LockTableDoesNotExistError,
   LockTableSchemaMismatchError,
+  type LockHolder,
+  type LockLossKind,
 } from './errors.js';
+import { TypedEvents, type Subscription } from './events.js';
+import { LockKeeper, type KeeperHooks } from './heartbeat/lock-keeper.js';
 import { HeartbeatScheduler } from './heartbeat/scheduler.js';
 import { HeldLock, lockId } from './held-lock.js';
 import { Lock, LockSnapshot, type LockOperations, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
@@ -31,7 +36,14 @@ import {
   type CreateLockTableOptions,
 } from './lock-table.js';
 import { LockObservationCache } from './observation-cache.js';
-import { checkLockLease, resolveSettings, type LockClientOptions, type ResolvedSettings } from './options.js';
+import {
+  checkDuration,
+  checkLockLease,
+  resolveSettings,
+  safetyMarginFor,
+  type LockClientOptions,
+  type ResolvedSettings,
+} from './options.js';
 import {
   IS_RELEASED_VALUE,
   LockAttribute,
@@ -43,10 +55,12 @@ import {
   decodeLockItem,
   validateItemSize,
   validateLockKey,
+  withOldItemOnConditionFailure,
   type LockItem,
   type LockKey,
   type LockTable,
 } from './protocol/index.js';
+import { holderOf } from './lock-holder.js';
 import { readLock } from './read-lock.js';
 import { sendWrite } from './send-write.js';
 
@@ -60,6 +74,38 @@ export interface ListLocksOptions {
   readonly consistentRead?: boolean;
   readonly signal?: AbortSignal;
 }
+
+/** What {@link LockClient.on} reports. */
+export interface LockClientEvents {
+  /**
+   * A held lock was lost: taken over, deleted, marked released by someone
+   * else, or not renewed within its lease minus the safety margin. Fires once
+   * per lock, at the moment its `signal` aborts. Not for locks this client
+   * released itself.
+   */
+  lost: { readonly lock: Lock; readonly error: LockLostError };
+  /**
+   * A background heartbeat failed and the lock is still held: the first
+   * failure since the last confirmed heartbeat. `msUntilLost` is what is left
+   * of the lease before the lock is given up. Fires again only after a
+   * heartbeat was confirmed in between.
+   */
+  endangered: { readonly lock: Lock; readonly error: unknown; readonly msUntilLost: number };
+  /**
+   * Every failed background heartbeat attempt, retried or not. A refused
+   * heartbeat (the lock is gone) is reported by `lost` instead.
+   */
+  heartbeatError: { readonly lock: Lock; readonly error: unknown; readonly willRetry: boolean };
+  /** Every confirmed background heartbeat; `lagMs` is how late it started after it was due. */
+  heartbeat: { readonly lock: Lock; readonly lagMs: number };
+}
+
+export interface WithLockOptions extends AcquireLockOptions, LockKeyOptions {
+  /** Milliseconds the release after the routine may take; it is not retried. @default 5000 */
+  readonly releaseTimeout?: number;
+}
+
+const WITH_LOCK_RELEASE_TIMEOUT_MS = 5_000;
 
 /** Releases run this many at a time in `close()`. */
 const CLOSE_CONCURRENCY = 32;
@@ -75,6 +121,12 @@ export class LockClient implements AsyncDisposable {
   readonly #clock: MonotonicClock;
   readonly #logger: Logger | undefined;
   readonly #scheduler: HeartbeatScheduler;
+  readonly #keeper: LockKeeper;
+  readonly #events = new TypedEvents<LockClientEvents>((error, name) =>
+    this.#logger?.error({ err: error, event: name }, 'a lock client event listener threw'),
+  );
+  /** The handle of each held lock, for events. */
+  readonly #lockOf = new WeakMap<HeldLock, Lock>();
   readonly #observations: LockObservationCache;
   readonly #acquireContext: AcquireContext;
   readonly #lockOperations: LockOperations;
@@ -113,6 +165,14 @@ export class LockClient implements AsyncDisposable {
       concurrency: this.#settings.heartbeatConcurrency,
       logger: this.#logger,
     });
+    this.#keeper = new LockKeeper({
+      scheduler: this.#scheduler,
+      clock: this.#clock,
+      heartbeatPeriod: this.#settings.heartbeatPeriod,
+      backgroundHeartbeats: this.#settings.backgroundHeartbeats,
+      hooks: this.#keeperHooks(),
+      logger: this.#logger,
+    });
     this.#observations = new LockObservationCache(this.#settings.maxLockObservationCacheSize, this.#clock);
     this.#acquireContext = {
       dynamoDB: this.#dynamoDB,
@@ -121,6 +181,7 @@ export class LockClient implements AsyncDisposable {
       defaultLeaseDuration: this.#settings.leaseDuration,
       heartbeatPeriod: this.#settings.heartbeatPeriod,
       backgroundHeartbeats: this.#settings.backgroundHeartbeats,
+      safetyMargin: this.#settings.safetyMargin,
       clock: this.#clock,
       observations: this.#observations,
       logger: this.#logger,
@@ -130,6 +191,7 @@ export class LockClient implements AsyncDisposable {
       clock: this.#clock,
       releaseLock: (lock, releaseOptions) => this.releaseLock(lock, releaseOptions),
       sendHeartbeat: (lock, heartbeatOptions) => this.sendHeartbeat(lock, heartbeatOptions),
+      assertHeld: (lock) => this.#assertStillHeld(this.#heldLockOf(lock)),
     };
   }
 
@@ -198,14 +260,16 @@ export class LockClient implements AsyncDisposable {
       data: record.data,
       additionalAttributes: acquisition.additionalAttributes,
       deleteLockOnRelease: options.deleteLockOnRelease ?? true,
+      safetyMarginMs: safetyMarginFor(record.leaseDurationMs, this.#settings),
     });
     const lock = new Lock(held, this.#lockOperations);
     this.#heldOf.set(lock, held);
+    this.#lockOf.set(held, lock);
 
     const previous = this.#locks.get(held.id);
     if (previous !== undefined) {
       // This client took over its own earlier, lapsed hold of the same lock.
-      this.#markLost(this.#heldOf.get(previous) as HeldLock, 'this client acquired the lock again');
+      this.#markLost(this.#heldOf.get(previous) as HeldLock, 'taken', 'this client acquired the lock again');
     }
     this.#locks.set(held.id, lock);
 
@@ -213,20 +277,8 @@ export class LockClient implements AsyncDisposable {
     if (monitor !== undefined) {
       held.sessionMonitor = { safeTimeWithoutHeartbeat: monitor.safeTimeWithoutHeartbeat, callback: monitor.callback, fired: false };
     }
-    this.#startBackgroundWork(held, lock);
+    this.#keeper.track(held);
     return lock;
-  }
-
-  /** Schedules the lock's heartbeats and session checks on the client's scheduler. */
-  #startBackgroundWork(held: HeldLock, lock: Lock): void {
-    if (this.#settings.backgroundHeartbeats) {
-      held.heartbeatTask ??= this.#scheduler.createTask(() => this.#backgroundHeartbeat(held, lock), { limited: true });
-      this.#scheduler.schedule(held.heartbeatTask, held.lookupTime + this.#settings.heartbeatPeriod);
-    }
-    if (held.sessionMonitor !== undefined) {
-      held.monitorTask ??= this.#scheduler.createTask(() => this.#checkSession(held), { limited: false });
-      this.#scheduleSessionCheck(held);
-    }
   }
 
   /** Refuses data that would push this lock's item over DynamoDB's item size limit. */
@@ -240,7 +292,7 @@ export class LockClient implements AsyncDisposable {
 
   /**
    * Renews the lease of a lock this client holds (a new RVN, conditioned on
-   * the last one). Background heartbeats call this for you.
+   * the last one). Background heartbeats do this for you.
    *
    * @throws LockLostError when the lock is no longer held; it is then dropped.
    */
@@ -250,28 +302,31 @@ export class LockClient implements AsyncDisposable {
       throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'sendHeartbeat: pass data or deleteData, not both');
     }
     const leaseDurationMs =
-      options.leaseDuration === undefined ? held.leaseDurationMs : this.#checkLockLease(options.leaseDuration);
+      options.leaseDuration === undefined ? held.leaseDurationMs : checkLockLease(options.leaseDuration, this.#settings);
     const data = toBytes(options.data);
     if (data !== undefined) this.#checkItemSize(held, data, false);
     this.#assertStillHeld(held);
-    await held.exclusive(async () => {
+    const deadline = deadlineSignal(held.safeUntil() - this.#clock.now());
+    await this.#heartbeat(held, { leaseDurationMs, data, deleteData: options.deleteData }, deadline);
+  }
+
+  /** One heartbeat write, serialized with the lock's other writes. */
+  #heartbeat(
+    held: HeldLock,
+    change: { leaseDurationMs: number; data?: Uint8Array | undefined; deleteData?: boolean | undefined },
+    deadline: AbortSignal,
+  ): Promise<void> {
+    return held.exclusive(async () => {
       this.#assertStillHeld(held);
       const newRecordVersionNumber = randomUUID();
-      const request = buildHeartbeatRequest(this.#table, held, {
-        newRecordVersionNumber,
-        leaseDurationMs,
-        data,
-        deleteData: options.deleteData,
-        refuseReleased: true,
-      });
+      const request = withOldItemOnConditionFailure(
+        buildHeartbeatRequest(this.#table, held, { newRecordVersionNumber, refuseReleased: true, ...change }),
+      );
       const sentAt = this.#clock.now();
       try {
-        await sendWrite(this.#dynamoDB, request);
+        await sendWrite(this.#dynamoDB, request, deadline);
       } catch (error) {
-        if (isConditionalCheckFailed(error)) {
-          this.#markLost(held, 'its heartbeat was refused: another client took it, or it was deleted or released', error);
-          throw new LockLostError('its heartbeat was refused: another client took it, or it was deleted or released', held, { cause: error });
-        }
+        if (isConditionalCheckFailed(error)) throw this.#lostByRefusal(held, 'its heartbeat was refused', error);
         if (!wasRefusedUnapplied(error)) {
           // No answer, or a 5xx: the write may have been applied, so its RVN may now be the lock's.
           held.uncertainRecordVersionNumbers.push(newRecordVersionNumber);
@@ -279,7 +334,7 @@ export class LockClient implements AsyncDisposable {
         if (this.#settings.holdLockOnServiceUnavailable && httpStatusOf(error) === 503) {
           // Java's opt-in: pretend the heartbeat worked although the RVN in the table may not have changed.
           held.lookupTime = this.#clock.now();
-          this.#scheduleSessionCheck(held);
+          this.#keeper.confirmed(held);
           return;
         }
         throw error;
@@ -287,76 +342,123 @@ export class LockClient implements AsyncDisposable {
       held.recordVersionNumber = newRecordVersionNumber;
       held.uncertainRecordVersionNumbers = [];
       held.lookupTime = sentAt;
-      held.leaseDurationMs = leaseDurationMs;
-      if (options.deleteData) held.data = undefined;
-      else if (data !== undefined) held.data = data;
-      if (held.sessionMonitor !== undefined) held.sessionMonitor.fired = false;
-      this.#scheduleSessionCheck(held);
+      held.leaseDurationMs = change.leaseDurationMs;
+      if (change.deleteData) held.data = undefined;
+      else if (change.data !== undefined) held.data = change.data;
+      this.#endangered.delete(held);
+      this.#keeper.confirmed(held);
     });
   }
 
-  #checkLockLease(leaseDuration: unknown): number {
-    return checkLockLease(leaseDuration, this.#settings);
+  /** A holder's write failed its condition: the item shows what happened to the lock. */
+  #lostByRefusal(held: HeldLock, what: string, error: unknown): LockLostError {
+    const item = itemOfFailedCondition(error);
+    let holder: LockHolder | undefined;
+    try {
+      holder = item === undefined ? undefined : holderOf(decodeLockItem(this.#table, item));
+    } catch {
+      // An unreadable item still means the lock is not ours.
+    }
+    const kind: LockLossKind = item === undefined ? 'deleted' : holder?.isReleased ? 'released' : 'taken';
+    const reason = { deleted: 'its item was deleted', released: 'its item was marked released', taken: 'another client holds it', expired: '' }[kind];
+    return this.#markLost(held, kind, `${what}: ${reason}`, error, holder);
   }
 
+  /** Gives the lock up at once if its safe time has passed (even before the expiry task runs); throws unless held. */
   #assertStillHeld(held: HeldLock): void {
-    if (held.state === 'held' && held.isExpired(this.#clock.now())) {
-      this.#markLost(held, 'its lease ran out before a heartbeat succeeded');
-    }
-    if (held.state !== 'held') throw new LockLostError(`it is ${held.state}`, held);
+    if (held.state === 'held' && this.#clock.now() >= held.safeUntil()) this.#expire(held);
+    const ended = held.endReason;
+    if (ended !== undefined) throw ended;
+    if (held.state !== 'held') throw new LockLostError('released', 'it is being released', held);
   }
 
-  async #backgroundHeartbeat(held: HeldLock, lock: Lock): Promise<void> {
-    let failed = false;
-    try {
-      await this.sendHeartbeat(lock);
-    } catch (error) {
-      failed = true;
-      if (!(error instanceof LockLostError)) {
-        this.#logger?.warn({ err: error, partitionKey: held.partitionKey, sortKey: held.sortKey }, 'heartbeat failed; retrying');
-      }
-    }
-    if (held.state !== 'held' || held.heartbeatTask === undefined) return;
-    const period = this.#settings.heartbeatPeriod;
-    const now = this.#clock.now();
-    // After a failure, try again soon but not in a tight loop.
-    const next = failed ? now + Math.min(period / 4, 1_000) : held.lookupTime + period;
-    this.#scheduler.schedule(held.heartbeatTask, Math.max(next, now));
+  #expire(held: HeldLock): void {
+    this.#markLost(held, 'expired', `no heartbeat was confirmed within its lease of ${held.leaseDurationMs} ms minus the ${held.safetyMarginMs} ms safety margin`);
   }
 
-  #scheduleSessionCheck(held: HeldLock): void {
-    if (held.monitorTask === undefined || held.sessionMonitor === undefined || held.state !== 'held') return;
-    this.#scheduler.schedule(held.monitorTask, held.lookupTime + held.sessionMonitor.safeTimeWithoutHeartbeat);
+  /** Ends a held lock as lost: aborts its signal, stops its tasks, and tells listeners. */
+  #markLost(held: HeldLock, kind: LockLossKind, reason: string, cause?: unknown, holder?: LockHolder): LockLostError {
+    const error = new LockLostError(kind, reason, held, { cause, holder });
+    const lock = this.#untrack(held);
+    if (!held.end('lost', error)) return held.endReason ?? error;
+    this.#logger?.warn({ err: cause, partitionKey: held.partitionKey, sortKey: held.sortKey, kind }, `lock lost: ${reason}`);
+    if (lock !== undefined) this.#events.emit('lost', { lock, error });
+    return error;
   }
 
-  #checkSession(held: HeldLock): void {
-    const monitor = held.sessionMonitor;
-    if (monitor === undefined || held.state !== 'held' || monitor.fired) return;
-    const dueAt = held.lookupTime + monitor.safeTimeWithoutHeartbeat;
-    if (this.#clock.now() < dueAt) {
-      this.#scheduleSessionCheck(held);
-      return;
-    }
-    monitor.fired = true;
-    try {
-      monitor.callback?.();
-    } catch (error) {
-      this.#logger?.error({ err: error, partitionKey: held.partitionKey }, 'session monitor callback threw');
-    }
-  }
-
-  #markLost(held: HeldLock, reason: string, cause?: unknown): void {
-    if (held.state === 'lost' || held.state === 'released') return;
-    held.state = 'lost';
-    this.#untrack(held);
-    this.#logger?.warn({ err: cause, partitionKey: held.partitionKey, sortKey: held.sortKey }, `lock lost: ${reason}`);
-  }
-
-  #untrack(held: HeldLock): void {
+  /** Drops the lock from the held set and the scheduler; returns its handle. */
+  #untrack(held: HeldLock): Lock | undefined {
     const current = this.#locks.get(held.id);
-    if (current !== undefined && this.#heldOf.get(current) === held) this.#locks.delete(held.id);
-    if (held.heartbeatTask !== undefined) this.#scheduler.cancel(held.heartbeatTask);
-    if (held.monitorTask !== undefined) this.#scheduler.cancel(held.monitorTask);
+    const mine = current !== undefined && this.#heldOf.get(current) === held;
+    if (mine) this.#locks.delete(held.id);
+    this.#keeper.untrack(held);
+    return mine ? current : this.#handleOf(held);
+  }
+
+  #handleOf(held: HeldLock): Lock | undefined {
+    return this.#lockOf.get(held);
+  }
+
+  /** Background heartbeats failed since the last confirmed one; `endangered` fires once per such episode. */
+  readonly #endangered = new WeakSet<HeldLock>();
+
+  #keeperHooks(): KeeperHooks {
+    return {
+      heartbeat: (held, deadline) => this.#heartbeat(held, { leaseDurationMs: held.leaseDurationMs }, deadline),
+      expire: (held) => this.#expire(held),
+      heartbeatFailed: (held, error, willRetry) => {
+        const lock = this.#handleOf(held);
+        if (lock === undefined || error instanceof LockLostError) return;
+        this.#logger?.warn({ err: error, partitionKey: held.partitionKey, sortKey: held.sortKey, willRetry }, 'heartbeat failed');
+        this.#events.emit('heartbeatError', { lock, error, willRetry });
+        if (held.state === 'held' && !this.#endangered.has(held)) {
+          this.#endangered.add(held);
+          this.#events.emit('endangered', { lock, error, msUntilLost: held.safeUntil() - this.#clock.now() });
+        }
+      },
+      heartbeatConfirmed: (held, lagMs) => {
+        const lock = this.#handleOf(held);
+        if (lock !== undefined) this.#events.emit('heartbeat', { lock, lagMs });
+      },
+    };
+  }
+
+  /**
+   * Subscribes to what happens to this client's locks; see {@link LockClientEvents}.
+   * @returns a subscription whose `dispose()` unsubscribes.
+   */
+  on<Name extends keyof LockClientEvents>(name: Name, listener: (event: LockClientEvents[Name]) => void): Subscription {
+    return this.#events.on(name, listener);
+  }
+
+  /**
+   * Acquires the lock, runs `routine(signal, lock)`, and always releases the
+   * lock afterwards. `signal` aborts (with a {@link LockLostError}) the moment
+   * the lock can no longer be trusted, or when `options.signal` aborts; check
+   * `lock.throwIfLost()` right before each effect that needs the lock.
+   *
+   * The release is one attempt bounded by `releaseTimeout`; if it fails, the
+   * lock lapses after its lease. Resolves with the routine's result.
+   */
+  async withLock<T>(
+    partitionKey: string,
+    routine: (signal: AbortSignal, lock: Lock) => Promise<T> | T,
+    options: WithLockOptions = {},
+  ): Promise<T> {
+    const releaseTimeout = checkDuration('releaseTimeout', options.releaseTimeout ?? WITH_LOCK_RELEASE_TIMEOUT_MS, { min: 1 });
+    const lock = await this.acquireLock(partitionKey, options);
+    const scope = childAbortController(lock.signal);
+    const onCallerAbort = (): void => scope.abort(options.signal?.reason);
+    options.signal?.addEventListener('abort', onCallerAbort, { once: true });
+    try {
+      return await routine(scope.signal, lock);
+    } finally {
+      options.signal?.removeEventListener('abort', onCallerAbort);
+      scope.dispose();
+      await this.releaseLock(lock, { signal: deadlineSignal(releaseTimeout) }).catch((error: unknown) => {
+        this.#logger?.warn({ err: error, partitionKey }, 'withLock: release failed; the lock will lapse after its lease');
+      });
+    }
   }
 
   // ── Releasing ────────────────────────────────────────────────────────────
@@ -376,40 +478,44 @@ export class LockClient implements AsyncDisposable {
     }
     const data = toBytes(options.data);
     if (data !== undefined) this.#checkItemSize(held, data, true);
-    if (held.state !== 'held') return false;
-    held.state = 'releasing';
+    // As in Java, a lock given up only because its lease ran out locally may still be ours in
+    // the table; the conditional release then frees it for others without waiting a lease.
+    const lapsed = held.state === 'lost' && held.endReason?.kind === 'expired';
+    if (held.state !== 'held' && !lapsed) return false;
+    if (!lapsed) held.state = 'releasing';
     this.#untrack(held);
     return held.exclusive(async () => {
       try {
-        const request = buildReleaseRequest(this.#table, held, {
-          deleteLock,
-          data,
-          // A kept item gets a new RVN so that no late heartbeat or replayed release can match it.
-          newRecordVersionNumber: deleteLock ? undefined : randomUUID(),
-          refuseReleased: true,
-        });
-        await sendWrite(this.#dynamoDB, request);
-        held.state = 'released';
+        const request = withOldItemOnConditionFailure(
+          buildReleaseRequest(this.#table, held, {
+            deleteLock,
+            data,
+            // A kept item gets a new RVN so that no late heartbeat or replayed release can match it.
+            newRecordVersionNumber: deleteLock ? undefined : randomUUID(),
+            refuseReleased: true,
+          }),
+        );
+        await sendWrite(this.#dynamoDB, request, options.signal);
+        if (!held.end('released', new LockLostError('released', 'it was released by this client', held))) held.state = 'released';
         return true;
       } catch (error) {
         if (isConditionalCheckFailed(error)) {
-          held.state = 'lost';
+          this.#lostByRefusal(held, 'its release was refused', error);
           return false;
         }
-        if (wasRefusedUnapplied(error)) {
+        if (wasRefusedUnapplied(error) && !lapsed) {
           // DynamoDB answered and changed nothing: the lock is still ours, so keep it alive.
           held.state = 'held';
           this.#locks.set(held.id, lock);
-          this.#startBackgroundWork(held, lock);
+          this.#keeper.track(held);
           throw error;
         }
+        // Unknown outcome: heartbeats have stopped, so the lock lapses unless the release was applied.
+        held.end('lost', new LockLostError('released', 'its release got no answer; it is released or will lapse', held, { cause: error }));
         if (options.bestEffort) {
-          held.state = 'released';
-          this.#logger?.warn({ err: error, partitionKey: held.partitionKey }, 'best-effort release failed; the lock will expire');
+          this.#logger?.warn({ err: error, partitionKey: held.partitionKey }, 'best-effort release failed; the lock will lapse');
           return false;
         }
-        // Unknown outcome: heartbeats have stopped, so the lock lapses unless the release was applied.
-        held.state = 'lost';
         throw error;
       }
     });

@@ -19,8 +19,10 @@ export interface ReleaseLockOptions {
   readonly deleteLock?: boolean;
   /** Data to leave on an item that is kept (only with `deleteLock: false`). */
   readonly data?: Uint8Array | string;
-  /** Swallow network errors: the lock is then treated as released locally and expires in the table. @default false */
+  /** When the outcome is unknown (no answer, 5xx), return false instead of throwing; the lock then lapses. @default false */
   readonly bestEffort?: boolean;
+  /** Abandons the release call; its outcome is then unknown and the lock lapses if it was not applied. */
+  readonly signal?: AbortSignal;
 }
 
 export interface SendHeartbeatOptions {
@@ -37,6 +39,8 @@ export interface LockOperations {
   readonly clock: MonotonicClock;
   releaseLock(lock: Lock, options?: ReleaseLockOptions): Promise<boolean>;
   sendHeartbeat(lock: Lock, options?: SendHeartbeatOptions): Promise<void>;
+  /** Throws the lock's {@link LockLostError} unless it is held and within its safe time. */
+  assertHeld(lock: Lock): void;
 }
 
 
@@ -86,6 +90,25 @@ export class Lock implements AsyncDisposable {
   }
   get isReleased(): boolean {
     return this.#held.state === 'released';
+  }
+
+  /**
+   * Aborts, with a {@link LockLostError} as its reason, the moment this
+   * client can no longer be sure it holds the lock: taken over, deleted,
+   * released, or not renewed within its lease minus the safety margin.
+   */
+  get signal(): AbortSignal {
+    return this.#held.signal;
+  }
+
+  /**
+   * Throws the {@link LockLostError} unless the lock is held and within its
+   * safe time. It reads the monotonic clock itself, so it is right even when
+   * a long pause (GC, a stopped process) delayed the timer that aborts
+   * `signal`: call it right before each effect the lock guards.
+   */
+  throwIfLost(): void {
+    this.#ops.assertHeld(this);
   }
 
   /** True once the lease ran out on this client's clock since the last confirmed write, or the lock is not held. */

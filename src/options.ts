@@ -45,6 +45,13 @@ export interface LockClientSettings {
    * @default true
    */
   readonly backgroundHeartbeats?: boolean;
+  /**
+   * Milliseconds before a lock's lease runs out, counted from its last
+   * confirmed write, at which this client gives the lock up: `lock.signal`
+   * aborts and `lost` fires. Covers the time between a check and the act it
+   * guards. @default a tenth of each lock's lease
+   */
+  readonly safetyMargin?: number;
   /** How many heartbeats may be in flight at once. @default 32 */
   readonly heartbeatConcurrency?: number;
   /**
@@ -128,17 +135,34 @@ function checkName(name: string, value: unknown): string {
   return value;
 }
 
-/** A lease for one lock: background heartbeats must fit into it at least twice. */
-export function checkLockLease(
-  leaseDuration: unknown,
-  settings: Pick<ResolvedSettings, 'backgroundHeartbeats' | 'heartbeatPeriod'>,
-): number {
+type LeaseSettings = Pick<ResolvedSettings, 'backgroundHeartbeats' | 'heartbeatPeriod' | 'safetyMargin'>;
+
+/** The safety margin of a lock with this lease. */
+export function safetyMarginFor(leaseDuration: number, settings: Pick<ResolvedSettings, 'safetyMargin'>): number {
+  return settings.safetyMargin ?? Math.round(leaseDuration / 10);
+}
+
+/**
+ * A lease for one lock: background heartbeats must fit into it at least
+ * twice, and the first must be due before the safety margin starts.
+ */
+export function checkLockLease(leaseDuration: unknown, settings: LeaseSettings): number {
   const lease = checkDuration('leaseDuration', leaseDuration, { min: 1 });
   if (settings.backgroundHeartbeats && lease < 2 * settings.heartbeatPeriod) {
     throw new InvalidArgumentError(
       'LEASE_TOO_SHORT',
       `leaseDuration (${lease} ms) must be at least twice heartbeatPeriod (${settings.heartbeatPeriod} ms), ` +
         'so that one late heartbeat does not cost the lock; four times is recommended',
+    );
+  }
+  const margin = safetyMarginFor(lease, settings);
+  const floor = settings.backgroundHeartbeats ? settings.heartbeatPeriod : 0;
+  if (lease - margin <= floor) {
+    throw new InvalidArgumentError(
+      'LEASE_TOO_SHORT',
+      `leaseDuration (${lease} ms) minus safetyMargin (${margin} ms) must exceed ` +
+        (settings.backgroundHeartbeats ? `heartbeatPeriod (${settings.heartbeatPeriod} ms)` : 'zero') +
+        ', or the lock would be given up before it could be renewed',
     );
   }
   return lease;
@@ -155,6 +179,7 @@ export interface ResolvedSettings {
   readonly heartbeatConcurrency: number;
   readonly holdLockOnServiceUnavailable: boolean;
   readonly maxLockObservationCacheSize: number;
+  readonly safetyMargin: number | undefined;
 }
 
 /** Applies defaults and checks every option and their relations. */
@@ -176,6 +201,7 @@ export function resolveSettings(options: LockClientSettings): ResolvedSettings {
       'maxLockObservationCacheSize',
       options.maxLockObservationCacheSize ?? CLIENT_DEFAULTS.maxLockObservationCacheSize,
     ),
+    safetyMargin: options.safetyMargin === undefined ? undefined : checkDuration('safetyMargin', options.safetyMargin),
   };
   if (settings.partitionKeyName === settings.sortKeyName) {
     throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'partitionKeyName and sortKeyName must differ');

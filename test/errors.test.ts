@@ -33,7 +33,7 @@ const samples: ReadonlyArray<readonly [string, DynamoDBLockError]> = [
   ['DynamoDBLockError', new DynamoDBLockError('base', { cause })],
   ['LockNotGrantedError', new LockNotGrantedError('timed out', lock, holder, { cause })],
   ['LockCurrentlyUnavailableError', new LockCurrentlyUnavailableError(lock, holder, { cause })],
-  ['LockLostError', new LockLostError('heartbeat refused', lock, { cause })],
+  ['LockLostError', new LockLostError('taken', 'heartbeat refused', lock, { cause, holder })],
   ['LockTableDoesNotExistError', new LockTableDoesNotExistError('locks', { cause })],
   ['LockTableSchemaMismatchError', new LockTableSchemaMismatchError('locks', 'key (S)', 'id (S)', { cause })],
   ['SessionMonitorNotSetError', new SessionMonitorNotSetError('no monitor', { cause })],
@@ -70,9 +70,9 @@ describe('error classes', () => {
   );
 
   it('leaves cause undefined when none is given', () => {
-    expect(new LockLostError('r', lock).cause).toBeUndefined();
+    expect(new LockLostError('deleted', 'r', lock).cause).toBeUndefined();
     expect(new LockNotGrantedError('r', lock).cause).toBeUndefined();
-    expect('cause' in new LockLostError('r', lock)).toBe(false);
+    expect('cause' in new LockLostError('deleted', 'r', lock)).toBe(false);
   });
 
   it('LockCurrentlyUnavailableError is not a LockNotGrantedError (as in Java)', () => {
@@ -122,19 +122,28 @@ describe('error messages and fields', () => {
   });
 
   it('quotes keys so that odd keys stay unambiguous', () => {
-    const a = new LockLostError('r', { partitionKey: 'a/b' });
-    const b = new LockLostError('r', { partitionKey: 'a', sortKey: 'b' });
+    const a = new LockLostError('deleted', 'r', { partitionKey: 'a/b' });
+    const b = new LockLostError('deleted', 'r', { partitionKey: 'a', sortKey: 'b' });
     expect(a.message).not.toBe(b.message);
-    expect(new LockLostError('r', { partitionKey: 'x"y' }).message).toContain(JSON.stringify('x"y'));
+    expect(new LockLostError('deleted', 'r', { partitionKey: 'x"y' }).message).toContain(JSON.stringify('x"y'));
   });
 
   it('LockLostError names the lock and the reason', () => {
-    const error = new LockLostError('its heartbeat was refused', lock);
+    const error = new LockLostError('taken', 'its heartbeat was refused', lock);
     expect(error.message).toContain('"orders"');
     expect(error.message).toContain('"eu-1"');
     expect(error.message).toContain('its heartbeat was refused');
     expect(error.partitionKey).toBe('orders');
     expect(error.sortKey).toBe('eu-1');
+    expect(error.kind).toBe('taken');
+    expect(error.holder).toBeUndefined();
+  });
+
+  it('LockLostError names the new holder when it is known', () => {
+    const error = new LockLostError('taken', 'another client holds it', lock, { holder });
+    expect(error.holder).toEqual(holder);
+    expect(error.message).toContain(holder.ownerName);
+    expect(error.message).toContain(holder.recordVersionNumber);
   });
 
   it('table errors name the table; the schema mismatch shows both schemas', () => {
@@ -176,7 +185,7 @@ describe('is… guards', () => {
   const guards: ReadonlyArray<readonly [string, (e: unknown) => boolean, Error]> = [
     ['LockNotGrantedError', isLockNotGrantedError, new LockNotGrantedError('r', lock)],
     ['LockCurrentlyUnavailableError', isLockCurrentlyUnavailableError, new LockCurrentlyUnavailableError(lock)],
-    ['LockLostError', isLockLostError, new LockLostError('r', lock)],
+    ['LockLostError', isLockLostError, new LockLostError('deleted', 'r', lock)],
     ['MalformedLockItemError', isMalformedLockItemError, new MalformedLockItemError('a', 'b')],
   ];
 

@@ -86,6 +86,7 @@ function heldLock(overrides: Partial<{ lookupTime: number; leaseDurationMs: numb
     data: undefined,
     additionalAttributes: {},
     deleteLockOnRelease: true,
+    safetyMarginMs: 10,
   });
 }
 

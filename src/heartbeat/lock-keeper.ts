@@ -1,0 +1,159 @@
+/**
+ * Keeps held locks alive on the client's one scheduler. Each lock has up to
+ * three tasks in the scheduler's heap, never a timer of its own:
+ *
+ * - heartbeat: one heartbeat period (less up to 10 % jitter, so locks taken
+ *   together drift apart) after the lock's last confirmed write; transient
+ *   failures are retried with backoff while the lease is still safe;
+ * - expiry: the moment the lease minus the safety margin has passed since
+ *   the last confirmed write, when the lock must be given up;
+ * - session check: Java's session monitor (`safeTimeWithoutHeartbeat`).
+ */
+import pRetry from 'p-retry';
+import type { Logger } from 'pino';
+import type { MonotonicClock } from '../clock.js';
+import { deadlineSignal } from '../deadline.js';
+import { isTransient } from '../dynamodb-errors.js';
+import type { HeldLock } from '../held-lock.js';
+import type { HeartbeatScheduler } from './scheduler.js';
+
+export interface KeeperHooks {
+  /** Sends one heartbeat; `deadline` aborts it once the lease is no longer safe. Throws on failure. */
+  heartbeat(held: HeldLock, deadline: AbortSignal): Promise<void>;
+  /** The lease minus the safety margin has passed without a confirmed heartbeat. */
+  expire(held: HeldLock): void;
+  /** A background heartbeat attempt failed. */
+  heartbeatFailed(held: HeldLock, error: unknown, willRetry: boolean): void;
+  /** A background heartbeat was confirmed `lagMs` after it was due. */
+  heartbeatConfirmed(held: HeldLock, lagMs: number): void;
+}
+
+export interface LockKeeperOptions {
+  readonly scheduler: HeartbeatScheduler;
+  readonly clock: MonotonicClock;
+  readonly heartbeatPeriod: number;
+  /** When false, only expiry and session checks are scheduled; the caller heartbeats. */
+  readonly backgroundHeartbeats: boolean;
+  readonly hooks: KeeperHooks;
+  readonly logger?: Logger | undefined;
+  /** In [0, 1); replace only in tests. @default Math.random */
+  readonly random?: () => number;
+}
+
+/** Heartbeats are due up to this fraction of a period early, never late. */
+const JITTER = 0.1;
+
+export class LockKeeper {
+  readonly #options: LockKeeperOptions;
+  readonly #random: () => number;
+
+  constructor(options: LockKeeperOptions) {
+    this.#options = options;
+    this.#random = options.random ?? Math.random;
+  }
+
+  /** Starts keeping a lock that was just acquired (or is held again). */
+  track(held: HeldLock): void {
+    const { scheduler, backgroundHeartbeats } = this.#options;
+    if (backgroundHeartbeats) {
+      held.heartbeatTask ??= scheduler.createTask(() => this.#beat(held), { limited: true });
+      this.#scheduleHeartbeat(held);
+    }
+    held.expiryTask ??= scheduler.createTask(() => this.#checkExpiry(held), { limited: false });
+    if (held.sessionMonitor !== undefined) {
+      held.monitorTask ??= scheduler.createTask(() => this.#checkSession(held), { limited: false });
+    }
+    this.confirmed(held);
+  }
+
+  /** A write of the lock was confirmed (its `lookupTime` moved): move its deadlines. */
+  confirmed(held: HeldLock): void {
+    if (held.state !== 'held') return;
+    const { scheduler } = this.#options;
+    if (held.expiryTask !== undefined) scheduler.schedule(held.expiryTask, held.safeUntil());
+    const monitor = held.sessionMonitor;
+    if (held.monitorTask !== undefined && monitor !== undefined) {
+      monitor.fired = false;
+      scheduler.schedule(held.monitorTask, held.lookupTime + monitor.safeTimeWithoutHeartbeat);
+    }
+  }
+
+  /** Stops every task of the lock. A heartbeat already in flight finishes. */
+  untrack(held: HeldLock): void {
+    const { scheduler } = this.#options;
+    for (const task of [held.heartbeatTask, held.expiryTask, held.monitorTask]) {
+      if (task !== undefined) scheduler.cancel(task);
+    }
+  }
+
+  #scheduleHeartbeat(held: HeldLock, retryAt?: number): void {
+    if (held.heartbeatTask === undefined || held.state !== 'held') return;
+    const period = this.#options.heartbeatPeriod;
+    const dueAt = retryAt ?? held.lookupTime + period * (1 - JITTER * this.#random());
+    this.#options.scheduler.schedule(held.heartbeatTask, dueAt);
+  }
+
+  async #beat(held: HeldLock): Promise<void> {
+    if (held.state !== 'held') return;
+    const { clock, hooks, heartbeatPeriod } = this.#options;
+    const lagMs = Math.max(0, clock.now() - (held.heartbeatTask?.dueAt ?? clock.now()));
+    const safeFor = (): number => held.safeUntil() - clock.now();
+    let failed = false;
+    try {
+      await pRetry(
+        async () => {
+          // Each attempt may take at most what is left of the lease: a later reply would be useless.
+          await hooks.heartbeat(held, deadlineSignal(safeFor()));
+        },
+        {
+          retries: 8,
+          factor: 2,
+          minTimeout: Math.min(100, heartbeatPeriod / 10),
+          maxTimeout: heartbeatPeriod / 2,
+          randomize: true,
+          // Give the concurrency slot back within about a period; the next run starts over.
+          maxRetryTime: Math.max(0, Math.min(heartbeatPeriod, safeFor())),
+          signal: held.signal,
+          unref: true,
+          shouldRetry: ({ error }) => isTransient(error) && held.state === 'held' && safeFor() > 0,
+          onFailedAttempt: ({ error, retriesLeft }) => {
+            const willRetry = retriesLeft > 0 && isTransient(error) && held.state === 'held' && safeFor() > 0;
+            hooks.heartbeatFailed(held, error, willRetry);
+          },
+        },
+      );
+      hooks.heartbeatConfirmed(held, lagMs);
+    } catch (error) {
+      failed = true;
+      this.#options.logger?.debug({ err: error, partitionKey: held.partitionKey }, 'background heartbeat failed');
+    }
+    if (held.state !== 'held') return;
+    // After a failed run, try again soon (not in a tight loop); the expiry task ends it if it is too late.
+    this.#scheduleHeartbeat(held, failed ? clock.now() + Math.min(heartbeatPeriod / 4, 1_000) : undefined);
+  }
+
+  #checkExpiry(held: HeldLock): void {
+    if (held.state !== 'held' || held.expiryTask === undefined) return;
+    if (this.#options.clock.now() < held.safeUntil()) {
+      this.#options.scheduler.schedule(held.expiryTask, held.safeUntil());
+      return;
+    }
+    this.#options.hooks.expire(held);
+  }
+
+  #checkSession(held: HeldLock): void {
+    const monitor = held.sessionMonitor;
+    if (monitor === undefined || held.monitorTask === undefined || held.state !== 'held' || monitor.fired) return;
+    const dueAt = held.lookupTime + monitor.safeTimeWithoutHeartbeat;
+    if (this.#options.clock.now() < dueAt) {
+      this.#options.scheduler.schedule(held.monitorTask, dueAt);
+      return;
+    }
+    monitor.fired = true;
+    try {
+      monitor.callback?.();
+    } catch (error) {
+      this.#options.logger?.error({ err: error, partitionKey: held.partitionKey }, 'session monitor callback threw');
+    }
+  }
+}

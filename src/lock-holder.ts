@@ -1,0 +1,10 @@
+/** What an error says about the holder of a lock, from the item as read. */
+import type { LockHolder } from './errors.js';
+import type { LockRecord } from './protocol/index.js';
+
+export const holderOf = (record: LockRecord): LockHolder => ({
+  ownerName: record.ownerName,
+  recordVersionNumber: record.recordVersionNumber,
+  leaseDurationMs: record.leaseDurationMs,
+  isReleased: record.isReleased,
+});
