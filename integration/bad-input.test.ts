@@ -256,10 +256,11 @@ const localRows: Row[] = [
   { input: 'negative heartbeatPeriod', action: (b) => b.client({ heartbeatPeriod: -500 }), error: InvalidArgumentError, code: 'INVALID_DURATION', message: 'heartbeatPeriod must be a whole number of milliseconds ≥ 1, got -500' },
   { input: 'fractional heartbeatPeriod', action: (b) => b.client({ heartbeatPeriod: 0.5 }), error: InvalidArgumentError, code: 'INVALID_DURATION', message: 'heartbeatPeriod must be a whole number of milliseconds ≥ 1, got 0.5' },
   { input: 'zero heartbeatConcurrency', action: (b) => b.client({ heartbeatConcurrency: 0 }), error: InvalidArgumentError, code: 'INVALID_OPTION', message: 'heartbeatConcurrency must be a whole number ≥ 1, got 0' },
-  { input: 'empty tableName', action: (b) => b.client({ tableName: '' }), error: InvalidArgumentError, code: 'INVALID_OPTION', message: 'tableName must be a non-empty string' },
+  { input: 'empty tableName', action: (b) => b.client({ tableName: '' }), error: InvalidArgumentError, code: 'INVALID_OPTION', message: "tableName must be 3 to 255 characters of A-Z, a-z, 0-9, '_', '-' and '.'" },
+  { input: 'tableName DynamoDB would refuse', action: (b) => b.client({ tableName: 'no spaces' }), error: InvalidArgumentError, code: 'INVALID_OPTION', message: 'got "no spaces"' },
   { input: 'empty ownerName', action: (b) => b.client({ ownerName: '' }), error: InvalidArgumentError, code: 'INVALID_OPTION', message: 'ownerName must be a non-empty string' },
   { input: 'sortKeyName equal to partitionKeyName', action: (b) => b.client({ sortKeyName: 'key' }), error: InvalidArgumentError, code: 'CONFLICTING_OPTIONS', message: 'partitionKeyName and sortKeyName must differ' },
-  { input: 'neither dynamoDB nor dynamoDBConfig', action: () => new LockClient({ tableName: 't' } as never), error: InvalidArgumentError, code: 'INVALID_OPTION', message: 'Pass either dynamoDB (a DynamoDBClient) or dynamoDBConfig' },
+  { input: 'neither dynamoDB nor dynamoDBConfig', action: () => new LockClient({ tableName: 'locks' } as never), error: InvalidArgumentError, code: 'INVALID_OPTION', message: 'Pass either dynamoDB (a DynamoDBClient) or dynamoDBConfig' },
 
   // ── Acquire options ──────────────────────────────────────────────────────
   { input: 'negative refreshPeriod', action: (b) => b.hash.acquireLock('k', { refreshPeriod: -1 }), error: InvalidArgumentError, code: 'INVALID_DURATION', message: 'refreshPeriod must be a whole number of milliseconds ≥ 0, got -1' },

@@ -1,4 +1,11 @@
-export { LockClient, type LockKeyOptions, type ListLocksOptions } from './lock-client.js';
+export {
+  LockClient,
+  type LockKeyOptions,
+  type ListLocksOptions,
+  type LockClientEvents,
+  type WithLockOptions,
+} from './lock-client.js';
+export type { Subscription } from './events.js';
 export { Lock, LockSnapshot, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
 export type { LockState } from './held-lock.js';
 export type { AcquireLockOptions } from './acquire-lock.js';

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { acquire, validateAcquireOptions, type AcquireContext, type AcquireLockOptions, type Acquisition } from './acquire-lock.js';
 import { toBytes } from './bytes.js';
-import { deadlineSignal } from './deadline.js';
+import { deadline } from './deadline.js';
 import { childAbortController, type ChildAbortController } from './child-abort-controller.js';
 import { systemClock, type MonotonicClock } from './clock.js';
 import { httpStatusOf, isConditionalCheckFailed, itemOfFailedCondition, wasRefusedUnapplied } from './dynamodb-errors.js';
@@ -306,15 +306,19 @@ export class LockClient implements AsyncDisposable {
     const data = toBytes(options.data);
     if (data !== undefined) this.#checkItemSize(held, data, false);
     this.#assertStillHeld(held);
-    const deadline = deadlineSignal(held.safeUntil() - this.#clock.now());
-    await this.#heartbeat(held, { leaseDurationMs, data, deleteData: options.deleteData }, deadline);
+    const attempt = deadline(held.safeUntil() - this.#clock.now());
+    try {
+      await this.#heartbeat(held, { leaseDurationMs, data, deleteData: options.deleteData }, attempt.signal);
+    } finally {
+      attempt.clear();
+    }
   }
 
   /** One heartbeat write, serialized with the lock's other writes. */
   #heartbeat(
     held: HeldLock,
     change: { leaseDurationMs: number; data?: Uint8Array | undefined; deleteData?: boolean | undefined },
-    deadline: AbortSignal,
+    until: AbortSignal,
   ): Promise<void> {
     return held.exclusive(async () => {
       this.#assertStillHeld(held);
@@ -324,7 +328,7 @@ export class LockClient implements AsyncDisposable {
       );
       const sentAt = this.#clock.now();
       try {
-        await sendWrite(this.#dynamoDB, request, deadline);
+        await sendWrite(this.#dynamoDB, request, until);
       } catch (error) {
         if (isConditionalCheckFailed(error)) throw this.#lostByRefusal(held, 'its heartbeat was refused', error);
         if (!wasRefusedUnapplied(error)) {
@@ -404,7 +408,7 @@ export class LockClient implements AsyncDisposable {
 
   #keeperHooks(): KeeperHooks {
     return {
-      heartbeat: (held, deadline) => this.#heartbeat(held, { leaseDurationMs: held.leaseDurationMs }, deadline),
+      heartbeat: (held, until) => this.#heartbeat(held, { leaseDurationMs: held.leaseDurationMs }, until),
       expire: (held) => this.#expire(held),
       heartbeatFailed: (held, error, willRetry) => {
         const lock = this.#handleOf(held);
@@ -455,9 +459,12 @@ export class LockClient implements AsyncDisposable {
     } finally {
       options.signal?.removeEventListener('abort', onCallerAbort);
       scope.dispose();
-      await this.releaseLock(lock, { signal: deadlineSignal(releaseTimeout) }).catch((error: unknown) => {
-        this.#logger?.warn({ err: error, partitionKey }, 'withLock: release failed; the lock will lapse after its lease');
-      });
+      const bound = deadline(releaseTimeout);
+      await this.releaseLock(lock, { signal: bound.signal })
+        .catch((error: unknown) => {
+          this.#logger?.warn({ err: error, partitionKey }, 'withLock: release failed; the lock will lapse after its lease');
+        })
+        .finally(() => bound.clear());
     }
   }
 

@@ -168,6 +168,18 @@ export function checkLockLease(leaseDuration: unknown, settings: LeaseSettings):
   return lease;
 }
 
+const TABLE_NAME = /^[A-Za-z0-9_.-]{3,255}$/;
+
+function checkTableName(value: unknown): string {
+  if (typeof value !== 'string' || !TABLE_NAME.test(value)) {
+    throw new InvalidArgumentError(
+      'INVALID_OPTION',
+      `tableName must be 3 to 255 characters of A-Z, a-z, 0-9, '_', '-' and '.', got ${JSON.stringify(value)}`,
+    );
+  }
+  return value;
+}
+
 export interface ResolvedSettings {
   readonly tableName: string;
   readonly partitionKeyName: string;
@@ -185,7 +197,7 @@ export interface ResolvedSettings {
 /** Applies defaults and checks every option and their relations. */
 export function resolveSettings(options: LockClientSettings): ResolvedSettings {
   const settings: ResolvedSettings = {
-    tableName: checkName('tableName', options.tableName),
+    tableName: checkTableName(options.tableName),
     partitionKeyName: checkName('partitionKeyName', options.partitionKeyName ?? CLIENT_DEFAULTS.partitionKeyName),
     sortKeyName: options.sortKeyName === undefined ? undefined : checkName('sortKeyName', options.sortKeyName),
     ownerName: options.ownerName === undefined ? defaultOwnerName() : checkName('ownerName', options.ownerName),

@@ -10,7 +10,9 @@ import {
   checkDuration,
   CLIENT_DEFAULTS,
   defaultOwnerName,
+  checkLockLease,
   resolveSettings,
+  safetyMarginFor,
   type LockClientSettings,
 } from '../src/options.js';
 
@@ -105,7 +107,7 @@ describe('resolveSettings: defaults', () => {
 
   it('keeps every option it is given', () => {
     const resolved = resolveSettings({
-      tableName: 't',
+      tableName: 'locks',
       partitionKeyName: 'pk',
       sortKeyName: 'sk',
       ownerName: 'me',
@@ -117,7 +119,7 @@ describe('resolveSettings: defaults', () => {
       maxLockObservationCacheSize: 1,
     });
     expect(resolved).toEqual({
-      tableName: 't',
+      tableName: 'locks',
       partitionKeyName: 'pk',
       sortKeyName: 'sk',
       ownerName: 'me',
@@ -133,25 +135,25 @@ describe('resolveSettings: defaults', () => {
 
 describe('resolveSettings: lease versus heartbeat period', () => {
   it('refuses a lease shorter than twice the heartbeat period when heartbeating in the background', () => {
-    const error = expectCode(() => resolveSettings({ tableName: 't', leaseDuration: 9_999, heartbeatPeriod: 5_000 }), 'LEASE_TOO_SHORT');
+    const error = expectCode(() => resolveSettings({ tableName: 'locks', leaseDuration: 9_999, heartbeatPeriod: 5_000 }), 'LEASE_TOO_SHORT');
     expect(error.message).toContain('9999');
     expect(error.message).toContain('5000');
-    expectCode(() => resolveSettings({ tableName: 't', leaseDuration: 5_000 }), 'LEASE_TOO_SHORT'); // default period 5000
-    expectCode(() => resolveSettings({ tableName: 't', heartbeatPeriod: 10_001 }), 'LEASE_TOO_SHORT'); // default lease 20000
+    expectCode(() => resolveSettings({ tableName: 'locks', leaseDuration: 5_000 }), 'LEASE_TOO_SHORT'); // default period 5000
+    expectCode(() => resolveSettings({ tableName: 'locks', heartbeatPeriod: 10_001 }), 'LEASE_TOO_SHORT'); // default lease 20000
     expectCode(
-      () => resolveSettings({ tableName: 't', leaseDuration: 1_000, heartbeatPeriod: 5_000, backgroundHeartbeats: true }),
+      () => resolveSettings({ tableName: 'locks', leaseDuration: 1_000, heartbeatPeriod: 5_000, backgroundHeartbeats: true }),
       'LEASE_TOO_SHORT',
     );
   });
 
   it('allows exactly twice the heartbeat period', () => {
-    expect(resolveSettings({ tableName: 't', leaseDuration: 10_000, heartbeatPeriod: 5_000 }).leaseDuration).toBe(10_000);
-    expect(resolveSettings({ tableName: 't', heartbeatPeriod: 10_000 }).heartbeatPeriod).toBe(10_000);
-    expect(resolveSettings({ tableName: 't', leaseDuration: 2, heartbeatPeriod: 1 }).leaseDuration).toBe(2);
+    expect(resolveSettings({ tableName: 'locks', leaseDuration: 10_000, heartbeatPeriod: 5_000 }).leaseDuration).toBe(10_000);
+    expect(resolveSettings({ tableName: 'locks', heartbeatPeriod: 10_000 }).heartbeatPeriod).toBe(10_000);
+    expect(resolveSettings({ tableName: 'locks', leaseDuration: 2, heartbeatPeriod: 1 }).leaseDuration).toBe(2);
   });
 
   it('does not check the relation when background heartbeats are off', () => {
-    const resolved = resolveSettings({ tableName: 't', leaseDuration: 1_000, heartbeatPeriod: 5_000, backgroundHeartbeats: false });
+    const resolved = resolveSettings({ tableName: 'locks', leaseDuration: 1_000, heartbeatPeriod: 5_000, backgroundHeartbeats: false });
     expect(resolved.leaseDuration).toBe(1_000);
     expect(resolved.backgroundHeartbeats).toBe(false);
   });
@@ -184,10 +186,10 @@ describe('resolveSettings: invalid values', () => {
   });
 
   it('refuses the same name for partition and sort key', () => {
-    expectCode(() => resolveSettings({ tableName: 't', partitionKeyName: 'id', sortKeyName: 'id' }), 'CONFLICTING_OPTIONS');
+    expectCode(() => resolveSettings({ tableName: 'locks', partitionKeyName: 'id', sortKeyName: 'id' }), 'CONFLICTING_OPTIONS');
     // The default partition key name counts too.
-    expectCode(() => resolveSettings({ tableName: 't', sortKeyName: 'key' }), 'CONFLICTING_OPTIONS');
-    expect(resolveSettings({ tableName: 't', sortKeyName: 'Key' }).sortKeyName).toBe('Key');
+    expectCode(() => resolveSettings({ tableName: 'locks', sortKeyName: 'key' }), 'CONFLICTING_OPTIONS');
+    expect(resolveSettings({ tableName: 'locks', sortKeyName: 'Key' }).sortKeyName).toBe('Key');
   });
 
   it.each(['heartbeatConcurrency', 'maxLockObservationCacheSize'])('%s must be a whole number ≥ 1', (name) => {
@@ -222,5 +224,42 @@ describe('checkDuration', () => {
     const error = expectCode(() => checkDuration('refreshPeriod', 1.5), 'INVALID_DURATION');
     expect(error.message).toContain('refreshPeriod');
     expect(error.message).toContain('1.5');
+  });
+});
+
+describe('table name and safety margin', () => {
+  it.each(['t', 'ab', 'has space', 'slash/name', 'x'.repeat(256), ''])('refuses table name %j before any call', (tableName) => {
+    const error = expectCode(() => resolveSettings(settings({ tableName })), 'INVALID_OPTION');
+    expect(error.message).toContain('tableName');
+  });
+
+  it.each(['abc', 'my_locks.v2-prod', 'x'.repeat(255)])('accepts table name %j', (tableName) => {
+    expect(resolveSettings({ tableName }).tableName).toBe(tableName);
+  });
+
+  it('defaults the safety margin to a tenth of each lock’s lease', () => {
+    expect(resolveSettings({ tableName: 'locks' }).safetyMargin).toBeUndefined();
+    expect(safetyMarginFor(20_000, { safetyMargin: undefined })).toBe(2_000);
+    expect(safetyMarginFor(1_000, { safetyMargin: 250 })).toBe(250);
+  });
+
+  it('refuses a margin that would give a lock up before its first heartbeat is due', () => {
+    // 20 000 - 15 000 = 5 000 is not more than the 5 000 ms heartbeat period.
+    const error = expectCode(() => resolveSettings({ tableName: 'locks', safetyMargin: 15_000 }), 'LEASE_TOO_SHORT');
+    expect(error.message).toContain('safetyMargin');
+    expect(resolveSettings({ tableName: 'locks', safetyMargin: 14_999 }).safetyMargin).toBe(14_999);
+    // Without background heartbeats the margin only has to leave some lease.
+    expect(
+      resolveSettings({ tableName: 'locks', safetyMargin: 19_999, backgroundHeartbeats: false }).safetyMargin,
+    ).toBe(19_999);
+    expectCode(() => resolveSettings({ tableName: 'locks', safetyMargin: 20_000, backgroundHeartbeats: false }), 'LEASE_TOO_SHORT');
+  });
+
+  it('checks a per-lock lease against the margin as well', () => {
+    const resolved = resolveSettings({ tableName: 'locks', safetyMargin: 5_000 });
+    expect(checkLockLease(10_001, resolved)).toBe(10_001);
+    // Twice the period, but 10 000 - 5 000 leaves no time before the first heartbeat is due.
+    const error = expectCode(() => checkLockLease(10_000, resolved), 'LEASE_TOO_SHORT');
+    expect(error.message).toContain('safetyMargin (5000 ms)');
   });
 });

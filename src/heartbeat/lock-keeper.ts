@@ -12,7 +12,7 @@
 import pRetry from 'p-retry';
 import type { Logger } from 'pino';
 import type { MonotonicClock } from '../clock.js';
-import { deadlineSignal } from '../deadline.js';
+import { deadline } from '../deadline.js';
 import { isTransient } from '../dynamodb-errors.js';
 import type { HeldLock } from '../held-lock.js';
 import type { HeartbeatScheduler } from './scheduler.js';
@@ -103,7 +103,12 @@ export class LockKeeper {
       await pRetry(
         async () => {
           // Each attempt may take at most what is left of the lease: a later reply would be useless.
-          await hooks.heartbeat(held, deadlineSignal(safeFor()));
+          const attempt = deadline(safeFor());
+          try {
+            await hooks.heartbeat(held, attempt.signal);
+          } finally {
+            attempt.clear();
+          }
         },
         {
           retries: 8,

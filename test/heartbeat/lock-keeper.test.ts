@@ -1,0 +1,257 @@
+/**
+ * LockKeeper's scheduling, with fake timers (they drive both setTimeout and
+ * performance.now, so the monotonic clock moves with them): when heartbeats
+ * are due, how transient failures are retried within the safe time, when a
+ * lock is given up, and the session monitor.
+ */
+import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { systemClock } from '../../src/clock.js';
+import { HeldLock } from '../../src/held-lock.js';
+import { LockKeeper, type KeeperHooks } from '../../src/heartbeat/lock-keeper.js';
+import { HeartbeatScheduler } from '../../src/heartbeat/scheduler.js';
+
+const PERIOD = 1_000;
+const LEASE = 4_000;
+const MARGIN = 400;
+
+const throttled = (): Error =>
+  Object.assign(new Error('slow down'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
+const refused = (): Error =>
+  Object.assign(new Error('condition failed'), { name: 'ConditionalCheckFailedException', $metadata: { httpStatusCode: 400 } });
+
+interface Harness {
+  keeper: LockKeeper;
+  scheduler: HeartbeatScheduler;
+  held: HeldLock;
+  hooks: { [K in keyof KeeperHooks]: jest.Mock<KeeperHooks[K]> };
+  /** What the next heartbeat attempts do, in order; 'ok' confirms like the client does. */
+  outcomes: Array<'ok' | Error>;
+}
+
+function harness(options: { random?: number; backgroundHeartbeats?: boolean; sessionSafeTime?: number } = {}): Harness {
+  const scheduler = new HeartbeatScheduler({ clock: systemClock, concurrency: 4 });
+  const held = new HeldLock({
+    key: { partitionKey: 'job' },
+    ownerName: 'me',
+    recordVersionNumber: 'rvn-0',
+    leaseDurationMs: LEASE,
+    lookupTime: performance.now(),
+    data: undefined,
+    additionalAttributes: {},
+    deleteLockOnRelease: true,
+    safetyMarginMs: MARGIN,
+  });
+  if (options.sessionSafeTime !== undefined) {
+    held.sessionMonitor = { safeTimeWithoutHeartbeat: options.sessionSafeTime, callback: jest.fn(), fired: false };
+  }
+  const outcomes: Array<'ok' | Error> = [];
+  let keeper: LockKeeper | undefined;
+  const hooks = {
+    heartbeat: jest.fn<KeeperHooks['heartbeat']>(async () => {
+      const outcome = outcomes.shift() ?? 'ok';
+      if (outcome !== 'ok') throw outcome;
+      held.lookupTime = performance.now();
+      keeper?.confirmed(held);
+    }),
+    expire: jest.fn<KeeperHooks['expire']>(() => {
+      held.state = 'lost';
+      keeper?.untrack(held);
+    }),
+    heartbeatFailed: jest.fn<KeeperHooks['heartbeatFailed']>(),
+    heartbeatConfirmed: jest.fn<KeeperHooks['heartbeatConfirmed']>(),
+  };
+  keeper = new LockKeeper({
+    scheduler,
+    clock: systemClock,
+    heartbeatPeriod: PERIOD,
+    backgroundHeartbeats: options.backgroundHeartbeats ?? true,
+    hooks,
+    random: () => options.random ?? 0,
+  });
+  return { keeper, scheduler, held, hooks, outcomes };
+}
+
+beforeEach(() => {
+  jest.useFakeTimers();
+});
+
+afterEach(() => {
+  jest.useRealTimers();
+});
+
+describe('when heartbeats are due', () => {
+  it('one period after the last confirmed write, and again after each confirmation', async () => {
+    const { keeper, held, hooks, scheduler } = harness({ random: 0 });
+    keeper.track(held);
+    await jest.advanceTimersByTimeAsync(PERIOD - 1);
+    expect(hooks.heartbeat).not.toHaveBeenCalled();
+    await jest.advanceTimersByTimeAsync(1);
+    expect(hooks.heartbeat).toHaveBeenCalledTimes(1);
+    await jest.advanceTimersByTimeAsync(PERIOD);
+    expect(hooks.heartbeat).toHaveBeenCalledTimes(2);
+    expect(hooks.heartbeatConfirmed).toHaveBeenCalledTimes(2);
+    expect(hooks.expire).not.toHaveBeenCalled();
+    scheduler.close();
+  });
+
+  it('up to a tenth of a period early with jitter, never late', async () => {
+    const { keeper, held, hooks, scheduler } = harness({ random: 0.999 });
+    keeper.track(held);
+    await jest.advanceTimersByTimeAsync(PERIOD * 0.9);
+    expect(hooks.heartbeat).toHaveBeenCalledTimes(1);
+    scheduler.close();
+  });
+
+  it('reports how late a heartbeat started', async () => {
+    const { keeper, held, hooks, scheduler } = harness({ random: 0 });
+    keeper.track(held);
+    await jest.advanceTimersByTimeAsync(PERIOD);
+    const [, lagMs] = hooks.heartbeatConfirmed.mock.calls[0] as [HeldLock, number];
+    expect(lagMs).toBeGreaterThanOrEqual(0);
+    expect(lagMs).toBeLessThan(5);
+    scheduler.close();
+  });
+
+  it('schedules no heartbeat without background heartbeats, but still the expiry', async () => {
+    const { keeper, held, hooks, scheduler } = harness({ backgroundHeartbeats: false });
+    keeper.track(held);
+    await jest.advanceTimersByTimeAsync(LEASE - MARGIN - 1);
+    expect(hooks.heartbeat).not.toHaveBeenCalled();
+    expect(hooks.expire).not.toHaveBeenCalled();
+    await jest.advanceTimersByTimeAsync(1);
+    expect(hooks.expire).toHaveBeenCalledTimes(1);
+    scheduler.close();
+  });
+});
+
+describe('failures', () => {
+  it('retries a transient failure with backoff and reports each failed attempt', async () => {
+    const { keeper, held, hooks, outcomes, scheduler } = harness();
+    outcomes.push(throttled(), throttled(), 'ok');
+    keeper.track(held);
+    await jest.advanceTimersByTimeAsync(PERIOD + 500);
+    expect(hooks.heartbeat).toHaveBeenCalledTimes(3);
+    expect(hooks.heartbeatFailed.mock.calls.map(([, , willRetry]) => willRetry)).toEqual([true, true]);
+    expect(hooks.heartbeatConfirmed).toHaveBeenCalledTimes(1);
+    expect(held.state).toBe('held');
+    scheduler.close();
+  });
+
+  it('does not retry a refused heartbeat', async () => {
+    const { keeper, held, hooks, outcomes, scheduler } = harness();
+    outcomes.push(refused());
+    keeper.track(held);
+    await jest.advanceTimersByTimeAsync(PERIOD + 200);
+    expect(hooks.heartbeat).toHaveBeenCalledTimes(1);
+    expect(hooks.heartbeatFailed.mock.calls.map(([, , willRetry]) => willRetry)).toEqual([false]);
+    scheduler.close();
+  });
+
+  it('gives the lock up at lease minus margin when no heartbeat is confirmed, not before', async () => {
+    const { keeper, held, hooks, outcomes, scheduler } = harness();
+    for (let i = 0; i < 100; i++) outcomes.push(throttled());
+    keeper.track(held);
+    await jest.advanceTimersByTimeAsync(LEASE - MARGIN - 1);
+    expect(hooks.expire).not.toHaveBeenCalled();
+    expect(hooks.heartbeat.mock.calls.length).toBeGreaterThan(2);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(hooks.expire).toHaveBeenCalledTimes(1);
+    const attempts = hooks.heartbeat.mock.calls.length;
+    await jest.advanceTimersByTimeAsync(5 * PERIOD);
+    expect(hooks.heartbeat).toHaveBeenCalledTimes(attempts); // nothing after the lock was given up
+    scheduler.close();
+  });
+
+  it('bounds every attempt by what is left of the safe time', async () => {
+    const { keeper, held, hooks, scheduler } = harness({ random: 0 });
+    keeper.track(held);
+    await jest.advanceTimersByTimeAsync(PERIOD);
+    const [, deadline] = hooks.heartbeat.mock.calls[0] as [HeldLock, AbortSignal];
+    expect(deadline.aborted).toBe(false);
+    scheduler.close();
+    // A second lock whose attempt never returns: its deadline aborts when the safe time is over.
+    const stuck = harness({ random: 0 });
+    stuck.hooks.heartbeat.mockImplementation(() => new Promise(() => undefined));
+    stuck.keeper.track(stuck.held);
+    await jest.advanceTimersByTimeAsync(PERIOD);
+    const [, stuckDeadline] = stuck.hooks.heartbeat.mock.calls[0] as [HeldLock, AbortSignal];
+    await jest.advanceTimersByTimeAsync(LEASE - MARGIN - PERIOD - 5);
+    expect(stuckDeadline.aborted).toBe(false);
+    await jest.advanceTimersByTimeAsync(10);
+    expect(stuckDeadline.aborted).toBe(true);
+    stuck.scheduler.close();
+  });
+
+  it('a confirmed heartbeat moves the expiry', async () => {
+    const { keeper, held, hooks, scheduler } = harness();
+    keeper.track(held);
+    await jest.advanceTimersByTimeAsync(3 * LEASE);
+    expect(hooks.expire).not.toHaveBeenCalled();
+    expect(held.state).toBe('held');
+    scheduler.close();
+  });
+
+  it('untrack stops every task of the lock', async () => {
+    const { keeper, held, hooks, scheduler } = harness({ sessionSafeTime: 2_000 });
+    keeper.track(held);
+    keeper.untrack(held);
+    expect(scheduler.size).toBe(0);
+    await jest.advanceTimersByTimeAsync(2 * LEASE);
+    expect(hooks.heartbeat).not.toHaveBeenCalled();
+    expect(hooks.expire).not.toHaveBeenCalled();
+    expect(held.sessionMonitor?.callback).not.toHaveBeenCalled();
+  });
+});
+
+describe('session monitor', () => {
+  it('calls back once safeTimeWithoutHeartbeat after the last confirmed write, and again after a new confirmation', async () => {
+    const { keeper, held, hooks, outcomes, scheduler } = harness({ sessionSafeTime: 1_500 });
+    for (let i = 0; i < 100; i++) outcomes.push(throttled());
+    keeper.track(held);
+    const callback = held.sessionMonitor?.callback as jest.Mock;
+    await jest.advanceTimersByTimeAsync(1_499);
+    expect(callback).not.toHaveBeenCalled();
+    await jest.advanceTimersByTimeAsync(1);
+    expect(callback).toHaveBeenCalledTimes(1);
+    await jest.advanceTimersByTimeAsync(500);
+    expect(callback).toHaveBeenCalledTimes(1);
+    // A confirmed write re-arms it.
+    outcomes.length = 0;
+    held.lookupTime = performance.now();
+    keeper.confirmed(held);
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(callback).toHaveBeenCalledTimes(1);
+    expect(hooks.expire).not.toHaveBeenCalled();
+    scheduler.close();
+  });
+
+  it('never keeps a timer per lock: a thousand locks share one timer', () => {
+    const scheduler = new HeartbeatScheduler({ clock: systemClock, concurrency: 4 });
+    const keeper = new LockKeeper({
+      scheduler,
+      clock: systemClock,
+      heartbeatPeriod: PERIOD,
+      backgroundHeartbeats: true,
+      hooks: { heartbeat: async () => undefined, expire: () => undefined, heartbeatFailed: () => undefined, heartbeatConfirmed: () => undefined },
+    });
+    for (let i = 0; i < 1_000; i++) {
+      const held = new HeldLock({
+        key: { partitionKey: `job-${i}` },
+        ownerName: 'me',
+        recordVersionNumber: 'rvn',
+        leaseDurationMs: LEASE,
+        lookupTime: performance.now(),
+        data: undefined,
+        additionalAttributes: {},
+        deleteLockOnRelease: true,
+        safetyMarginMs: MARGIN,
+      });
+      held.sessionMonitor = { safeTimeWithoutHeartbeat: 2_000, callback: undefined, fired: false };
+      keeper.track(held);
+    }
+    expect(scheduler.size).toBe(3_000);
+    expect(jest.getTimerCount()).toBe(1);
+    scheduler.close();
+    expect(jest.getTimerCount()).toBe(0);
+  });
+});
