@@ -7,7 +7,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { abortableSleep } from './abortable-sleep.js';
 import { toBytes } from './bytes.js';
 import type { MonotonicClock } from './clock.js';
 import {
@@ -44,6 +43,9 @@ import {
   type LockRecordToWrite,
   type LockTable,
 } from './protocol/index.js';
+import type { KeySchemaProof } from './acquire/key-schema-proof.js';
+import type { LockPollers, PollSubscription } from './acquire/lock-poller.js';
+import { StaleWatch } from './acquire/stale-watch.js';
 import { readLock, type LockSighting } from './read-lock.js';
 import { sendWrite } from './send-write.js';
 
@@ -105,6 +107,10 @@ export interface AcquireContext {
   readonly safetyMargin: number | undefined;
   readonly clock: MonotonicClock;
   readonly observations: LockObservationCache;
+  /** The client's polling loops, shared by its acquisitions waiting for the same lock. */
+  readonly pollers: LockPollers;
+  /** Whether the table is known to have this client's key schema, so that the new-lock write may go first. */
+  readonly keySchema: KeySchemaProof;
   readonly logger: Logger | undefined;
   /** Maps errors about the table itself to typed errors. */
   readonly explain: (error: unknown) => Promise<unknown>;
@@ -153,15 +159,15 @@ export function validateAcquireOptions(
   }
 }
 
-/** The holder named by a failed condition's returned item, if it can be read. */
-function holderFromFailedCondition(ctx: AcquireContext, error: unknown): LockHolder | undefined {
+/**
+ * The lock as a refused write found it: its ALL_OLD item, timed from the
+ * moment the refusal arrived. `undefined` when DynamoDB returned no item.
+ * A malformed item throws, as a read of it would.
+ */
+function sightingOfRefusal(ctx: AcquireContext, error: unknown, arrivedAt: number): LockSighting | undefined {
   const item = itemOfFailedCondition(error);
-  if (item === undefined) return undefined;
-  try {
-    return holderOf(decodeLockItem(ctx.table, item));
-  } catch {
-    return undefined;
-  }
+  if (item === undefined || Object.keys(item).length === 0) return undefined;
+  return { record: decodeLockItem(ctx.table, item), lookupTime: arrivedAt };
 }
 
 /** Thrown inside one iteration when that attempt failed but a later one may succeed before the deadline. */
@@ -171,9 +177,41 @@ class RetryableRefusal extends Error {
   }
 }
 
-/** Runs the acquire loop until a write succeeds or the call's deadline passes. */
+/** What the loop acts on next. */
+type Step =
+  /** The first attempt: the new-lock write, no read before it (PROTOCOL.md §9.2 item 1). */
+  | { readonly kind: 'create' }
+  /** A consistent read of our own, then Java's decision. */
+  | { readonly kind: 'read' }
+  /** Java's decision on what a poll, or a refused write's ALL_OLD item, showed (`undefined`: no item). */
+  | { readonly kind: 'decide'; readonly sighting: LockSighting | undefined; readonly at: number; readonly refused?: RefusedWrite }
+  /** The timed RVN has been unchanged for its lease: write the takeover now, without a read. */
+  | { readonly kind: 'takeover' }
+  /** A poll failed; handled like a failed read of our own. */
+  | { readonly kind: 'failed'; readonly error: unknown };
+
+/** A write DynamoDB just refused, and the RVN of the item it was decided on. */
+interface RefusedWrite {
+  readonly path: AcquisitionPath['kind'];
+  readonly recordVersionNumber: string | undefined;
+}
+
+/**
+ * Acquires the lock: Java's acquire loop (PROTOCOL.md §5), with three
+ * shortcuts that leave every request and every decision Java's:
+ *
+ * - A free lock is taken in one call: the new-lock write goes first, and
+ *   when its condition fails, its ALL_OLD item is the consistent read Java
+ *   would have made, so a released lock costs one more write, not a read.
+ * - A refused write's ALL_OLD item is acted on at once instead of being read
+ *   again after a refresh period.
+ * - While waiting, a held lock's takeover is written at the instant its RVN
+ *   has been unchanged for its lease, not at the next poll; polls (shared by
+ *   the client's waiters for this lock) only notice heartbeats and releases.
+ */
 export async function acquire(ctx: AcquireContext, key: LockKey, options: AcquireLockOptions): Promise<Acquisition> {
-  const { clock, table, signal } = { ...ctx, signal: options.signal };
+  const { clock, table } = ctx;
+  const signal = options.signal;
   const refreshMs = options.refreshPeriod ?? ACQUIRE_DEFAULTS.refreshPeriod;
   const leaseDurationMs = options.leaseDuration ?? ctx.defaultLeaseDuration;
   const replaceData = options.replaceData ?? ACQUIRE_DEFAULTS.replaceData;
@@ -183,86 +221,154 @@ export async function acquire(ctx: AcquireContext, key: LockKey, options: Acquir
 
   let budgetMs = options.additionalTimeToWaitForLock ?? ACQUIRE_DEFAULTS.additionalTimeToWaitForLock;
   let leaseAdded = false;
-  let watched: LockSighting | undefined;
+  const watch = new StaleWatch();
   let lastHolder: LockHolder | undefined;
+  /** Arrival time of the newest response acted on; older poll outcomes tell nothing new. */
+  let newestAt = -Infinity;
+  let polls: PollSubscription | undefined;
   const start = clock.now();
 
-  for (;;) {
-    signal?.throwIfAborted();
-    let refusal: LockNotGrantedError | undefined;
-    try {
-      const existing = await readLock(ctx.dynamoDB, table, key, clock, signal);
-      if (existing !== undefined) lastHolder = holderOf(existing.record);
-      if (options.acquireOnlyIfLockAlreadyExists && existing === undefined) {
-        throw new RetryableRefusal(new LockNotGrantedError('Lock does not exist.', key));
-      }
-
-      let knownExpired = false;
-      if (options.shouldSkipBlockingWait && existing !== undefined && !existing.record.isReleased) {
-        const { recordVersionNumber, leaseDurationMs: lease } = existing.record;
-        knownExpired = ctx.observations.isStale(id, recordVersionNumber, lease);
-        if (!knownExpired) throw new LockCurrentlyUnavailableError(key, holderOf(existing.record));
-        watched = existing;
-      }
-
-      const carriedData = !replaceData && existing?.record.data !== undefined ? existing.record.data : newData;
-      const record: LockRecordToWrite = {
-        ...key,
-        ownerName: ctx.ownerName,
-        leaseDurationMs,
-        recordVersionNumber: randomUUID(),
-        data: carriedData,
-        additionalAttributes: options.additionalAttributes ?? {},
-      };
-      const write = (path: AcquisitionPath) => writeLock(ctx, record, path, options, additionalAttributes);
-
-      if (existing === undefined) return await write({ kind: 'absent' });
-      if (existing.record.isReleased) {
-        return await write({
-          kind: 'released',
-          readRecordVersionNumber: options.acquireReleasedLocksConsistently ? existing.record.recordVersionNumber : undefined,
-        });
-      }
-      if (watched === undefined) {
-        watched = existing;
-        if (!leaseAdded) {
-          leaseAdded = true;
-          budgetMs += existing.record.leaseDurationMs;
-        }
-      } else if (watched.record.recordVersionNumber === existing.record.recordVersionNumber) {
-        const unchangedFor = clock.now() - watched.lookupTime;
-        if (knownExpired || unchangedFor > watched.record.leaseDurationMs) {
-          return await write({ kind: 'expired', watchedRecordVersionNumber: watched.record.recordVersionNumber });
-        }
-      } else {
-        // The holder heartbeated: time the new RVN from the read that showed it.
-        watched = existing;
-      }
-    } catch (error) {
-      if (signal?.aborted) throw signal.reason;
-      if (error instanceof RetryableRefusal) {
-        refusal = error.refusal;
-      } else if (isConditionalCheckFailed(error)) {
-        const holder = holderFromFailedCondition(ctx, error) ?? lastHolder;
-        if (options.shouldSkipBlockingWait) throw new LockCurrentlyUnavailableError(key, holder, { cause: error });
-        refusal = new LockNotGrantedError('another client acquired it first', key, holder, { cause: error });
-      } else if (isThrottling(error) || isClientSideError(error) || (httpStatusOf(error) ?? 0) >= 500) {
-        ctx.logger?.warn({ err: error, partitionKey: key.partitionKey, sortKey: key.sortKey }, 'lock acquisition attempt failed; retrying');
-        refusal = new LockNotGrantedError('DynamoDB did not answer successfully', key, lastHolder, { cause: error });
-      } else if (isMalformedLockItemError(error) || error instanceof LockCurrentlyUnavailableError || error instanceof InvalidArgumentError) {
-        throw error;
-      } else {
-        throw await ctx.explain(error);
-      }
+  /** Writes `path`, unless it is the very write DynamoDB just refused on this same item. */
+  const write = async (path: AcquisitionPath, existing: LockSighting | undefined, refused?: RefusedWrite): Promise<Acquisition> => {
+    if (refused !== undefined && refused.path === path.kind && refused.recordVersionNumber === existing?.record.recordVersionNumber) {
+      // Trying again at once would only be refused again: wait for the next poll, as Java waits a refresh period.
+      throw new RetryableRefusal(new LockNotGrantedError('another client acquired it first', key, lastHolder));
     }
-    const elapsed = clock.now() - start;
-    if (elapsed > budgetMs) {
-      throw refusal ?? new LockNotGrantedError(`Didn't acquire lock after sleeping for ${Math.round(elapsed)} milliseconds`, key, lastHolder);
+    const record: LockRecordToWrite = {
+      ...key,
+      ownerName: ctx.ownerName,
+      leaseDurationMs,
+      recordVersionNumber: randomUUID(),
+      data: !replaceData && existing?.record.data !== undefined ? existing.record.data : newData,
+      additionalAttributes: options.additionalAttributes ?? {},
+    };
+    return writeLock(ctx, record, path, options, additionalAttributes);
+  };
+
+  /** Java's decision on one sighting of the lock (the body of its loop after the read). */
+  const decide = async (existing: LockSighting | undefined, refused?: RefusedWrite): Promise<Acquisition | undefined> => {
+    if (existing !== undefined) lastHolder = holderOf(existing.record);
+    if (options.acquireOnlyIfLockAlreadyExists && existing === undefined) {
+      throw new RetryableRefusal(new LockNotGrantedError('Lock does not exist.', key));
     }
-    await abortableSleep(refreshMs, signal);
+    if (existing === undefined) return write({ kind: 'absent' }, existing, refused);
+    const { record } = existing;
+    if (record.isReleased) {
+      const readRecordVersionNumber = options.acquireReleasedLocksConsistently ? record.recordVersionNumber : undefined;
+      return write({ kind: 'released', readRecordVersionNumber }, existing, refused);
+    }
+    if (options.shouldSkipBlockingWait) {
+      if (!ctx.observations.isStale(id, record.recordVersionNumber, record.leaseDurationMs)) {
+        throw new LockCurrentlyUnavailableError(key, holderOf(record));
+      }
+      return write({ kind: 'expired', watchedRecordVersionNumber: record.recordVersionNumber }, existing, refused);
+    }
+    if (!leaseAdded) {
+      leaseAdded = true;
+      budgetMs += record.leaseDurationMs;
+    }
+    watch.observe(existing);
+    return takeOverIfStale(refused);
+  };
+
+  const takeOverIfStale = async (refused?: RefusedWrite): Promise<Acquisition | undefined> => {
+    const watched = watch.watched;
+    if (watched === undefined || !watch.isStale(clock.now())) return undefined;
+    const path: AcquisitionPath = { kind: 'expired', watchedRecordVersionNumber: watched.record.recordVersionNumber };
+    return write(path, watched, refused);
+  };
+
+  /** Waits for the next poll, or for the takeover instant, whichever comes first. */
+  const waitForNextStep = async (): Promise<Step> => {
+    polls ??= ctx.pollers.subscribe(key, refreshMs);
+    const outcome = await polls.next(watch.takeoverAt(), signal);
+    if (outcome === undefined) return { kind: 'takeover' };
+    if (outcome.kind === 'error') return { kind: 'failed', error: outcome.error };
+    ctx.keySchema.confirm();
+    return { kind: 'decide', sighting: outcome.sighting, at: outcome.at };
+  };
+
+  // Java semantics for acquireOnlyIfLockAlreadyExists: read first, never create.
+  let step: Step = options.acquireOnlyIfLockAlreadyExists || !ctx.keySchema.proven ? { kind: 'read' } : { kind: 'create' };
+  try {
+    for (;;) {
+      signal?.throwIfAborted();
+      let refusal: LockNotGrantedError | undefined;
+      let following: Step | undefined;
+      // The path of the write this step may send, for telling what a refusal refused.
+      let attempted: RefusedWrite | undefined;
+      try {
+        let won: Acquisition | undefined;
+        switch (step.kind) {
+          case 'create':
+            attempted = { path: 'absent', recordVersionNumber: undefined };
+            won = await write({ kind: 'absent' }, undefined);
+            break;
+          case 'read': {
+            const existing = await readLock(ctx.dynamoDB, table, key, clock, signal);
+            newestAt = clock.now();
+            ctx.keySchema.confirm();
+            attempted = intendedWrite(existing);
+            won = await decide(existing);
+            break;
+          }
+          case 'decide':
+            if (step.at < newestAt) break; // a poll that arrived before what this call already knows
+            newestAt = step.at;
+            attempted = intendedWrite(step.sighting);
+            won = await decide(step.sighting, step.refused);
+            break;
+          case 'takeover':
+            attempted = { path: 'expired', recordVersionNumber: watch.watched?.record.recordVersionNumber };
+            won = await takeOverIfStale();
+            break;
+          case 'failed':
+            throw step.error;
+        }
+        if (won !== undefined) return won;
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        if (error instanceof RetryableRefusal) {
+          refusal = error.refusal;
+        } else if (isConditionalCheckFailed(error)) {
+          const arrivedAt = clock.now();
+          const current = sightingOfRefusal(ctx, error, arrivedAt);
+          if (current !== undefined) lastHolder = holderOf(current.record);
+          if (step.kind === 'create') {
+            // Not a lost race: the lock exists. Its item is the read Java would have made first.
+            step = current === undefined ? { kind: 'read' } : { kind: 'decide', sighting: current, at: arrivedAt };
+            continue;
+          }
+          if (options.shouldSkipBlockingWait) throw new LockCurrentlyUnavailableError(key, lastHolder, { cause: error });
+          refusal = new LockNotGrantedError('another client acquired it first', key, lastHolder, { cause: error });
+          if (current !== undefined) following = { kind: 'decide', sighting: current, at: arrivedAt, refused: attempted };
+        } else if (isThrottling(error) || isClientSideError(error) || (httpStatusOf(error) ?? 0) >= 500) {
+          ctx.logger?.warn({ err: error, partitionKey: key.partitionKey, sortKey: key.sortKey }, 'lock acquisition attempt failed; retrying');
+          refusal = new LockNotGrantedError('DynamoDB did not answer successfully', key, lastHolder, { cause: error });
+        } else if (isMalformedLockItemError(error) || error instanceof LockCurrentlyUnavailableError || error instanceof InvalidArgumentError) {
+          throw error;
+        } else {
+          throw await ctx.explain(error);
+        }
+      }
+      const elapsed = clock.now() - start;
+      if (elapsed > budgetMs) {
+        throw refusal ?? new LockNotGrantedError(`Didn't acquire lock after sleeping for ${Math.round(elapsed)} milliseconds`, key, lastHolder);
+      }
+      step = following ?? (await waitForNextStep());
+    }
+  } finally {
+    polls?.dispose();
   }
 }
 
+/** The write a decision on `existing` would send, if any, named for telling what a refusal refused. */
+function intendedWrite(existing: LockSighting | undefined): RefusedWrite {
+  if (existing === undefined) return { path: 'absent', recordVersionNumber: undefined };
+  return { path: existing.record.isReleased ? 'released' : 'expired', recordVersionNumber: existing.record.recordVersionNumber };
+}
+
+/** Sends one acquisition write, asking for the current item should its condition fail. */
 async function writeLock(
   ctx: AcquireContext,
   record: LockRecordToWrite,

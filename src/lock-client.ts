@@ -6,6 +6,8 @@ import { DynamoDBClient, QueryCommand, ScanCommand, type QueryCommandInput, type
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { acquire, validateAcquireOptions, type AcquireContext, type AcquireLockOptions, type Acquisition } from './acquire-lock.js';
+import { KeySchemaProof } from './acquire/key-schema-proof.js';
+import { LockPollers } from './acquire/lock-poller.js';
 import { toBytes } from './bytes.js';
 import { deadline } from './deadline.js';
 import { childAbortController, type ChildAbortController } from './child-abort-controller.js';
@@ -184,6 +186,8 @@ export class LockClient implements AsyncDisposable {
       safetyMargin: this.#settings.safetyMargin,
       clock: this.#clock,
       observations: this.#observations,
+      pollers: new LockPollers({ clock: this.#clock, read: (key, signal) => readLock(this.#dynamoDB, this.#table, key, this.#clock, signal) }),
+      keySchema: new KeySchemaProof(this.#table),
       logger: this.#logger,
       explain: (error) => explainTableError(this.#dynamoDB, this.#table, error),
     };

@@ -1,0 +1,222 @@
+/**
+ * One polling loop per lock for all the waiters of one client.
+ *
+ * Waiting acquisitions read the lock now and then to notice heartbeats
+ * (a new RVN restarts their stale timer) and releases (taken at once). When
+ * several calls of one client wait for the same lock, one consistent read
+ * serves them all: each read's outcome goes to every subscriber, and each
+ * waiter still decides and writes for itself. The loop runs while at least
+ * one waiter is subscribed and stops, cancelling a read in flight, when the
+ * last one leaves.
+ *
+ * Polls come every 80–100 % of the shortest `refreshPeriod` among the
+ * subscribers. The jitter spreads the reads of many processes waiting on one
+ * lock; it only ever makes a poll earlier, so a change is still seen within
+ * one refresh period (plus a read's latency) and a poll is never pushed past
+ * a waiter's takeover instant by jitter.
+ */
+import type { MonotonicClock } from '../clock.js';
+import { lockId } from '../held-lock.js';
+import type { LockKey } from '../protocol/index.js';
+import type { LockSighting } from '../read-lock.js';
+
+/** The outcome of one poll: the lock as read (`undefined`: no item) and when the read returned, or the read's error. */
+export type PollOutcome =
+  | { readonly kind: 'read'; readonly sighting: LockSighting | undefined; readonly at: number }
+  | { readonly kind: 'error'; readonly error: unknown };
+
+export interface PollSubscription extends Disposable {
+  /**
+   * The newest outcome this subscriber has not taken yet, waiting for one if
+   * needed. Resolves `undefined` once the monotonic clock reaches `until`
+   * without one (pass `Infinity` to wait for a poll only); rejects with
+   * `signal.reason` when the signal aborts. Older untaken outcomes are
+   * dropped: a later read always tells at least as much.
+   */
+  next(until: number, signal?: AbortSignal): Promise<PollOutcome | undefined>;
+  /** Leaves the loop; the last subscriber to leave stops it. Idempotent. */
+  dispose(): void;
+}
+
+export interface LockPollersOptions {
+  /** The consistent read of one lock; `signal` aborts it when no one waits any more. */
+  readonly read: (key: LockKey, signal: AbortSignal) => Promise<LockSighting | undefined>;
+  readonly clock: MonotonicClock;
+  /** A uniform random number in [0, 1). @default Math.random */
+  readonly random?: () => number;
+}
+
+/** Share of the refresh period by which a poll may come early. */
+export const POLL_JITTER = 0.2;
+
+/** Delay until the next poll: between (1 − POLL_JITTER) × refreshMs and refreshMs. */
+export function jitteredPollDelay(refreshMs: number, random: () => number): number {
+  return refreshMs * (1 - POLL_JITTER * random());
+}
+
+/** setTimeout fires at once for longer delays; a wait that long simply re-arms when it fires. */
+const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+
+/**
+ * Rounded up: timers may fire a fraction of a millisecond before the
+ * monotonic clock reaches their due time, and callers re-check the clock.
+ */
+const timerDelay = (dueAt: number, now: number): number => Math.min(MAX_TIMER_DELAY_MS, Math.max(0, Math.ceil(dueAt - now)));
+
+class Subscriber {
+  latest: PollOutcome | undefined;
+  /** Set while `next` waits. */
+  wake: (() => void) | undefined;
+  constructor(readonly refreshMs: number) {}
+}
+
+/** The loop of one lock. */
+class KeyPoller {
+  readonly #subscribers = new Set<Subscriber>();
+  #timer: NodeJS.Timeout | undefined;
+  #dueAt = Infinity;
+  #reading: AbortController | undefined;
+
+  constructor(
+    private readonly key: LockKey,
+    private readonly options: Required<LockPollersOptions>,
+    private readonly onIdle: () => void,
+  ) {}
+
+  get size(): number {
+    return this.#subscribers.size;
+  }
+
+  add(subscriber: Subscriber): void {
+    this.#subscribers.add(subscriber);
+    // A newcomer with a shorter refresh period may need the next poll earlier.
+    this.#schedule(subscriber.refreshMs);
+  }
+
+  remove(subscriber: Subscriber): void {
+    if (!this.#subscribers.delete(subscriber) || this.#subscribers.size > 0) return;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#dueAt = Infinity;
+    this.#reading?.abort(new Error('no acquisition waits for this lock any more'));
+    this.#reading = undefined;
+    this.onIdle();
+  }
+
+  #schedule(refreshMs: number): void {
+    if (this.#reading !== undefined) return; // the read in flight schedules the next one
+    const now = this.options.clock.now();
+    const dueAt = now + jitteredPollDelay(refreshMs, this.options.random);
+    if (dueAt >= this.#dueAt) return;
+    clearTimeout(this.#timer);
+    this.#dueAt = dueAt;
+    this.#timer = setTimeout(() => void this.#poll(), timerDelay(dueAt, now));
+  }
+
+  async #poll(): Promise<void> {
+    this.#timer = undefined;
+    this.#dueAt = Infinity;
+    const reading = new AbortController();
+    this.#reading = reading;
+    let outcome: PollOutcome;
+    try {
+      const sighting = await this.options.read(this.key, reading.signal);
+      outcome = { kind: 'read', sighting, at: this.options.clock.now() };
+    } catch (error) {
+      outcome = { kind: 'error', error };
+    }
+    if (reading.signal.aborted) return; // everyone left while it was in flight
+    this.#reading = undefined;
+    for (const subscriber of this.#subscribers) {
+      subscriber.latest = outcome;
+      subscriber.wake?.();
+    }
+    if (this.#subscribers.size > 0) this.#schedule(this.#shortestRefresh());
+  }
+
+  #shortestRefresh(): number {
+    let shortest = Infinity;
+    for (const subscriber of this.#subscribers) shortest = Math.min(shortest, subscriber.refreshMs);
+    return shortest;
+  }
+}
+
+/** The polling loops of one lock client, one per lock that someone waits for. */
+export class LockPollers {
+  readonly #pollers = new Map<string, KeyPoller>();
+  readonly #options: Required<LockPollersOptions>;
+
+  constructor(options: LockPollersOptions) {
+    this.#options = { random: Math.random, ...options };
+  }
+
+  /** Locks with a loop running. */
+  get size(): number {
+    return this.#pollers.size;
+  }
+
+  /** Joins (or starts) the loop of `key`; the first poll comes within `refreshMs`. */
+  subscribe(key: LockKey, refreshMs: number): PollSubscription {
+    const id = lockId(key);
+    let poller = this.#pollers.get(id);
+    if (poller === undefined) {
+      const created = new KeyPoller(key, this.#options, () => {
+        if (this.#pollers.get(id) === created) this.#pollers.delete(id);
+      });
+      this.#pollers.set(id, created);
+      poller = created;
+    }
+    const subscriber = new Subscriber(refreshMs);
+    poller.add(subscriber);
+    const joined = poller;
+    let disposed = false;
+    const dispose = (): void => {
+      if (disposed) return;
+      disposed = true;
+      subscriber.wake?.();
+      joined.remove(subscriber);
+    };
+    return {
+      next: (until, signal) => this.#next(subscriber, until, signal, () => disposed),
+      dispose,
+      [Symbol.dispose]: dispose,
+    };
+  }
+
+  #next(subscriber: Subscriber, until: number, signal: AbortSignal | undefined, disposed: () => boolean): Promise<PollOutcome | undefined> {
+    const clock = this.#options.clock;
+    return new Promise((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (): void => {
+        clearTimeout(timer);
+        subscriber.wake = undefined;
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const onAbort = (): void => {
+        finish();
+        reject(signal?.reason);
+      };
+      const check = (): void => {
+        if (signal?.aborted) return onAbort();
+        const outcome = subscriber.latest;
+        if (outcome !== undefined) {
+          subscriber.latest = undefined;
+          finish();
+          return resolve(outcome);
+        }
+        const now = clock.now();
+        if (now >= until || disposed()) {
+          finish();
+          return resolve(undefined);
+        }
+        if (until !== Infinity) {
+          clearTimeout(timer);
+          timer = setTimeout(check, timerDelay(until, now));
+        }
+      };
+      subscriber.wake = check;
+      signal?.addEventListener('abort', onAbort, { once: true });
+      check();
+    });
+  }
+}

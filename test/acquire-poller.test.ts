@@ -1,0 +1,247 @@
+/**
+ * LockPollers: one polling loop per lock for all waiters of a client. Fake
+ * timers drive setTimeout and performance.now() (so `systemClock` moves with
+ * them); the read is a recording function, since only the scheduling is
+ * under test here (integration/acquire-*.test.ts read DynamoDB Local).
+ */
+import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { LockPollers, POLL_JITTER, jitteredPollDelay, type PollOutcome } from '../src/acquire/lock-poller.js';
+import { systemClock } from '../src/clock.js';
+import type { LockKey } from '../src/protocol/index.js';
+import type { LockSighting } from '../src/read-lock.js';
+
+interface ReadCall {
+  readonly key: LockKey;
+  readonly signal: AbortSignal;
+  readonly at: number;
+  answer(sighting: LockSighting | undefined): void;
+  fail(error: unknown): void;
+}
+
+/** A read that records each call and answers only when the test says so (or at once with `autoAnswer`). */
+function recordingRead(autoAnswer?: (key: LockKey) => LockSighting | undefined) {
+  const calls: ReadCall[] = [];
+  const read = (key: LockKey, signal: AbortSignal): Promise<LockSighting | undefined> =>
+    new Promise((resolve, reject) => {
+      calls.push({ key, signal, at: performance.now() - t0, answer: resolve, fail: reject });
+      if (autoAnswer !== undefined) resolve(autoAnswer(key));
+    });
+  return { calls, read };
+}
+
+const sightingOf = (rvn: string): LockSighting => ({
+  record: { partitionKey: 'k', ownerName: 'holder', leaseDurationMs: 1_000, recordVersionNumber: rvn, isReleased: false, data: undefined, additionalAttributes: {} },
+  lookupTime: performance.now(),
+});
+
+let t0 = 0;
+async function advanceTo(ms: number): Promise<void> {
+  await jest.advanceTimersByTimeAsync(t0 + ms - performance.now());
+}
+
+beforeEach(() => {
+  jest.useFakeTimers();
+  t0 = performance.now();
+});
+
+afterEach(() => {
+  jest.clearAllTimers();
+  jest.useRealTimers();
+});
+
+const key: LockKey = { partitionKey: 'k' };
+const otherKey: LockKey = { partitionKey: 'k', sortKey: 's' };
+
+describe('jitteredPollDelay', () => {
+  it('is never later than the refresh period and never earlier than (1 − jitter) of it', () => {
+    expect(jitteredPollDelay(1_000, () => 0)).toBe(1_000);
+    expect(jitteredPollDelay(1_000, () => 0.5)).toBe(1_000 * (1 - POLL_JITTER / 2));
+    expect(jitteredPollDelay(1_000, () => 0.999999)).toBeGreaterThan(1_000 * (1 - POLL_JITTER));
+    expect(POLL_JITTER).toBe(0.2);
+  });
+});
+
+describe('LockPollers', () => {
+  it('serves every waiter of one lock with one read per tick', async () => {
+    const { calls, read } = recordingRead(() => sightingOf('rvn-1'));
+    const pollers = new LockPollers({ read, clock: systemClock, random: () => 0 });
+    const a = pollers.subscribe(key, 100);
+    const b = pollers.subscribe(key, 100);
+    const c = pollers.subscribe(key, 100);
+    const outcomes = Promise.all([a, b, c].map((s) => s.next(Infinity)));
+
+    await advanceTo(99);
+    expect(calls).toHaveLength(0);
+    await advanceTo(100);
+    const [first, second, third] = await outcomes;
+
+    expect(calls.map((call) => call.at)).toEqual([100]);
+    expect(first).toMatchObject({ kind: 'read', sighting: { record: { recordVersionNumber: 'rvn-1' } } });
+    expect(second).toBe(first);
+    expect(third).toBe(first);
+    expect(pollers.size).toBe(1);
+
+    await advanceTo(300);
+    expect(calls.map((call) => call.at)).toEqual([100, 200, 300]);
+    for (const s of [a, b, c]) s.dispose();
+  });
+
+  it('runs one loop per lock: a sort key makes another lock', async () => {
+    const { calls, read } = recordingRead(() => undefined);
+    const pollers = new LockPollers({ read, clock: systemClock, random: () => 0 });
+    const a = pollers.subscribe(key, 100);
+    const b = pollers.subscribe(otherKey, 100);
+    await advanceTo(100);
+    expect(calls.map((call) => call.key)).toEqual([key, otherKey]);
+    expect(pollers.size).toBe(2);
+    a.dispose();
+    b.dispose();
+    expect(pollers.size).toBe(0);
+  });
+
+  it('keeps polling while one waiter stays, and stops when the last one leaves', async () => {
+    const { calls, read } = recordingRead(() => undefined);
+    const pollers = new LockPollers({ read, clock: systemClock, random: () => 0 });
+    const a = pollers.subscribe(key, 100);
+    const b = pollers.subscribe(key, 100);
+    await advanceTo(100);
+    a.dispose();
+    a.dispose(); // idempotent: b still counts
+    await advanceTo(200);
+    expect(calls).toHaveLength(2);
+
+    b.dispose();
+    expect(pollers.size).toBe(0);
+    await advanceTo(1_000);
+    expect(calls).toHaveLength(2);
+  });
+
+  it('aborts the read in flight when the last waiter leaves, and delivers nothing from it', async () => {
+    const { calls, read } = recordingRead();
+    const pollers = new LockPollers({ read, clock: systemClock, random: () => 0 });
+    const a = pollers.subscribe(key, 100);
+    await advanceTo(100);
+    expect(calls).toHaveLength(1);
+    const inFlight = calls[0]!;
+    expect(inFlight.signal.aborted).toBe(false);
+
+    a.dispose();
+    expect(inFlight.signal.aborted).toBe(true);
+    inFlight.answer(sightingOf('late'));
+    await advanceTo(500);
+    expect(calls).toHaveLength(1);
+
+    // A newcomer starts a fresh loop, which the old read does not disturb.
+    const b = pollers.subscribe(key, 100);
+    await advanceTo(600);
+    expect(calls).toHaveLength(2);
+    expect(calls[1]!.signal.aborted).toBe(false);
+    b.dispose();
+  });
+
+  it('waits for a read in flight before scheduling the next poll', async () => {
+    const { calls, read } = recordingRead();
+    const pollers = new LockPollers({ read, clock: systemClock, random: () => 0 });
+    const a = pollers.subscribe(key, 100);
+    await advanceTo(100);
+    await advanceTo(450); // a slow read: no second read meanwhile
+    expect(calls).toHaveLength(1);
+    calls[0]!.answer(undefined);
+    await advanceTo(549);
+    expect(calls).toHaveLength(1);
+    await advanceTo(550);
+    expect(calls).toHaveLength(2);
+    a.dispose();
+  });
+
+  it('polls at the shortest refresh period among its waiters', async () => {
+    const { calls, read } = recordingRead(() => undefined);
+    const pollers = new LockPollers({ read, clock: systemClock, random: () => 0 });
+    const slow = pollers.subscribe(key, 1_000);
+    await advanceTo(300);
+    const fast = pollers.subscribe(key, 100);
+    await advanceTo(400);
+    expect(calls.map((call) => call.at)).toEqual([400]);
+    await advanceTo(500);
+    expect(calls.map((call) => call.at)).toEqual([400, 500]);
+
+    // The poll already scheduled stays; the ones after it follow the slow waiter again.
+    fast.dispose();
+    await advanceTo(1_600);
+    expect(calls.map((call) => call.at)).toEqual([400, 500, 600, 1_600]);
+    slow.dispose();
+  });
+
+  it('jitters each poll between 80 % and 100 % of the refresh period', async () => {
+    const randoms = [0.5, 1, 0];
+    const { calls, read } = recordingRead(() => undefined);
+    const pollers = new LockPollers({ read, clock: systemClock, random: () => randoms.shift() ?? 0 });
+    const a = pollers.subscribe(key, 1_000);
+    await advanceTo(3_000);
+    expect(calls.map((call) => call.at)).toEqual([900, 1_700, 2_700]);
+    a.dispose();
+  });
+
+  it('next: resolves undefined at `until` when no poll came first, and keeps a poll that came meanwhile', async () => {
+    const { read } = recordingRead(() => sightingOf('rvn-1'));
+    const pollers = new LockPollers({ read, clock: systemClock, random: () => 0 });
+    const a = pollers.subscribe(key, 100);
+
+    const early = a.next(t0 + 50);
+    await advanceTo(49);
+    let settled: PollOutcome | undefined | 'pending' = 'pending';
+    void early.then((value) => (settled = value));
+    await jest.advanceTimersByTimeAsync(0);
+    expect(settled).toBe('pending');
+    await advanceTo(50);
+    expect(await early).toBeUndefined();
+
+    // The poll at 100 arrives while nobody waits in next(); the next call gets it at once.
+    await advanceTo(150);
+    expect(await a.next(Infinity)).toMatchObject({ kind: 'read', at: t0 + 100 });
+    a.dispose();
+  });
+
+  it('next: keeps only the newest outcome a waiter has not taken', async () => {
+    let n = 0;
+    const { read } = recordingRead(() => sightingOf(`rvn-${++n}`));
+    const pollers = new LockPollers({ read, clock: systemClock, random: () => 0 });
+    const a = pollers.subscribe(key, 100);
+    await advanceTo(350);
+    const outcome = await a.next(Infinity);
+    expect(outcome).toMatchObject({ kind: 'read', sighting: { record: { recordVersionNumber: 'rvn-3' } } });
+    a.dispose();
+  });
+
+  it('next: rejects with the signal’s reason when it aborts, and the loop goes on for the others', async () => {
+    const { calls, read } = recordingRead(() => undefined);
+    const pollers = new LockPollers({ read, clock: systemClock, random: () => 0 });
+    const a = pollers.subscribe(key, 100);
+    const b = pollers.subscribe(key, 100);
+    const controller = new AbortController();
+    const reason = new Error('gave up');
+    const waiting = a.next(Infinity, controller.signal);
+    controller.abort(reason);
+    await expect(waiting).rejects.toBe(reason);
+    await expect(a.next(Infinity, AbortSignal.abort(reason))).rejects.toBe(reason);
+    a.dispose();
+
+    await advanceTo(100);
+    expect(await b.next(Infinity)).toMatchObject({ kind: 'read', sighting: undefined });
+    expect(calls).toHaveLength(1);
+    b.dispose();
+  });
+
+  it('delivers a failed read as an error outcome and keeps polling', async () => {
+    const failure = new Error('throttled');
+    const { calls, read } = recordingRead();
+    const pollers = new LockPollers({ read, clock: systemClock, random: () => 0 });
+    const a = pollers.subscribe(key, 100);
+    await advanceTo(100);
+    calls[0]!.fail(failure);
+    expect(await a.next(Infinity)).toEqual({ kind: 'error', error: failure });
+    await advanceTo(200);
+    expect(calls).toHaveLength(2);
+    a.dispose();
+  });
+});
