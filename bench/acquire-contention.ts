@@ -1,0 +1,85 @@
+/**
+ * Scenario (b): W worker processes contend for K keys (worker i wants key
+ * i mod K), each running critical sections of a few milliseconds for a
+ * fixed time. Reports critical sections per second, how long acquisitions
+ * waited, DynamoDB calls per section, the spread of sections between workers,
+ * and whether two holders of a key ever overlapped (they must not).
+ */
+import { pollPeriodOf, type ClientName, type LockSettings } from './acquire-clients.js';
+import { startProcess, type BenchProcess } from './acquire-processes.js';
+import type { WorkerConfig } from './acquire-worker.js';
+import { acquireRow, percentile, type Row } from './report.js';
+
+export interface ContentionShape {
+  readonly workers: number;
+  readonly keys: number;
+}
+
+const CRITICAL_MS = 5;
+const DURATION_MS = 8_000;
+const STARTUP_TIMEOUT_MS = 120_000;
+
+interface WorkerResult {
+  readonly count: number;
+  readonly waits: number[];
+  readonly sections: Array<[number, number]>;
+  readonly calls: number;
+}
+
+export async function benchContention(
+  endpoint: string,
+  client: ClientName,
+  shape: ContentionShape,
+  settings: LockSettings,
+): Promise<Row> {
+  const run = `${client}-${shape.workers}on${shape.keys}-${Date.now().toString(36)}`;
+  const processes: BenchProcess[] = [];
+  try {
+    for (let i = 0; i < shape.workers; i++) {
+      const config: WorkerConfig = {
+        client,
+        endpoint,
+        key: `${run}-key-${i % shape.keys}`,
+        name: `${run}-worker-${i}`,
+        settings,
+        criticalMs: CRITICAL_MS,
+        durationMs: DURATION_MS,
+      };
+      processes.push(startProcess('./acquire-worker.ts', [JSON.stringify(config)]));
+    }
+    await Promise.all(processes.map((p) => p.next('ready', STARTUP_TIMEOUT_MS)));
+    for (const p of processes) p.send('go');
+    const results = (await Promise.all(processes.map((p) => p.next('done', DURATION_MS + 4 * settings.leaseMs + 30_000)))) as unknown as WorkerResult[];
+    return summarize(client, shape, settings, results);
+  } finally {
+    await Promise.all(processes.map((p) => p.kill()));
+  }
+}
+
+function summarize(client: ClientName, shape: ContentionShape, settings: LockSettings, results: readonly WorkerResult[]): Row {
+  const total = results.reduce((sum, r) => sum + r.count, 0);
+  const waits = results.flatMap((r) => r.waits).sort((a, b) => a - b);
+  const counts = results.map((r) => r.count);
+  const mean = total / results.length;
+  // Workers i, i+K, i+2K, … shared a key: their sections must never overlap.
+  let overlaps = 0;
+  for (let k = 0; k < shape.keys; k++) {
+    const sections = results.filter((_, i) => i % shape.keys === k).flatMap((r) => r.sections).sort((a, b) => a[0] - b[0]);
+    for (let i = 1; i < sections.length; i++) if ((sections[i] as [number, number])[0] < (sections[i - 1] as [number, number])[1]) overlaps++;
+  }
+  return acquireRow({
+    client,
+    scenario: `contention ${shape.workers} workers on ${shape.keys} key${shape.keys === 1 ? '' : 's'}`,
+    opsPerSecond: total / (DURATION_MS / 1000),
+    p50Ms: percentile(waits, 50),
+    p99Ms: percentile(waits, 99),
+    callsPerCycle: total === 0 ? null : results.reduce((sum, r) => sum + r.calls, 0) / total,
+    leaseMs: settings.leaseMs,
+    pollMs: pollPeriodOf(client, settings),
+    cycles: total,
+    workers: shape.workers,
+    keys: shape.keys,
+    spreadPct: mean === 0 ? null : ((Math.max(...counts) - Math.min(...counts)) / mean) * 100,
+    overlaps,
+  });
+}

@@ -1,0 +1,111 @@
+/**
+ * Scenario (a): uncontended acquire + release cycles on one key, each
+ * library on its own table of the same DynamoDB Local, in alternating rounds
+ * so that neither profits from a warmer JVM. Also our four write forms
+ * (PutItem or UpdateItem acquisition, delete or mark-released release).
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { LockClient } from '../src/index.js';
+import { countCalls } from '../integration/support/call-counter.js';
+import { CLIENTS, benchDynamoDB, openClient, tableOf, type BenchLockClient, type ClientName, type LockSettings } from './acquire-clients.js';
+import { acquireRow, percentile, type Row } from './report.js';
+
+const ROUNDS = 4;
+const WARM_UP_CYCLES = 30;
+
+interface Sample {
+  readonly latencies: number[];
+  seconds: number;
+  calls: number;
+}
+
+async function cycles(client: BenchLockClient, key: string, count: number, sample?: Sample): Promise<void> {
+  const callsBefore = client.calls.total();
+  const started = performance.now();
+  for (let i = 0; i < count; i++) {
+    const t0 = performance.now();
+    const lock = await client.acquire(key);
+    await lock.release();
+    sample?.latencies.push(performance.now() - t0);
+  }
+  if (sample !== undefined) {
+    sample.seconds += (performance.now() - started) / 1000;
+    sample.calls += client.calls.total() - callsBefore;
+  }
+}
+
+export async function benchUncontended(endpoint: string, totalCycles: number, settings: LockSettings): Promise<Row[]> {
+  const perRound = Math.max(1, Math.ceil(totalCycles / ROUNDS));
+  const clients = CLIENTS.map((name) => openClient(name, endpoint, settings, `bench-uncontended-${name}`));
+  const samples = new Map<ClientName, Sample>(CLIENTS.map((name) => [name, { latencies: [], seconds: 0, calls: 0 }]));
+  try {
+    for (const client of clients) await cycles(client, 'uncontended', WARM_UP_CYCLES);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const client of round % 2 === 0 ? clients : [...clients].reverse()) {
+        await cycles(client, 'uncontended', perRound, samples.get(client.name));
+      }
+    }
+  } finally {
+    await Promise.all(clients.map((client) => client.close()));
+  }
+  const rows = clients.map((client) => {
+    const sample = samples.get(client.name) as Sample;
+    return summarize(client.name, 'uncontended acquire+release', sample, settings);
+  });
+  return [...rows, ...(await benchWriteForms(endpoint, perRound * ROUNDS, settings))];
+}
+
+function summarize(client: string, scenario: string, sample: Sample, settings: LockSettings): Row {
+  const sorted = [...sample.latencies].sort((a, b) => a - b);
+  return acquireRow({
+    client,
+    scenario,
+    opsPerSecond: sorted.length / sample.seconds,
+    p50Ms: percentile(sorted, 50),
+    p99Ms: percentile(sorted, 99),
+    callsPerCycle: sample.calls / sorted.length,
+    leaseMs: settings.leaseMs,
+    cycles: sorted.length,
+  });
+}
+
+const WRITE_FORMS = [
+  { name: 'update+delete', updateExistingLockRecord: true, deleteLockOnRelease: true },
+  { name: 'put+markReleased', updateExistingLockRecord: false, deleteLockOnRelease: false },
+  { name: 'update+markReleased', updateExistingLockRecord: true, deleteLockOnRelease: false },
+] as const;
+
+/** Our other write forms (the default, put+delete, is the row above). */
+async function benchWriteForms(endpoint: string, count: number, settings: LockSettings): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const form of WRITE_FORMS) {
+    const dynamoDB: DynamoDBClient = benchDynamoDB(endpoint);
+    const calls = countCalls(dynamoDB);
+    const client = new LockClient({
+      dynamoDB,
+      tableName: tableOf('dynamodb-lock').tableName,
+      ownerName: `bench-${form.name}`,
+      leaseDuration: settings.leaseMs,
+      heartbeatPeriod: settings.heartbeatMs,
+    });
+    const sample: Sample = { latencies: [], seconds: 0, calls: 0 };
+    const bench: BenchLockClient = {
+      name: 'dynamodb-lock',
+      calls,
+      acquire: async (key) => {
+        const lock = await client.acquireLock(key, form);
+        return { release: async () => void (await lock.release()) };
+      },
+      close: () => client.close(),
+    };
+    try {
+      await cycles(bench, `form-${form.name}`, WARM_UP_CYCLES);
+      await cycles(bench, `form-${form.name}`, count, sample);
+    } finally {
+      await client.close();
+      dynamoDB.destroy();
+    }
+    rows.push(summarize('dynamodb-lock', `uncontended ${form.name}`, sample, settings));
+  }
+  return rows;
+}
