@@ -1,0 +1,339 @@
+/**
+ * A loopback TCP proxy that sits between a DynamoDB client and DynamoDB Local
+ * and injects network faults the lock client must survive: latency, a reply
+ * lost after the request was applied, a server that stops answering, and
+ * refused connections.
+ *
+ * It parses just enough HTTP/1.1 to cut the client's byte stream into
+ * requests (head up to the blank line, then `Content-Length` bytes of body)
+ * and to read each request's `X-Amz-Target`, so that one operation on a
+ * keep-alive connection can be singled out. Replies are never parsed: they
+ * are streamed back as they come. Like the AWS SDK's Node handler, clients
+ * are assumed not to pipeline (one request in flight per connection).
+ *
+ * What happens to each request is decided by a {@link RequestRule}, settable
+ * at run time. That hook is the extension point: a seeded fault schedule is a
+ * rule, and answering without the server (a 500/503, or a throttling error in
+ * DynamoDB's JSON format) is one more {@link RequestFault} variant to add.
+ *
+ *   const proxy = await FaultProxy.start(localEndpoint());
+ *   try { ...a DynamoDBClient with endpoint proxy.endpoint... } finally { await proxy.close(); }
+ */
+import { connect, createServer, type Server, type Socket } from 'node:net';
+
+/** One request as the client sent it. */
+export interface ProxiedRequest {
+  /** Counts requests through this proxy, from 1. */
+  readonly seq: number;
+  /** Counts client connections, from 1: requests sharing it came over one keep-alive connection. */
+  readonly connection: number;
+  readonly method: string;
+  readonly path: string;
+  /** Header names in lower case. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The `X-Amz-Target` header, e.g. `DynamoDB_20120810.UpdateItem`. */
+  readonly target: string | undefined;
+  readonly body: Buffer;
+}
+
+/**
+ * What to do with one request:
+ * - `forward`: pass it to the server (after `delayMs`) and stream the reply back;
+ * - `dropReply`: pass it to the server, wait for the server's reply (so the
+ *   request was applied), swallow it and destroy the client's connection;
+ * - `blackhole`: keep it, never forward it and never answer; the connection
+ *   then stays silent until the client gives up.
+ */
+export type RequestFault =
+  | { readonly action: 'forward'; readonly delayMs?: number }
+  | { readonly action: 'dropReply' }
+  | { readonly action: 'blackhole' };
+
+export type RequestRule = (request: ProxiedRequest) => RequestFault;
+
+/** A request and what the proxy did with it. */
+export interface ProxiedExchange {
+  readonly request: ProxiedRequest;
+  readonly fault: RequestFault;
+  /** For `dropReply`: the status line of the reply that was swallowed, e.g. `HTTP/1.1 200 OK`. */
+  swallowedStatusLine?: string;
+}
+
+const FORWARD: RequestFault = Object.freeze({ action: 'forward' });
+const forwardAll: RequestRule = () => FORWARD;
+
+/** A request head larger than this is not HTTP from the SDK; the connection is dropped. */
+const MAX_HEAD_BYTES = 64 * 1024;
+const HEAD_END = Buffer.from('\r\n\r\n');
+
+/** The operation name of a DynamoDB request (`UpdateItem`), from its `X-Amz-Target`. */
+export function operationOf(request: ProxiedRequest): string | undefined {
+  return request.target?.slice(request.target.lastIndexOf('.') + 1);
+}
+
+export class FaultProxy {
+  /** `http://127.0.0.1:<port>`, for the client's `endpoint`. */
+  readonly endpoint: string;
+  /** Every request that reached the proxy, in arrival order, with what was done to it. */
+  readonly exchanges: ProxiedExchange[] = [];
+  readonly #server: Server;
+  readonly #upstream: { host: string; port: number };
+  readonly #sockets = new Set<Socket>();
+  /** Aborted by close(): pending delays end and nothing more is forwarded. */
+  readonly #lifetime = new AbortController();
+  /** Who waits for a fault to be applied to which request (see injectOnce). */
+  readonly #onApplied = new Map<ProxiedRequest, (exchange: ProxiedExchange) => void>();
+  #rule: RequestRule = forwardAll;
+  #refusing = false;
+  #connections = 0;
+  #requests = 0;
+  #closing: Promise<void> | undefined;
+
+  private constructor(server: Server, upstream: { host: string; port: number }) {
+    this.#server = server;
+    this.#upstream = upstream;
+    const address = server.address();
+    if (address === null || typeof address === 'string') throw new Error('the proxy is not listening on TCP');
+    this.endpoint = `http://127.0.0.1:${address.port}`;
+  }
+
+  /** Listens on 127.0.0.1 on a free port and forwards to `upstream` (an `http://host:port` URL). */
+  static async start(upstream: string): Promise<FaultProxy> {
+    const url = new URL(upstream);
+    if (url.protocol !== 'http:') throw new Error(`the fault proxy speaks plain HTTP only, not ${url.protocol}`);
+    const target = { host: url.hostname, port: Number(url.port || 80) };
+    const server = createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen({ host: '127.0.0.1', port: 0 }, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const proxy = new FaultProxy(server, target);
+    server.on('connection', (socket) => proxy.#accept(socket));
+    return proxy;
+  }
+
+  /** Decides what happens to each request from now on (requests already forwarded are not affected). */
+  setRule(rule: RequestRule): void {
+    this.#rule = rule;
+  }
+
+  /** Forward everything at once and accept connections again. */
+  passThrough(): void {
+    this.#refusing = false;
+    this.#rule = forwardAll;
+  }
+
+  /** Forward every request `ms` late. */
+  addLatency(ms: number): void {
+    const delayed: RequestFault = { action: 'forward', delayMs: ms };
+    this.#rule = () => delayed;
+  }
+
+  /** Never forward or answer any request from now on; connections are still accepted and read. */
+  blackhole(): void {
+    const silent: RequestFault = { action: 'blackhole' };
+    this.#rule = () => silent;
+  }
+
+  /** Reset new connections as soon as they are accepted; open ones are left alone. */
+  refuseConnections(refuse = true): void {
+    this.#refusing = refuse;
+  }
+
+  /** Destroys every open connection (a client reusing one sees it fail); new ones are accepted as before. */
+  resetOpenConnections(): void {
+    for (const socket of this.#sockets) socket.destroy();
+  }
+
+  /**
+   * Applies `fault` to the next request that `matches`; all other requests
+   * follow the rule in force when this was called. Resolves once the fault
+   * has been applied (for `dropReply`, once the server's reply was
+   * swallowed); a new rule set before that cancels it, and it never resolves.
+   */
+  injectOnce(matches: (request: ProxiedRequest) => boolean, fault: RequestFault): Promise<ProxiedExchange> {
+    const fallback = this.#rule;
+    let used = false;
+    return new Promise((resolve) => {
+      this.#rule = (request) => {
+        if (used || !matches(request)) return fallback(request);
+        used = true;
+        this.#onApplied.set(request, resolve);
+        return fault;
+      };
+    });
+  }
+
+  /** Loses the reply of the next request that `matches`, after the server applied it. */
+  dropNextReply(matches: (request: ProxiedRequest) => boolean): Promise<ProxiedExchange> {
+    return this.injectOnce(matches, { action: 'dropReply' });
+  }
+
+  /** Destroys every connection and stops listening. Safe to call more than once. */
+  close(): Promise<void> {
+    this.#closing ??= new Promise<void>((resolve) => {
+      this.#lifetime.abort();
+      for (const socket of this.#sockets) socket.destroy();
+      this.#server.close(() => resolve());
+    });
+    return this.#closing;
+  }
+
+  #track(socket: Socket): Socket {
+    if (this.#lifetime.signal.aborted) {
+      socket.destroy();
+      return socket;
+    }
+    this.#sockets.add(socket);
+    socket.once('close', () => this.#sockets.delete(socket));
+    // Errors end the connection through 'close'; an unhandled 'error' would crash the test process.
+    socket.on('error', () => socket.destroy());
+    return socket;
+  }
+
+  #accept(client: Socket): void {
+    this.#track(client);
+    if (client.destroyed) return; // the proxy is closing
+    if (this.#refusing) {
+      client.resetAndDestroy();
+      return;
+    }
+    const connection = ++this.#connections;
+    let upstream: Socket | undefined;
+    /** Set once the connection can no longer carry replies in order (blackholed or dropped). */
+    let dead = false;
+    let queue: Promise<void> = Promise.resolve();
+
+    const mainUpstream = (): Socket => {
+      if (upstream !== undefined) return upstream;
+      upstream = this.#track(connect(this.#upstream));
+      upstream.pipe(client);
+      upstream.once('close', () => client.destroy());
+      return upstream;
+    };
+    client.once('close', () => upstream?.destroy());
+
+    const handle = async (request: ProxiedRequest, raw: Buffer): Promise<void> => {
+      if (dead || client.destroyed || this.#lifetime.signal.aborted) return;
+      const fault = this.#rule(request);
+      const exchange: ProxiedExchange = { request, fault };
+      this.exchanges.push(exchange);
+      switch (fault.action) {
+        case 'forward':
+          if (fault.delayMs !== undefined && fault.delayMs > 0) await this.#sleep(fault.delayMs);
+          if (!dead && !client.destroyed && !this.#lifetime.signal.aborted) mainUpstream().write(raw);
+          break;
+        case 'blackhole':
+          dead = true;
+          break;
+        case 'dropReply':
+          dead = true;
+          await this.#applyWithoutReply(exchange, raw, client);
+          break;
+      }
+      this.#onApplied.get(request)?.(exchange);
+      this.#onApplied.delete(request);
+    };
+
+    const parser = new RequestParser((head, body) => {
+      const request = toRequest(head, body, ++this.#requests, connection);
+      const raw = Buffer.concat([head, body]);
+      // One at a time, in order: a delayed request must not be overtaken by the next one.
+      queue = queue
+        .then(() => handle(request, raw))
+        .catch(() => {
+          client.destroy();
+        });
+    });
+    client.on('data', (chunk: Buffer) => {
+      if (!parser.push(chunk)) client.destroy();
+    });
+  }
+
+  /**
+   * Sends the request over a connection of its own, so that the first bytes
+   * coming back are certainly its reply; once they come, the server has
+   * applied it: both connections are destroyed and the reply is lost.
+   */
+  #applyWithoutReply(exchange: ProxiedExchange, raw: Buffer, client: Socket): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const server = this.#track(connect(this.#upstream));
+      server.once('data', (chunk: Buffer) => {
+        const lineEnd = chunk.indexOf('\r\n');
+        exchange.swallowedStatusLine = chunk.subarray(0, lineEnd < 0 ? chunk.length : lineEnd).toString('latin1');
+        server.destroy();
+        client.destroy();
+      });
+      server.once('close', () => {
+        client.destroy();
+        resolve();
+      });
+      server.write(raw);
+    });
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const signal = this.#lifetime.signal;
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      }
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+}
+
+function toRequest(head: Buffer, body: Buffer, seq: number, connection: number): ProxiedRequest {
+  const lines = head.toString('latin1').split('\r\n');
+  const [method = '', path = ''] = (lines[0] ?? '').split(' ');
+  const headers: Record<string, string> = {};
+  for (const line of lines.slice(1)) {
+    const colon = line.indexOf(':');
+    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  return { seq, connection, method, path, headers, target: headers['x-amz-target'], body };
+}
+
+/**
+ * Cuts a byte stream into HTTP/1.1 requests. Bodies are delimited by
+ * `Content-Length` only: the AWS SDK always sends one, and chunked bodies
+ * are refused rather than misread.
+ */
+class RequestParser {
+  #buffer: Buffer = Buffer.alloc(0);
+  readonly #onRequest: (head: Buffer, body: Buffer) => void;
+
+  constructor(onRequest: (head: Buffer, body: Buffer) => void) {
+    this.#onRequest = onRequest;
+  }
+
+  /** Feeds bytes; false when they are not HTTP this parser understands. */
+  push(chunk: Buffer): boolean {
+    this.#buffer = this.#buffer.length === 0 ? chunk : Buffer.concat([this.#buffer, chunk]);
+    for (;;) {
+      const headEnd = this.#buffer.indexOf(HEAD_END);
+      if (headEnd < 0) return this.#buffer.length <= MAX_HEAD_BYTES;
+      const head = this.#buffer.subarray(0, headEnd + HEAD_END.length);
+      const length = bodyLength(head.toString('latin1'));
+      if (length === undefined) return false;
+      const end = head.length + length;
+      if (this.#buffer.length < end) return true;
+      const body = this.#buffer.subarray(head.length, end);
+      this.#buffer = this.#buffer.subarray(end);
+      this.#onRequest(Buffer.from(head), Buffer.from(body));
+    }
+  }
+}
+
+/** The body length a request head announces; undefined for what this parser does not handle. */
+function bodyLength(head: string): number | undefined {
+  if (/\r\ntransfer-encoding:/i.test(head)) return undefined;
+  const match = /\r\ncontent-length:\s*(\d+)\s*\r\n/i.exec(head);
+  return match === null ? 0 : Number(match[1]);
+}
