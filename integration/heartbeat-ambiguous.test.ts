@@ -1,0 +1,147 @@
+/**
+ * Heartbeats whose outcome the holder cannot know: the write reached
+ * DynamoDB and was applied, but the reply was lost. The table then holds an
+ * RVN the holder never saw confirmed; its next write must accept it, or the
+ * holder would lose a lock nobody else has.
+ */
+import { describe, expect, it } from '@jest/globals';
+import type { Lock, LockClient } from '../src/index.js';
+import { useFaultBed } from './support/fault-bed.js';
+import { operationOf, type ProxiedRequest } from './support/fault-proxy.js';
+import { recordEvents, within, type EventLog } from './support/lock-events.js';
+import type { ProxiedDynamoDB } from './support/proxied-dynamodb.js';
+import { sleep, waitUntil } from './support/test-locks.js';
+
+const LEASE_MS = 2_000;
+const HEARTBEAT_MS = 400;
+
+const faults = useFaultBed('hb-ambiguous');
+
+const isUpdateItem = (request: ProxiedRequest): boolean => operationOf(request) === 'UpdateItem';
+/** How the lock client sees a connection the proxy destroyed (a timeout on a busy machine would read otherwise). */
+const isDroppedConnection = (error: unknown): boolean => /socket hang up/.test(String(error));
+const isDeleteItem = (request: ProxiedRequest): boolean => operationOf(request) === 'DeleteItem';
+
+interface SentWrite {
+  ExpressionAttributeValues?: Record<string, { S?: string }>;
+}
+
+/** The string values a write request conditioned on or wrote (RVNs among them). */
+function stringValuesOf(request: ProxiedRequest): string[] {
+  const input = JSON.parse(request.body.toString('utf8')) as SentWrite;
+  return Object.values(input.ExpressionAttributeValues ?? {}).flatMap((value) => (value.S === undefined ? [] : [value.S]));
+}
+
+/** The RVN a heartbeat request writes. */
+function newRvnOf(request: ProxiedRequest): string {
+  const input = JSON.parse(request.body.toString('utf8')) as SentWrite;
+  const rvn = input.ExpressionAttributeValues?.[':newRvn']?.S;
+  if (rvn === undefined) throw new Error(`not a heartbeat: ${request.body.toString('utf8')}`);
+  return rvn;
+}
+
+async function holdThroughProxy(key: string): Promise<{ client: LockClient; lock: Lock; network: ProxiedDynamoDB; events: EventLog }> {
+  const network = await faults.proxied(key);
+  const client = faults.bed.client({ ownerName: key, leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS }, network.dynamoDB);
+  const events = recordEvents(client);
+  const lock = await client.acquireLock(key);
+  return { client, lock, network, events };
+}
+
+describe('a heartbeat applied by DynamoDB whose reply was lost', () => {
+  it('does not cost the lock: the next heartbeat succeeds and the table keeps the RVN the lock knows', async () => {
+    const { lock, network, events } = await holdThroughProxy('reply-lost');
+    const dropped = await within(network.proxy.dropNextReply(isUpdateItem), 5_000, 'a heartbeat whose reply is dropped');
+    const appliedRvn = newRvnOf(dropped.request);
+
+    // The fault really happened: DynamoDB answered 200, and the holder only saw its connection die.
+    expect(dropped.swallowedStatusLine).toMatch(/^HTTP\/1\.1 200 /);
+    // The holder saw it fail. (Not checked: `willRetry`. Under jest the SDK receives Node's socket errors
+    // from another realm and strips their `code`, so they do not look transient; outside jest they do.)
+    await waitUntil('a heartbeat is confirmed after the failed one', () => {
+      const failedAt = events.of('heartbeatError', lock).find((seen) => isDroppedConnection(seen.event.error))?.at;
+      return failedAt !== undefined && events.of('heartbeat', lock).some((seen) => seen.at > failedAt);
+    });
+
+    // The write after the lost reply accepted the RVN that reply would have confirmed.
+    const after = network.proxy.exchanges.filter((e) => isUpdateItem(e.request) && e.request.seq > dropped.request.seq);
+    expect(stringValuesOf(after[0]!.request)).toContain(appliedRvn);
+
+    await sleep(LEASE_MS); // a whole lease more: still held, heartbeats still confirmed
+    expect(events.of('lost')).toEqual([]);
+    expect(lock.state).toBe('held');
+    expect(lock.signal.aborted).toBe(false);
+    expect(lock.recordVersionNumber).not.toBe(appliedRvn);
+    // A heartbeat may be in flight at any moment; between two of them the table and the lock agree.
+    await waitUntil('the table RVN equals lock.recordVersionNumber', async () => (await faults.bed.rvn('reply-lost')) === lock.recordVersionNumber);
+    expect(await faults.bed.owner('reply-lost')).toBe('reply-lost');
+  }, 20_000);
+
+  it('does not stop a release right after it: release returns true and the item is gone', async () => {
+    const { client, lock, network, events } = await holdThroughProxy('release-after-lost-reply');
+    let releasing: Promise<boolean> | undefined;
+    // Release at the first failure, before the heartbeat is retried: the table then holds the unconfirmed RVN.
+    client.on('heartbeatError', (event) => {
+      if (event.lock === lock && isDroppedConnection(event.error)) releasing ??= lock.release();
+    });
+    const dropped = await within(network.proxy.dropNextReply(isUpdateItem), 5_000, 'a heartbeat whose reply is dropped');
+
+    expect(dropped.swallowedStatusLine).toMatch(/^HTTP\/1\.1 200 /);
+    await waitUntil('the failed heartbeat is reported', () => releasing !== undefined);
+    expect(await releasing).toBe(true);
+    expect(await faults.bed.item('release-after-lost-reply')).toBeUndefined();
+    expect(lock.state).toBe('released');
+    expect(events.of('lost')).toEqual([]);
+    // No heartbeat was confirmed in between: the release alone had to accept the unconfirmed RVN.
+    const writes = network.proxy.exchanges.filter(
+      (e) => e.request.seq > dropped.request.seq && (isUpdateItem(e.request) || isDeleteItem(e.request)),
+    );
+    expect(writes.map((e) => operationOf(e.request))).toEqual(['DeleteItem']);
+    expect(stringValuesOf(writes[0]!.request)).toContain(newRvnOf(dropped.request));
+  }, 20_000);
+});
+
+describe('a heartbeat that never gets an answer (a dead connection)', () => {
+  // BUG (reported, src/heartbeat/lock-keeper.ts #beat): each attempt's deadline is all that is left of
+  // the safe time, so one request that never returns leaves no time for a retry. Remove `.failing` once fixed.
+  it.failing('does not cost the lock when the SDK has no request timeout (its default): a retry on a new connection renews it', async () => {
+    const network = await faults.proxied('hung', { requestTimeout: 0 });
+    const client = faults.bed.client({ ownerName: 'hung', leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS }, network.dynamoDB);
+    const events = recordEvents(client);
+    const lock = await client.acquireLock('hung');
+
+    // Only this one heartbeat vanishes; every later request is answered at once.
+    const hung = await within(network.proxy.injectOnce(isUpdateItem, { action: 'blackhole' }), 5_000, 'a heartbeat is blackholed');
+    await sleep(LEASE_MS + HEARTBEAT_MS);
+
+    expect(events.of('lost').map((seen) => seen.event.error.message)).toEqual([]);
+    expect(lock.state).toBe('held');
+    const laterHeartbeats = network.proxy.exchanges.filter((e) => isUpdateItem(e.request) && e.request.seq > hung.request.seq);
+    expect(laterHeartbeats.length).toBeGreaterThan(0);
+  }, 20_000);
+});
+
+describe('many heartbeats with unknown outcome in a row (a long outage within a long lease)', () => {
+  // BUG (reported, src/lock-client.ts #heartbeat): every failed attempt without an answer adds its RVN to
+  // the condition, unbounded, also when the connection was refused and nothing was sent; past ~145 of them
+  // DynamoDB refuses the condition (ValidationException: more than 300 operators), so once the outage ends
+  // the lock can no longer be renewed. Remove `.failing` once fixed.
+  it.failing('can still be renewed once DynamoDB answers again', async () => {
+    const network = await faults.proxied('outage');
+    const client = faults.bed.client(
+      { ownerName: 'outage', leaseDuration: 60_000, heartbeatPeriod: 1_000, backgroundHeartbeats: false },
+      network.dynamoDB,
+    );
+    const lock = await client.acquireLock('outage');
+
+    network.proxy.refuseConnections();
+    network.proxy.resetOpenConnections();
+    for (let attempt = 0; attempt < 160; attempt++) {
+      await expect(lock.sendHeartbeat()).rejects.toThrow();
+    }
+    network.proxy.refuseConnections(false);
+
+    await lock.sendHeartbeat();
+    expect(await faults.bed.rvn('outage')).toBe(lock.recordVersionNumber);
+  }, 20_000);
+});
