@@ -12,6 +12,7 @@ import { acquireRow, percentile, type Row } from './report.js';
 
 const ROUNDS = 4;
 const WARM_UP_CYCLES = 30;
+const STUCK_MS = 30_000;
 
 interface Sample {
   readonly latencies: number[];
@@ -24,7 +25,8 @@ async function cycles(client: BenchLockClient, key: string, count: number, sampl
   const started = performance.now();
   for (let i = 0; i < count; i++) {
     const t0 = performance.now();
-    const lock = await client.acquire(key);
+    // Nobody else wants this key: a wait this long means something is broken.
+    const lock = await client.acquire(key, AbortSignal.timeout(STUCK_MS));
     await lock.release();
     sample?.latencies.push(performance.now() - t0);
   }
@@ -92,8 +94,8 @@ async function benchWriteForms(endpoint: string, count: number, settings: LockSe
     const bench: BenchLockClient = {
       name: 'dynamodb-lock',
       calls,
-      acquire: async (key) => {
-        const lock = await client.acquireLock(key, form);
+      acquire: async (key, signal) => {
+        const lock = await client.acquireLock(key, { ...form, signal });
         return { release: async () => void (await lock.release()) };
       },
       close: () => client.close(),
