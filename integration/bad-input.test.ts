@@ -397,13 +397,15 @@ describe('the limits are DynamoDB’s own: input just inside them is accepted en
 
   test('a per-lock lease of exactly twice heartbeatPeriod is allowed, a shorter one with backgroundHeartbeats: false', async () => {
     const b = bench();
-    const lock = await b.hash.acquireLock(`twice-${randomUUID()}`, { leaseDuration: 2 * HEARTBEAT, additionalTimeToWaitForLock: 0 });
-    expect(lock.leaseDuration).toBe(2 * HEARTBEAT);
-    await lock.sendHeartbeat({ leaseDuration: 2 * HEARTBEAT });
-    const manual = b.client({ backgroundHeartbeats: false });
-    const short = await manual.acquireLock(`short-${randomUUID()}`, { leaseDuration: 400, additionalTimeToWaitForLock: 0 });
-    expect((await rawItem(hashTable, { key: { S: short.partitionKey } }))?.['leaseDuration']).toEqual({ S: '400' });
-    await short.sendHeartbeat({ leaseDuration: 300 });
+    // Long periods, so that a loaded machine cannot make the locks lapse between the calls.
+    const background = b.client({ leaseDuration: 20_000, heartbeatPeriod: 2_500 });
+    const lock = await background.acquireLock(`twice-${randomUUID()}`, { leaseDuration: 5_000, additionalTimeToWaitForLock: 0 });
+    expect(lock.leaseDuration).toBe(5_000);
+    await lock.sendHeartbeat({ leaseDuration: 5_000 });
+    const manual = b.client({ leaseDuration: 20_000, heartbeatPeriod: 5_000, backgroundHeartbeats: false });
+    const short = await manual.acquireLock(`short-${randomUUID()}`, { leaseDuration: 4_000, additionalTimeToWaitForLock: 0 });
+    expect((await rawItem(hashTable, { key: { S: short.partitionKey } }))?.['leaseDuration']).toEqual({ S: '4000' });
+    await short.sendHeartbeat({ leaseDuration: 3_000 });
     expect(await short.release()).toBe(true);
     expect(await lock.release()).toBe(true);
   });

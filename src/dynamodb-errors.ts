@@ -50,10 +50,22 @@ export function httpStatusOf(error: unknown): number | undefined {
 
 /** No answer came from DynamoDB: the request may or may not have been applied. */
 export function isClientSideError(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = (error as { code?: string }).code;
-  if (code !== undefined && CLIENT_SIDE_CODES.has(code)) return true;
-  return CLIENT_SIDE_NAMES.has(error.name);
+  // Duck-typed, not `instanceof Error`: errors from Node's sockets may come from another realm.
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, name } = error as { code?: unknown; name?: unknown };
+  if (typeof code === 'string' && CLIENT_SIDE_CODES.has(code)) return true;
+  if (typeof name === 'string' && CLIENT_SIDE_NAMES.has(name)) return true;
+  // The SDK stamps $metadata on everything it throws; without an HTTP status no answer came back.
+  const metadata = (error as ServiceErrorShape).$metadata;
+  return metadata !== undefined && metadata.httpStatusCode === undefined;
+}
+
+const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
+
+/** The request certainly never reached DynamoDB (no connection could be made). */
+export function wasNeverSent(error: unknown): boolean {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && NEVER_SENT_CODES.has(code);
 }
 
 /** Worth trying again later: throttled, a 5xx answer, or no answer at all. */

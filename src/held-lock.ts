@@ -27,6 +27,8 @@ export function lockId(key: LockKey): string {
   return `${key.partitionKey.length}:${key.partitionKey}|${sk}`;
 }
 
+const MAX_UNCERTAIN_RVNS = 8;
+
 export class HeldLock {
   readonly id: string;
   readonly partitionKey: string;
@@ -38,6 +40,8 @@ export class HeldLock {
   recordVersionNumber: string;
   /** RVNs of this client's writes whose replies were lost: the table may hold any of them. */
   uncertainRecordVersionNumbers: string[] = [];
+  /** Aborts the heartbeat in flight, if any (a release must not wait behind a stuck one). */
+  abortHeartbeat: (() => void) | undefined;
   leaseDurationMs: number;
   /** Monotonic time just before the last confirmed write was sent. */
   lookupTime: number;
@@ -97,6 +101,17 @@ export class HeldLock {
     this.state = state;
     this.#loss.abort(reason);
     return true;
+  }
+
+  /**
+   * Remembers the RVN of a write whose outcome is unknown. Only the newest
+   * few are kept: conditions have an operator limit, and dropping an old one
+   * can at worst give up a lock this client still holds (it then lapses),
+   * never let two clients hold it.
+   */
+  rememberUncertain(recordVersionNumber: string): void {
+    this.uncertainRecordVersionNumbers.push(recordVersionNumber);
+    if (this.uncertainRecordVersionNumbers.length > MAX_UNCERTAIN_RVNS) this.uncertainRecordVersionNumbers.shift();
   }
 
   /** Lease ran out on this client's clock, or the lock is no longer held. */

@@ -4,6 +4,7 @@ export {
   type ListLocksOptions,
   type LockClientEvents,
   type WithLockOptions,
+  type CloseOptions,
 } from './lock-client.js';
 export type { Subscription } from './events.js';
 export { Lock, LockSnapshot, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';

@@ -12,7 +12,13 @@ import { toBytes } from './bytes.js';
 import { deadline } from './deadline.js';
 import { childAbortController, type ChildAbortController } from './child-abort-controller.js';
 import { systemClock, type MonotonicClock } from './clock.js';
-import { httpStatusOf, isConditionalCheckFailed, itemOfFailedCondition, wasRefusedUnapplied } from './dynamodb-errors.js';
+import {
+  httpStatusOf,
+  isConditionalCheckFailed,
+  itemOfFailedCondition,
+  wasNeverSent,
+  wasRefusedUnapplied,
+} from './dynamodb-errors.js';
 import {
   InvalidArgumentError,
   LockClientCloseError,
@@ -108,6 +114,15 @@ export interface WithLockOptions extends AcquireLockOptions, LockKeyOptions {
 }
 
 const WITH_LOCK_RELEASE_TIMEOUT_MS = 5_000;
+
+export interface CloseOptions {
+  /**
+   * Milliseconds the releases of `close()` may take; locks still unreleased
+   * then lapse after their lease. @default the client's `leaseDuration`, after
+   * which they would have lapsed anyway
+   */
+  readonly timeout?: number;
+}
 
 /** Releases run this many at a time in `close()`. */
 const CLOSE_CONCURRENCY = 32;
@@ -331,13 +346,16 @@ export class LockClient implements AsyncDisposable {
         buildHeartbeatRequest(this.#table, held, { newRecordVersionNumber, refuseReleased: true, ...change }),
       );
       const sentAt = this.#clock.now();
+      // A release started meanwhile aborts this write rather than queue behind it.
+      const inFlight = childAbortController(until);
+      held.abortHeartbeat = () => inFlight.abort(new DOMException('a release of the lock started', 'AbortError'));
       try {
-        await sendWrite(this.#dynamoDB, request, until);
+        await sendWrite(this.#dynamoDB, request, inFlight.signal);
       } catch (error) {
         if (isConditionalCheckFailed(error)) throw this.#lostByRefusal(held, 'its heartbeat was refused', error);
-        if (!wasRefusedUnapplied(error)) {
-          // No answer, or a 5xx: the write may have been applied, so its RVN may now be the lock's.
-          held.uncertainRecordVersionNumbers.push(newRecordVersionNumber);
+        if (!wasRefusedUnapplied(error) && !wasNeverSent(error)) {
+          // No answer, a 5xx, or cut off: the write may have been applied, so its RVN may now be the lock's.
+          held.rememberUncertain(newRecordVersionNumber);
         }
         if (this.#settings.holdLockOnServiceUnavailable && httpStatusOf(error) === 503) {
           // Java's opt-in: pretend the heartbeat worked although the RVN in the table may not have changed.
@@ -346,6 +364,9 @@ export class LockClient implements AsyncDisposable {
           return;
         }
         throw error;
+      } finally {
+        held.abortHeartbeat = undefined;
+        inFlight.dispose();
       }
       held.recordVersionNumber = newRecordVersionNumber;
       held.uncertainRecordVersionNumbers = [];
@@ -495,6 +516,7 @@ export class LockClient implements AsyncDisposable {
     if (held.state !== 'held' && !lapsed) return false;
     if (!lapsed) held.state = 'releasing';
     this.#untrack(held);
+    held.abortHeartbeat?.();
     return held.exclusive(async () => {
       try {
         const request = withOldItemOnConditionFailure(
@@ -653,8 +675,8 @@ export class LockClient implements AsyncDisposable {
    *
    * @throws LockClientCloseError listing the releases that failed.
    */
-  close(): Promise<void> {
-    this.#closing ??= this.#shutdown();
+  close(options: CloseOptions = {}): Promise<void> {
+    this.#closing ??= this.#shutdown(checkDuration('close timeout', options.timeout ?? this.#settings.leaseDuration, { min: 1 }));
     return this.#closing;
   }
 
@@ -662,19 +684,24 @@ export class LockClient implements AsyncDisposable {
     await this.close();
   }
 
-  async #shutdown(): Promise<void> {
+  async #shutdown(timeoutMs: number): Promise<void> {
     this.#lifetime.abort(new LockClientClosedError());
     const failures: unknown[] = [];
+    // Releases still unanswered then are abandoned: those locks lapse after their lease.
+    const bound = deadline(timeoutMs);
     try {
       // A write already sent cannot be recalled: wait for those calls, which release what they win.
       for (const call of this.#acquiring.keys()) call.abort(new LockClientClosedError());
       await Promise.allSettled(this.#acquiring.values());
       const locks = [...this.#locks.values()];
       for (let i = 0; i < locks.length; i += CLOSE_CONCURRENCY) {
-        const results = await Promise.allSettled(locks.slice(i, i + CLOSE_CONCURRENCY).map((lock) => this.releaseLock(lock)));
+        const results = await Promise.allSettled(
+          locks.slice(i, i + CLOSE_CONCURRENCY).map((lock) => this.releaseLock(lock, { signal: bound.signal })),
+        );
         for (const result of results) if (result.status === 'rejected') failures.push(result.reason);
       }
     } finally {
+      bound.clear();
       this.#scheduler.close();
       this.#ownedClient?.destroy();
     }

@@ -102,8 +102,9 @@ export class LockKeeper {
     try {
       await pRetry(
         async () => {
-          // Each attempt may take at most what is left of the lease: a later reply would be useless.
-          const attempt = deadline(safeFor());
+          // An attempt may take a period at most, so that a request stuck on a dead connection
+          // leaves time for a retry, and never more than what is left of the lease.
+          const attempt = deadline(Math.min(heartbeatPeriod, safeFor()));
           try {
             await hooks.heartbeat(held, attempt.signal);
           } finally {
