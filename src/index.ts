@@ -20,4 +20,16 @@ export {
 } from './options.js';
 export type { MonotonicClock } from './clock.js';
 export * from './errors.js';
+export {
+  LeaderElection,
+  ELECTION_DEFAULTS,
+  type LeaderElectionOptions,
+  type CampaignOptions,
+  type LeadOptions,
+  type ObserveOptions,
+} from './election/leader-election.js';
+export { Leadership, type ResignOptions } from './election/leadership.js';
+export type { Leader } from './election/leader.js';
+export { AlreadyCampaigningError, isAlreadyCampaigningError } from './election/already-campaigning-error.js';
+export { watchLock, WATCH_DEFAULTS, type LockView, type WatchLockOptions } from './election/watch-lock.js';
 export type { AdditionalAttributes, LockRecord } from './protocol/index.js';

@@ -1,0 +1,21 @@
+import { DynamoDBLockError } from '../errors.js';
+
+/**
+ * A candidate campaigned while it was already campaigning or leading on the
+ * same key. A client holding the lock would wait for its own heartbeats to
+ * stop, which never happens, so the second campaign is refused instead.
+ */
+export class AlreadyCampaigningError extends DynamoDBLockError {
+  override name = 'AlreadyCampaigningError';
+  readonly partitionKey: string;
+  readonly sortKey: string | undefined;
+  constructor(key: { partitionKey: string; sortKey?: string | undefined }, what: string) {
+    const where = key.sortKey === undefined ? JSON.stringify(key.partitionKey) : `${JSON.stringify(key.partitionKey)}/${JSON.stringify(key.sortKey)}`;
+    super(`Cannot campaign in the election on ${where}: ${what}; resign or abort the campaign first`);
+    this.partitionKey = key.partitionKey;
+    this.sortKey = key.sortKey;
+  }
+}
+
+export const isAlreadyCampaigningError = (e: unknown): e is AlreadyCampaigningError =>
+  e instanceof Error && e.name === 'AlreadyCampaigningError';

@@ -1,0 +1,79 @@
+/**
+ * What a candidate holds while it leads: the election's lock, seen as
+ * leadership. Leadership lasts exactly as long as the lock is held.
+ */
+import type { Lock } from '../lock.js';
+
+export interface ResignOptions {
+  /** Abandons the release call; if it was not applied, leadership lapses one lease after the last heartbeat. */
+  readonly signal?: AbortSignal;
+}
+
+export class Leadership implements AsyncDisposable {
+  readonly #lock: Lock;
+
+  /** @internal Made by `LeaderElection`; this constructor is not part of the API. */
+  constructor(lock: Lock) {
+    this.#lock = lock;
+  }
+
+  /** The lock behind this leadership, for what the election API does not cover. */
+  get lock(): Lock {
+    return this.#lock;
+  }
+  get ownerName(): string {
+    return this.#lock.ownerName;
+  }
+  get data(): Uint8Array | undefined {
+    return this.#lock.data;
+  }
+
+  /**
+   * Aborts, with a `LockLostError` as its reason, the moment this candidate
+   * can no longer be sure it leads: another candidate (or a Java client) took
+   * the lock, its item was deleted, no heartbeat was confirmed in time, or it
+   * resigned. Pass it to the work only the leader may do.
+   */
+  get signal(): AbortSignal {
+    return this.#lock.signal;
+  }
+
+  /** True while the lock is held and within its safe time, on this process's clock. */
+  get isLeader(): boolean {
+    try {
+      this.#lock.throwIfLost();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Throws the `LockLostError` unless this candidate still leads. It reads the
+   * clock itself, so it is right even when a long pause delayed the timer
+   * behind `signal`: call it right before each act only the leader may do.
+   */
+  throwIfLost(): void {
+    this.#lock.throwIfLost();
+  }
+
+  /** Replaces the data stored with the lock (what observers see), with a heartbeat. */
+  updateData(data: Uint8Array | string): Promise<void> {
+    return this.#lock.sendHeartbeat({ data });
+  }
+
+  /**
+   * Steps down: deletes the lock item, so a waiting candidate takes over at
+   * its next read instead of after a lease. `signal` aborts first.
+   *
+   * @returns true when DynamoDB confirmed it; false when leadership was already lost.
+   */
+  resign(options: ResignOptions = {}): Promise<boolean> {
+    return this.#lock.release({ deleteLock: true, signal: options.signal });
+  }
+
+  /** `await using leadership = await election.campaign()` resigns when the scope ends. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (this.#lock.state === 'held') await this.resign();
+  }
+}

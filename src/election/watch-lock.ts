@@ -1,0 +1,90 @@
+/**
+ * Watching one lock by reading it again and again: who holds it, and each
+ * new RVN its holder writes. Election observers and the CLI's `watch` use it.
+ */
+import { abortableSleep } from '../abortable-sleep.js';
+import { toBytes } from '../bytes.js';
+import { isTransient } from '../dynamodb-errors.js';
+import type { Lock, LockSnapshot } from '../lock.js';
+import type { LockClient, LockKeyOptions } from '../lock-client.js';
+import { checkDuration } from '../options.js';
+
+/** A lock as one read showed it, copied so later reads cannot change it. */
+export interface LockView {
+  readonly partitionKey: string;
+  readonly sortKey: string | undefined;
+  readonly ownerName: string;
+  readonly recordVersionNumber: string;
+  /** The lease its holder advertised, in milliseconds. */
+  readonly leaseDuration: number;
+  readonly data: Uint8Array | undefined;
+}
+
+export interface WatchLockOptions extends LockKeyOptions {
+  /** Milliseconds between two reads. @default 1000 */
+  readonly pollInterval?: number;
+  /** Ends the iteration (without an error) when it aborts. */
+  readonly signal?: AbortSignal;
+}
+
+export const WATCH_DEFAULTS = Object.freeze({ pollInterval: 1_000 });
+
+export function lockViewOf(lock: Lock | LockSnapshot): LockView {
+  return {
+    partitionKey: lock.partitionKey,
+    sortKey: lock.sortKey,
+    ownerName: lock.ownerName,
+    recordVersionNumber: lock.recordVersionNumber,
+    leaseDuration: lock.leaseDuration,
+    data: toBytes(lock.data),
+  };
+}
+
+/** Same holder, same RVN: nothing happened between the two reads. */
+function sameState(a: LockView | undefined, b: LockView | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.ownerName === b.ownerName && a.recordVersionNumber === b.recordVersionNumber;
+}
+
+/**
+ * Yields the lock as it is now (`undefined` when nobody holds it: no item, or
+ * a released one), then again each time a read shows a different holder or
+ * RVN, until `signal` aborts. Reads are consistent `getLock` calls, one per
+ * `pollInterval`; a change that is undone between two reads is not seen.
+ * Throttling, 5xx answers and network errors are retried at the next poll;
+ * other errors (a missing table, a malformed item) end the iteration by
+ * throwing.
+ */
+export function watchLock(client: LockClient, partitionKey: string, options: WatchLockOptions = {}): AsyncIterable<LockView | undefined> {
+  // Checked here, not in the generator, so that bad input fails at the call.
+  const pollInterval = checkDuration('pollInterval', options.pollInterval ?? WATCH_DEFAULTS.pollInterval, { min: 1 });
+  return poll(client, partitionKey, options, pollInterval);
+}
+
+async function* poll(
+  client: LockClient,
+  partitionKey: string,
+  options: WatchLockOptions,
+  pollInterval: number,
+): AsyncGenerator<LockView | undefined, void, undefined> {
+  const { signal, sortKey } = options;
+  let seen = false;
+  let last: LockView | undefined;
+  while (!signal?.aborted) {
+    try {
+      const lock = await client.getLock(partitionKey, { sortKey, signal });
+      const current = lock === undefined ? undefined : lockViewOf(lock);
+      if (!seen || !sameState(last, current)) yield current;
+      seen = true;
+      last = current;
+    } catch (error) {
+      if (signal?.aborted) return;
+      if (!isTransient(error)) throw error;
+    }
+    try {
+      await abortableSleep(pollInterval, signal);
+    } catch {
+      return; // aborted: the caller asked the watch to end
+    }
+  }
+}
