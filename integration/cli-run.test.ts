@@ -1,0 +1,128 @@
+/**
+ * `dynamodb-lock run`, the real CLI in a process of its own against
+ * DynamoDB Local: exit codes, mutual exclusion between two runs, and the
+ * command stopped when the lock is stolen.
+ */
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { localEndpoint } from './support/aws.js';
+import { CliProcess, runCli } from './support/cli-process.js';
+import { LockTestBed, text, waitUntil } from './support/test-locks.js';
+
+let bed: LockTestBed;
+let dir: string;
+const started: CliProcess[] = [];
+
+beforeEach(async () => {
+  bed = new LockTestBed('cli-run');
+  await bed.createTable();
+  dir = mkdtempSync(join(tmpdir(), 'cli-run-'));
+});
+
+afterEach(async () => {
+  for (const cli of started.splice(0)) cli.kill();
+  await bed.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const connection = (): string[] => ['--endpoint', localEndpoint(), '--table', bed.tableName];
+/** `node -e SCRIPT ARGS...`: child commands that need nothing but Node. */
+const nodeScript = (script: string, ...args: string[]): string[] => [process.execPath, '-e', script, ...args];
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('run KEY -- COMMAND', () => {
+  it("exits with the command's exit code, and releases the lock afterwards", async () => {
+    const result = await runCli(['run', ...connection(), 'exit-code', '--', ...nodeScript('process.exit(7)')]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(7);
+    expect(await bed.item('exit-code')).toBeUndefined();
+  });
+
+  it('exits with 127 when the command does not exist, and releases the lock', async () => {
+    const result = await runCli(['run', ...connection(), 'missing-command', '--', join(dir, 'no-such-program')]);
+    expect(result.code).toBe(127);
+    expect(result.stderr).toContain('cannot run');
+    expect(await bed.item('missing-command')).toBeUndefined();
+  });
+
+  it('exits with 75 without running the command while someone else holds the lock, at once or after --timeout', async () => {
+    const holder = bed.client({ ownerName: 'busy-holder' });
+    await holder.acquireLock('busy');
+    const marker = join(dir, 'ran');
+    const command = nodeScript("require('fs').writeFileSync(process.argv[1], 'ran')", marker);
+
+    const atOnce = await runCli(['run', ...connection(), 'busy', '--', ...command]);
+    expect(atOnce.code).toBe(75);
+    expect(atOnce.stderr).toContain('busy-holder');
+    const afterTimeout = await runCli(['run', ...connection(), '--timeout', '1500ms', 'busy', '--', ...command]);
+    expect(afterTimeout.code).toBe(75);
+    expect(afterTimeout.stderr).toContain('within 1.5 s');
+
+    expect(existsSync(marker)).toBe(false);
+    expect(await bed.owner('busy')).toBe('busy-holder');
+  });
+
+  it('never lets two runs on one key overlap: the second waits (--wait) until the first has exited', async () => {
+    const log = join(dir, 'intervals.log');
+    // Each command logs its start and end on the machine's monotonic clock, 800 ms apart.
+    const script =
+      "const fs = require('fs'); const log = process.argv[1];" +
+      "fs.appendFileSync(log, 'start ' + process.hrtime.bigint() + '\\n');" +
+      "setTimeout(() => fs.appendFileSync(log, 'end ' + process.hrtime.bigint() + '\\n'), 800);";
+    const runs = await Promise.all(
+      ['first', 'second'].map((owner) => runCli(['run', ...connection(), '--wait', '--owner', owner, 'shared-job', '--', ...nodeScript(script, log)])),
+    );
+    expect(runs.map((run) => run.code)).toEqual([0, 0]);
+
+    const lines = readFileSync(log, 'utf8').trim().split('\n').map((line) => line.split(' ') as [string, string]);
+    expect(lines.map(([what]) => what)).toEqual(['start', 'end', 'start', 'end']);
+    const [, firstEnd] = lines[1] as [string, string];
+    const [, secondStart] = lines[2] as [string, string];
+    expect(BigInt(secondStart)).toBeGreaterThan(BigInt(firstEnd));
+    expect(await bed.item('shared-job')).toBeUndefined();
+  }, 60_000);
+
+  it('stops its command when the lock is stolen: SIGTERM, then SIGKILL after --grace, and exits with 76', async () => {
+    const marker = join(dir, 'child.log');
+    // The command ignores SIGTERM, so only the SIGKILL after the grace period ends it.
+    const script =
+      "const fs = require('fs'); const log = process.argv[1];" +
+      "process.on('SIGTERM', () => fs.appendFileSync(log, 'SIGTERM\\n'));" +
+      "fs.writeFileSync(log, 'started ' + process.pid + '\\n');" +
+      'setInterval(() => {}, 1000);';
+    const run = new CliProcess(['run', ...connection(), '--lease', '1000', '--heartbeat', '250', '--grace', '500ms', 'stolen', '--', ...nodeScript(script, marker)]);
+    started.push(run);
+    await waitUntil('the command started', () => existsSync(marker) && readFileSync(marker, 'utf8').includes('started'), { timeoutMs: 30_000 });
+    const pid = Number(/started (\d+)/.exec(readFileSync(marker, 'utf8'))?.[1]);
+    expect(isAlive(pid)).toBe(true);
+    const stored = await bed.item('stolen');
+    expect(JSON.parse(text(stored?.['data']?.B) as string)).toMatchObject({ pid: expect.any(Number), command: 'node' });
+
+    // Another client takes the lock (as a Java client does after our heartbeats failed): our next heartbeat is refused.
+    await bed.raw.send(
+      new PutItemCommand({
+        TableName: bed.tableName,
+        Item: { key: { S: 'stolen' }, ownerName: { S: 'thief' }, leaseDuration: { S: '20000' }, recordVersionNumber: { S: randomUUID() } },
+      }),
+    );
+    const result = await run.exited;
+
+    expect(result.code).toBe(76);
+    expect(result.stderr).toContain('thief');
+    expect(readFileSync(marker, 'utf8')).toContain('SIGTERM');
+    expect(isAlive(pid)).toBe(false);
+    expect(await bed.owner('stolen')).toBe('thief'); // the thief's lock is left alone
+  }, 60_000);
+});

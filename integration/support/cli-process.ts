@@ -1,0 +1,72 @@
+/**
+ * Runs the real `dynamodb-lock` CLI (src/cli/main.ts through tsx) as a child
+ * process against the DynamoDB Local of the test run, configured the way a
+ * user would: AWS environment variables and flags.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { localEndpoint } from './aws.js';
+
+const CLI = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface CliResult {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** The AWS environment of a user pointed at DynamoDB Local; `endpointFromEnv` puts the endpoint in AWS_ENDPOINT_URL_DYNAMODB. */
+export function cliEnvironment(options: { endpointFromEnv?: boolean } = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'cli',
+    AWS_SECRET_ACCESS_KEY: 'cli',
+  };
+  delete env['AWS_PROFILE'];
+  if (options.endpointFromEnv) env['AWS_ENDPOINT_URL_DYNAMODB'] = localEndpoint();
+  return env;
+}
+
+/** A CLI process that runs in the background; the test reads its output as it comes. */
+export class CliProcess {
+  readonly child: ChildProcess;
+  readonly exited: Promise<CliResult>;
+  #stdout = '';
+  #stderr = '';
+
+  constructor(args: readonly string[], env: NodeJS.ProcessEnv = cliEnvironment()) {
+    this.child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child.stdout?.on('data', (chunk: Buffer) => (this.#stdout += chunk.toString('utf8')));
+    this.child.stderr?.on('data', (chunk: Buffer) => (this.#stderr += chunk.toString('utf8')));
+    this.exited = new Promise((resolve) => {
+      this.child.once('close', (code, signal) => resolve({ code, signal, stdout: this.#stdout, stderr: this.#stderr }));
+    });
+  }
+
+  get stdout(): string {
+    return this.#stdout;
+  }
+  get stderr(): string {
+    return this.#stderr;
+  }
+
+  /** SIGKILLs it unless it has exited. Never throws. */
+  kill(): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+  }
+}
+
+/** Runs the CLI to the end; SIGKILLs it after `timeoutMs` (the result then shows the signal). */
+export async function runCli(args: readonly string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CliResult> {
+  const cli = new CliProcess(args, options.env);
+  const timer = setTimeout(() => cli.kill(), options.timeoutMs ?? 30_000);
+  try {
+    return await cli.exited;
+  } finally {
+    clearTimeout(timer);
+    cli.kill();
+  }
+}

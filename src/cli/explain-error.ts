@@ -1,0 +1,47 @@
+/**
+ * Turns what went wrong into one line for the operator and an exit code.
+ * The hints name the flag or environment variable that fixes the problem.
+ */
+import { isClientSideError } from '../dynamodb-errors.js';
+import { InvalidArgumentError, LockTableDoesNotExistError, LockTableSchemaMismatchError } from '../errors.js';
+import { ExitCode, signalExitCode } from './exit-codes.js';
+import { InterruptedError, UsageError } from './usage-error.js';
+
+export interface Explanation {
+  /** What to print after "dynamodb-lock: ", or nothing. */
+  readonly message: string | undefined;
+  readonly exitCode: number;
+}
+
+export function explainError(error: unknown): Explanation {
+  const message = error instanceof Error ? error.message : String(error);
+  const name = error instanceof Error ? error.name : '';
+  if (error instanceof UsageError) {
+    const help = error.command === undefined ? 'dynamodb-lock --help' : `dynamodb-lock ${error.command} --help`;
+    return { message: `${message} (see ${help})`, exitCode: ExitCode.usage };
+  }
+  if (error instanceof InterruptedError) return { message: undefined, exitCode: signalExitCode(error.signal) };
+  if (error instanceof InvalidArgumentError) return { message, exitCode: ExitCode.usage };
+  if (error instanceof LockTableDoesNotExistError) {
+    return { message: `${message}; create it with: dynamodb-lock create-table --table ${error.tableName}`, exitCode: ExitCode.error };
+  }
+  if (error instanceof LockTableSchemaMismatchError) {
+    return { message: `${message}; pass the table's key names with --partition-key-name and --sort-key-name`, exitCode: ExitCode.error };
+  }
+  if (name === 'ResourceInUseException') {
+    return { message: `${message} (to accept an existing table with the same keys, pass --if-not-exists)`, exitCode: ExitCode.error };
+  }
+  if (/region is missing/i.test(message)) {
+    return { message: 'no AWS region: set AWS_REGION or pass --region', exitCode: ExitCode.error };
+  }
+  if (name === 'CredentialsProviderError' || name === 'UnrecognizedClientException' || name === 'InvalidSignatureException') {
+    return { message: `AWS credentials missing or refused (${message}); set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY`, exitCode: ExitCode.error };
+  }
+  if (isClientSideError(error)) {
+    return { message: `cannot reach DynamoDB (${message}); check --endpoint, AWS_ENDPOINT_URL_DYNAMODB and the network`, exitCode: ExitCode.error };
+  }
+  if (error instanceof Error && error.cause instanceof Error) {
+    return { message: `${message}: ${error.cause.message}`, exitCode: ExitCode.error };
+  }
+  return { message: name === '' || message.startsWith(name) ? message : `${name}: ${message}`, exitCode: ExitCode.error };
+}

@@ -1,0 +1,81 @@
+/** The text of `--help`: the command list, each command's usage, flags, exit codes and examples. */
+import type { Command } from './command.js';
+import { CONNECTION_FLAGS, FLAGS, type FlagName, type FlagSpec } from './flags.js';
+
+const PROGRAM = 'dynamodb-lock';
+
+function flagLines(names: readonly FlagName[]): string[] {
+  const left = names.map((name) => {
+    const spec: FlagSpec = FLAGS[name];
+    const short = spec.short === undefined ? '    ' : `-${spec.short}, `;
+    return `${short}--${name}${spec.value === undefined ? '' : ` ${spec.value}`}`;
+  });
+  const width = Math.max(...left.map((text) => text.length));
+  return names.map((name, i) => `  ${(left[i] as string).padEnd(width)}  ${FLAGS[name].description}`);
+}
+
+function codeLines(codes: readonly (readonly [string, string])[]): string[] {
+  const width = Math.max(...codes.map(([code]) => code.length));
+  return codes.map(([code, meaning]) => `  ${code.padEnd(width)}  ${meaning}`);
+}
+
+const COMMON_EXIT_CODES: readonly (readonly [string, string])[] = [
+  ['0', 'success'],
+  ['1', 'error: DynamoDB unreachable, table missing, no credentials, …'],
+  ['2', 'usage error: unknown flag, missing argument, bad value'],
+];
+
+export function generalHelp(commands: readonly Command[]): string {
+  const width = Math.max(...commands.map((command) => command.name.length));
+  return [
+    `${PROGRAM}: locks on DynamoDB for operators and scripts, compatible with the Java DynamoDB Lock Client`,
+    '',
+    `Usage: ${PROGRAM} COMMAND [ARGUMENTS] --table NAME [FLAGS]`,
+    '',
+    'Commands:',
+    ...commands.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`),
+    '',
+    'Flags of every command:',
+    ...flagLines(CONNECTION_FLAGS),
+    '',
+    'Region, credentials and endpoint also come from the standard AWS environment (AWS_REGION,',
+    'AWS_PROFILE, AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL_DYNAMODB, ~/.aws/config, instance roles, …).',
+    'Durations are milliseconds, or a number with a unit: 500ms, 20s, 5m, 1h.',
+    '',
+    'Exit codes:',
+    ...codeLines([
+      ...COMMON_EXIT_CODES,
+      ['3', 'get, release: nobody holds the lock'],
+      ['75', 'run: lock not acquired (held by someone else, or --timeout passed)'],
+      ['76', 'run: lock lost while the command ran; the command was terminated'],
+      ['77', 'release: refused, the lock changed since it was read'],
+      ['126, 127', 'run: the command could not be executed, or was not found'],
+      ['128+N', 'run: the command was killed by signal N; any command: interrupted by signal N'],
+      ['other', "run: the command's own exit code"],
+    ]),
+    '',
+    `Run "${PROGRAM} COMMAND --help" for a command's flags and examples.`,
+    '',
+  ].join('\n');
+}
+
+export function commandHelp(command: Command): string {
+  return [
+    `Usage: ${PROGRAM} ${command.name} --table NAME [FLAGS]${command.synopsis === '' ? '' : ` ${command.synopsis}`}`,
+    '',
+    command.summary.charAt(0).toUpperCase() + command.summary.slice(1) + '.',
+    '',
+    command.description,
+    ...(command.flags.length === 0 ? [] : ['', 'Flags:', ...flagLines(command.flags)]),
+    '',
+    'Flags of every command:',
+    ...flagLines(CONNECTION_FLAGS),
+    '',
+    'Exit codes:',
+    ...codeLines([...COMMON_EXIT_CODES, ...command.exitCodes]),
+    '',
+    'Examples:',
+    ...command.examples.map((example) => `  ${example}`),
+    '',
+  ].join('\n');
+}

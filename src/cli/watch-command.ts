@@ -1,0 +1,70 @@
+/** `dynamodb-lock watch KEY`: a line for each change of holder or RVN, until interrupted. */
+import { watchLock, type LockView } from '../election/watch-lock.js';
+import type { Command } from './command.js';
+import { formatDuration } from './durations.js';
+import { describeKey, lockJson, previewData } from './lock-format.js';
+
+/** What a read showed, compared with the read before. */
+export type WatchEvent = 'held' | 'acquired' | 'heartbeat' | 'free' | 'stale';
+
+export function watchEventOf(previous: LockView | undefined, current: LockView | undefined, first: boolean): WatchEvent {
+  if (current === undefined) return 'free';
+  if (first) return 'held';
+  return previous?.ownerName === current.ownerName ? 'heartbeat' : 'acquired';
+}
+
+function describe(event: WatchEvent, key: string, view: LockView | undefined): string {
+  if (view === undefined) return `nobody holds ${key}`;
+  const holder = `owner ${view.ownerName}  rvn ${view.recordVersionNumber}  lease ${formatDuration(view.leaseDuration)}`;
+  const data = previewData(view.data);
+  if (event === 'stale') {
+    return `rvn ${view.recordVersionNumber} unchanged for its lease (${formatDuration(view.leaseDuration)}): ${view.ownerName} stopped heartbeating; a waiting client may take ${key} over`;
+  }
+  return `${holder}${data === '' ? '' : `  data ${data}`}`;
+}
+
+export const watchCommand: Command = {
+  name: 'watch',
+  synopsis: 'KEY [--sort-key VALUE] [--interval DURATION]',
+  summary: 'print each change of holder or RVN until interrupted',
+  description:
+    'Reads the lock every --interval (default 1s) and prints a line when it changes: held (the first\n' +
+    'read), acquired (a new holder), heartbeat (the same holder wrote a new record version number),\n' +
+    'free (no item, or a released one), and stale once an RVN stood still for its whole lease on this\n' +
+    'watcher\'s clock: the holder stopped heartbeating and a waiting client may take the lock over.\n' +
+    'Times are wall-clock (UTC), for matching with logs. Runs until interrupted (Ctrl-C), then exits\n' +
+    'with 0. With --json, one object per line: {"time", "event", "lock"}.',
+  flags: ['sort-key', 'interval'],
+  arguments: { min: 1, max: 1, names: 'KEY' },
+  exitCodes: [],
+  examples: ['dynamodb-lock watch --table locks nightly-report', 'dynamodb-lock watch --table locks nightly-report --json --interval 250ms'],
+  async run({ flags, io, positionals, connect, interrupted }) {
+    const partitionKey = positionals[0] as string;
+    const sortKey = flags.string('sort-key');
+    const pollInterval = flags.duration('interval');
+    const json = flags.boolean('json');
+    const key = describeKey(partitionKey, sortKey);
+    const print = (event: WatchEvent, view: LockView | undefined): void => {
+      const time = new Date().toISOString();
+      io.out(json ? `${JSON.stringify({ time, event, lock: view === undefined ? null : lockJson(view) })}\n` : `${time}  ${event.padEnd(9)}  ${describe(event, key, view)}\n`);
+    };
+    const connection = await connect();
+    let staleTimer: NodeJS.Timeout | undefined;
+    try {
+      let first = true;
+      let previous: LockView | undefined;
+      for await (const view of watchLock(connection.client, partitionKey, { sortKey, pollInterval, signal: interrupted })) {
+        clearTimeout(staleTimer);
+        print(watchEventOf(previous, view, first), view);
+        // Timed from the first read showing this RVN, as a waiting client times it.
+        if (view !== undefined) staleTimer = setTimeout(() => print('stale', view), view.leaseDuration);
+        first = false;
+        previous = view;
+      }
+      return 0;
+    } finally {
+      clearTimeout(staleTimer);
+      await connection.close();
+    }
+  },
+};
