@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FaultProxy, operationOf } from '../integration/support/fault-proxy.js';
+import { dynamoDBErrorReply, FaultProxy, type DynamoDBErrorKind, operationOf } from '../integration/support/fault-proxy.js';
 
 /** Requests the upstream server received, by body. */
 let received: string[];
@@ -126,6 +126,43 @@ describe('FaultProxy', () => {
     proxy.passThrough();
     expect((await send('UpdateItem', 'later')).status).toBe(200);
     expect(received).toEqual(['later']);
+  });
+
+  it('answers in the server\'s place with a DynamoDB JSON error, and keeps the connection usable', async () => {
+    const answered = proxy.injectOnce(() => true, { action: 'respond', reply: dynamoDBErrorReply('ThrottlingException') });
+    const reply = await send('UpdateItem', 'throttled');
+    await answered;
+    expect(reply.status).toBe(400);
+    expect(JSON.parse(reply.body)).toEqual({
+      __type: 'com.amazon.coral.availability#ThrottlingException',
+      message: expect.any(String),
+    });
+    expect(received).toEqual([]);
+
+    expect(await send('UpdateItem', 'next')).toMatchObject({ status: 200 });
+    expect(received).toEqual(['next']);
+    // Same connection: the canned reply was framed exactly, or the next reply would have been misread.
+    expect(proxy.exchanges[0]?.request.connection).toBe(proxy.exchanges[1]?.request.connection);
+  });
+
+  it.each<[DynamoDBErrorKind, number]>([
+    ['ProvisionedThroughputExceededException', 400],
+    ['InternalServerError', 500],
+    ['ServiceUnavailable', 503],
+  ])('builds the %s reply with status %d', (kind, status) => {
+    const reply = dynamoDBErrorReply(kind);
+    expect(reply.status).toBe(status);
+    expect((JSON.parse(reply.body) as { __type: string }).__type.endsWith(`#${kind === 'ServiceUnavailable' ? 'ServiceUnavailableException' : kind}`)).toBe(true);
+  });
+
+  it('drops a request before forwarding it: the server never sees it', async () => {
+    await send('GetItem', 'before');
+    const dropped = proxy.injectOnce((request) => operationOf(request) === 'PutItem', { action: 'dropRequest' });
+    const error = await failureOf(send('PutItem', 'never applied'));
+    await dropped;
+    expect(error.code).toBe('ECONNRESET');
+    expect(received).toEqual(['before']);
+    expect((await send('PutItem', 'again')).status).toBe(200);
   });
 
   it('refuses new connections while asked to', async () => {

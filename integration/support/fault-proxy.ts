@@ -13,8 +13,9 @@
  *
  * What happens to each request is decided by a {@link RequestRule}, settable
  * at run time. That hook is the extension point: a seeded fault schedule is a
- * rule, and answering without the server (a 500/503, or a throttling error in
- * DynamoDB's JSON format) is one more {@link RequestFault} variant to add.
+ * rule (chaos/fault-schedule.ts), and {@link dynamoDBErrorReply} builds the
+ * answers the proxy gives in the server's place (a 500/503, or a throttling
+ * error in DynamoDB's JSON error format).
  *
  *   const proxy = await FaultProxy.start(localEndpoint());
  *   try { ...a DynamoDBClient with endpoint proxy.endpoint... } finally { await proxy.close(); }
@@ -42,12 +43,61 @@ export interface ProxiedRequest {
  * - `dropReply`: pass it to the server, wait for the server's reply (so the
  *   request was applied), swallow it and destroy the client's connection;
  * - `blackhole`: keep it, never forward it and never answer; the connection
- *   then stays silent until the client gives up.
+ *   then stays silent until the client gives up;
+ * - `dropRequest`: destroy the client's connection without forwarding, so the
+ *   request was certainly not applied;
+ * - `respond`: answer it in the server's place, without forwarding it, with
+ *   `reply` (see {@link dynamoDBErrorReply}); the connection stays usable.
  */
 export type RequestFault =
   | { readonly action: 'forward'; readonly delayMs?: number }
   | { readonly action: 'dropReply' }
-  | { readonly action: 'blackhole' };
+  | { readonly action: 'blackhole' }
+  | { readonly action: 'dropRequest' }
+  | { readonly action: 'respond'; readonly reply: CannedReply };
+
+/** An HTTP reply the proxy sends instead of the server's. */
+export interface CannedReply {
+  readonly status: number;
+  readonly body: string;
+}
+
+/** The error types DynamoDB answers with for overload and outages, with their HTTP status. */
+export type DynamoDBErrorKind =
+  | 'ProvisionedThroughputExceededException'
+  | 'ThrottlingException'
+  | 'InternalServerError'
+  | 'ServiceUnavailable';
+
+const ERROR_REPLIES: Readonly<Record<DynamoDBErrorKind, { status: number; type: string; message: string }>> = {
+  // The namespaces are the ones DynamoDB puts in `__type`; the SDK reads the part after '#'.
+  ProvisionedThroughputExceededException: {
+    status: 400,
+    type: 'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException',
+    message: 'The level of configured provisioned throughput for the table was exceeded.',
+  },
+  ThrottlingException: {
+    status: 400,
+    type: 'com.amazon.coral.availability#ThrottlingException',
+    message: 'Rate of requests exceeds the allowed throughput.',
+  },
+  InternalServerError: {
+    status: 500,
+    type: 'com.amazonaws.dynamodb.v20120810#InternalServerError',
+    message: 'Internal server error',
+  },
+  ServiceUnavailable: {
+    status: 503,
+    type: 'com.amazon.coral.availability#ServiceUnavailableException',
+    message: 'Service unavailable',
+  },
+};
+
+/** A DynamoDB error reply in the service's JSON error format (`{"__type", "message"}`). */
+export function dynamoDBErrorReply(kind: DynamoDBErrorKind): CannedReply {
+  const { status, type, message } = ERROR_REPLIES[kind];
+  return { status, body: JSON.stringify({ __type: type, message }) };
+}
 
 export type RequestRule = (request: ProxiedRequest) => RequestFault;
 
@@ -233,6 +283,13 @@ export class FaultProxy {
           dead = true;
           await this.#applyWithoutReply(exchange, raw, client);
           break;
+        case 'dropRequest':
+          dead = true;
+          client.destroy();
+          break;
+        case 'respond':
+          client.write(replyBytes(fault.reply));
+          break;
       }
       this.#onApplied.get(request)?.(exchange);
       this.#onApplied.delete(request);
@@ -287,6 +344,20 @@ export class FaultProxy {
       signal.addEventListener('abort', done, { once: true });
     });
   }
+}
+
+const STATUS_TEXT: Readonly<Record<number, string>> = { 400: 'Bad Request', 500: 'Internal Server Error', 503: 'Service Unavailable' };
+
+function replyBytes(reply: CannedReply): Buffer {
+  const body = Buffer.from(reply.body, 'utf8');
+  const head =
+    `HTTP/1.1 ${reply.status} ${STATUS_TEXT[reply.status] ?? 'Error'}\r\n` +
+    'Content-Type: application/x-amz-json-1.0\r\n' +
+    `Content-Length: ${body.length}\r\n` +
+    // The SDK reads the request id into error metadata; a fixed one says "from the proxy".
+    'x-amzn-RequestId: FAULTPROXY\r\n' +
+    'Connection: keep-alive\r\n\r\n';
+  return Buffer.concat([Buffer.from(head, 'latin1'), body]);
 }
 
 function toRequest(head: Buffer, body: Buffer, seq: number, connection: number): ProxiedRequest {
