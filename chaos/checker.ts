@@ -1,0 +1,167 @@
+/**
+ * Judges a chaos run's log: mutual exclusion of the checked critical
+ * sections, and how long a key stayed unavailable after its holder was
+ * killed or paused. Pure: events in, report out.
+ */
+import type { ChaosEvent } from './events.js';
+
+export interface CheckOptions {
+  readonly leaseMs: number;
+  readonly pollMs: number;
+  /** Allowance beyond lease + poll for a takeover (see RELIABILITY.md). */
+  readonly marginMs: number;
+  /** When the driver stopped: a key still unavailable then counts until here. */
+  readonly endNs: bigint;
+}
+
+/** One hold: a worker's acquisition of a key, from acquireLock resolving to its last checked act. */
+export interface Hold {
+  readonly worker: string;
+  readonly key: string;
+  readonly rvn: string;
+  readonly startNs: bigint;
+  endNs: bigint;
+  acts: number;
+}
+
+export interface Overlap {
+  readonly key: string;
+  readonly first: { worker: string; rvn: string; startNs: string; endNs: string };
+  readonly second: { worker: string; rvn: string; startNs: string; endNs: string };
+  readonly overlapMs: number;
+}
+
+export interface Unavailability {
+  readonly key: string;
+  /** The worker killed or paused while holding `key`. */
+  readonly worker: string;
+  readonly fault: 'kill' | 'stop';
+  readonly ms: number;
+  /** False when nobody acquired the key again before the run ended. */
+  readonly reacquired: boolean;
+}
+
+export interface CheckReport {
+  readonly acquisitions: number;
+  readonly acts: number;
+  readonly lossesByKind: Record<string, number>;
+  readonly processFaults: { kill: number; stop: number; restart: number };
+  readonly overlaps: Overlap[];
+  readonly takeovers: number;
+  readonly maxUnavailableMs: number;
+  readonly unavailableBoundMs: number;
+  readonly worstUnavailability: Unavailability | undefined;
+  readonly slowTakeovers: Unavailability[];
+}
+
+const ms = (ns: bigint): number => Number(ns / 1_000n) / 1_000;
+
+export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptions): CheckReport {
+  const holds = new Map<string, Hold>(); // by worker + RVN
+  const lossesByKind: Record<string, number> = {};
+  const processFaults = { kill: 0, stop: 0, restart: 0 };
+  const faults: { worker: string; fault: 'kill' | 'stop'; atNs: bigint }[] = [];
+  /** When each hold ended by release or loss (a hold not ended before a fault was held through it). */
+  const endedAt = new Map<string, bigint>();
+  let acts = 0;
+
+  for (const event of events) {
+    switch (event.type) {
+      case 'acquired':
+        holds.set(`${event.worker} ${event.rvn}`, {
+          worker: event.worker,
+          key: event.key,
+          rvn: event.rvn,
+          startNs: BigInt(event.atNs),
+          endNs: BigInt(event.atNs),
+          acts: 0,
+        });
+        break;
+      case 'act': {
+        acts++;
+        const hold = holds.get(`${event.worker} ${event.acquiredRvn}`);
+        if (hold === undefined) throw new Error(`act without its acquisition: ${JSON.stringify(event)}`);
+        const at = BigInt(event.checkedAtNs);
+        if (at > hold.endNs) hold.endNs = at;
+        hold.acts++;
+        break;
+      }
+      case 'lost':
+        lossesByKind[event.kind] = (lossesByKind[event.kind] ?? 0) + 1;
+        endedAt.set(`${event.worker} ${event.acquiredRvn}`, BigInt(event.atNs));
+        break;
+      case 'released':
+        if (!endedAt.has(`${event.worker} ${event.acquiredRvn}`)) endedAt.set(`${event.worker} ${event.acquiredRvn}`, BigInt(event.atNs));
+        break;
+      case 'kill':
+      case 'stop':
+        processFaults[event.type]++;
+        faults.push({ worker: event.worker, fault: event.type, atNs: BigInt(event.atNs) });
+        break;
+      case 'start':
+        if (!event.worker.endsWith('.1')) processFaults.restart++;
+        break;
+      case 'cont':
+        break;
+    }
+  }
+
+  const byKey = new Map<string, Hold[]>();
+  for (const hold of holds.values()) {
+    const list = byKey.get(hold.key) ?? [];
+    list.push(hold);
+    byKey.set(hold.key, list);
+  }
+  const overlaps: Overlap[] = [];
+  const describe = (h: Hold) => ({ worker: h.worker, rvn: h.rvn, startNs: h.startNs.toString(), endNs: h.endNs.toString() });
+  for (const [key, list] of byKey) {
+    list.sort((a, b) => (a.startNs < b.startNs ? -1 : a.startNs > b.startNs ? 1 : 0));
+    for (let i = 0; i < list.length; i++) {
+      const first = list[i]!;
+      // Intervals are sorted by start: only later holds starting before this one ends can intersect it.
+      for (let j = i + 1; j < list.length && list[j]!.startNs <= first.endNs; j++) {
+        const second = list[j]!;
+        if (second.worker === first.worker) continue;
+        const end = second.endNs < first.endNs ? second.endNs : first.endNs;
+        overlaps.push({ key, first: describe(first), second: describe(second), overlapMs: ms(end - second.startNs) });
+      }
+    }
+  }
+
+  const unavailableBoundMs = options.leaseMs + options.pollMs + options.marginMs;
+  const unavailabilities: Unavailability[] = [];
+  for (const fault of faults) {
+    for (const hold of holds.values()) {
+      if (hold.worker !== fault.worker || hold.startNs > fault.atNs) continue;
+      const ended = endedAt.get(`${hold.worker} ${hold.rvn}`);
+      if (ended !== undefined && ended <= fault.atNs) continue;
+      // Held through the fault: how long until anyone acquired that key again?
+      let next: bigint | undefined;
+      for (const other of byKey.get(hold.key) ?? []) {
+        if (other.startNs > fault.atNs && (next === undefined || other.startNs < next)) next = other.startNs;
+      }
+      unavailabilities.push({
+        key: hold.key,
+        worker: fault.worker,
+        fault: fault.fault,
+        ms: ms((next ?? options.endNs) - fault.atNs),
+        reacquired: next !== undefined,
+      });
+    }
+  }
+  const slowTakeovers = unavailabilities.filter((u) => u.ms > unavailableBoundMs);
+  const worst = unavailabilities.reduce<Unavailability | undefined>((w, u) => (w === undefined || u.ms > w.ms ? u : w), undefined);
+
+  return {
+    acquisitions: holds.size,
+    acts,
+    lossesByKind,
+    processFaults,
+    overlaps,
+    takeovers: unavailabilities.filter((u) => u.reacquired).length,
+    maxUnavailableMs: worst?.ms ?? 0,
+    unavailableBoundMs,
+    worstUnavailability: worst,
+    slowTakeovers,
+  };
+}

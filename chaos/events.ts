@@ -1,0 +1,55 @@
+/**
+ * What the chaos run logs, one JSON object per line. Every time is
+ * `process.hrtime.bigint()` in nanoseconds, as a decimal string: on Linux it
+ * is CLOCK_MONOTONIC, one clock for every process on the machine, so times
+ * logged by different workers and the driver compare directly.
+ */
+
+/** A worker's acquireLock resolved: its hold of `key` (identified by `rvn`) starts. */
+export interface AcquiredEvent {
+  readonly type: 'acquired';
+  readonly worker: string;
+  readonly key: string;
+  readonly rvn: string;
+  readonly atNs: string;
+}
+
+/** An act inside the critical section, logged with the instant its validity check passed. */
+export interface ActEvent {
+  readonly type: 'act';
+  readonly worker: string;
+  readonly key: string;
+  /** The RVN of the acquisition this act belongs to. */
+  readonly acquiredRvn: string;
+  readonly checkedAtNs: string;
+}
+
+/** The worker found its lock lost inside the critical section and stopped acting. */
+export interface LostEvent {
+  readonly type: 'lost';
+  readonly worker: string;
+  readonly key: string;
+  readonly acquiredRvn: string;
+  readonly atNs: string;
+  readonly kind: string;
+}
+
+/** The worker's release call returned (whatever its outcome): its hold of `key` is over. */
+export interface ReleasedEvent {
+  readonly type: 'released';
+  readonly worker: string;
+  readonly key: string;
+  readonly acquiredRvn: string;
+  readonly atNs: string;
+}
+
+/** The driver's fault on a worker process: `kill` (SIGKILL), `stop` (SIGSTOP), `cont` (SIGCONT), `start`. */
+export interface ProcessEvent {
+  readonly type: 'kill' | 'stop' | 'cont' | 'start';
+  readonly worker: string;
+  readonly atNs: string;
+}
+
+export type ChaosEvent = AcquiredEvent | ActEvent | LostEvent | ReleasedEvent | ProcessEvent;
+
+export const nowNs = (): string => process.hrtime.bigint().toString();

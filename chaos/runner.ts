@@ -1,0 +1,157 @@
+/**
+ * One chaos run: a lock table, a fault proxy on a seeded schedule in front of
+ * DynamoDB Local, worker processes contending for a few keys through it, a
+ * driver killing and pausing them; then the checker's verdict on the log and
+ * a final scan of the table. Everything it starts is stopped before it
+ * returns, also when it fails.
+ */
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { FaultProxy } from '../integration/support/fault-proxy.js';
+import { LockClient } from '../src/index.js';
+import { checkChaosLog, type CheckReport } from './checker.js';
+import { ChaosDriver, type WorkerCrash } from './driver.js';
+import type { ChaosEvent } from './events.js';
+import { seededFaultSchedule, type NetworkFaultKind } from './fault-schedule.js';
+import { scanLockTable, type ScanReport } from './final-scan.js';
+
+export interface ChaosOptions {
+  /** DynamoDB Local, `http://127.0.0.1:<port>`. */
+  readonly endpoint: string;
+  readonly seconds: number;
+  readonly seed: number;
+  readonly workers: number;
+  readonly keys: number;
+  readonly leaseMs: number;
+  readonly heartbeatMs: number;
+  /** The acquirers' refreshPeriod: how often a waiter reads the item. */
+  readonly pollMs: number;
+  /** Takeover allowance beyond lease + poll; see RELIABILITY.md. */
+  readonly marginMs: number;
+  /** Milliseconds between process faults. */
+  readonly faultGapMs: readonly [number, number];
+  /** Keep the JSON-lines logs (their directory is in the report) instead of deleting them. */
+  readonly keepLogs: boolean;
+  /** Aborting ends the run early (Ctrl-C); the run is still checked. */
+  readonly signal?: AbortSignal;
+}
+
+export const DEFAULT_CHAOS: Omit<ChaosOptions, 'endpoint'> = {
+  seconds: 30,
+  seed: 1,
+  workers: 6,
+  keys: 2,
+  leaseMs: 1_500,
+  heartbeatMs: 300,
+  pollMs: 250,
+  marginMs: 1_500,
+  faultGapMs: [500, 2_000],
+  keepLogs: false,
+};
+
+export interface ChaosReport {
+  readonly options: Omit<ChaosOptions, 'endpoint' | 'signal'>;
+  readonly seconds: number;
+  readonly requests: number;
+  readonly networkFaults: Record<NetworkFaultKind, number>;
+  readonly check: CheckReport;
+  readonly crashes: WorkerCrash[];
+  readonly scan: ScanReport;
+  readonly violations: string[];
+  readonly logDir: string | undefined;
+}
+
+async function readEvents(logDir: string): Promise<ChaosEvent[]> {
+  const events: ChaosEvent[] = [];
+  for (const file of await readdir(logDir)) {
+    const text = await readFile(join(logDir, file), 'utf8');
+    // A worker killed mid-write may leave a partial last line: it logged nothing it acted on.
+    for (const line of text.split('\n')) {
+      if (line === '') continue;
+      try {
+        events.push(JSON.parse(line) as ChaosEvent);
+      } catch {
+        // torn final line of a killed worker
+      }
+    }
+  }
+  return events;
+}
+
+async function createTable(endpoint: string, tableName: string): Promise<void> {
+  const dynamoDB = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'chaos', secretAccessKey: 'chaos' } });
+  const client = new LockClient({ dynamoDB, tableName, backgroundHeartbeats: false });
+  try {
+    await client.createLockTable();
+  } finally {
+    await client.close().catch(() => undefined);
+    dynamoDB.destroy();
+  }
+}
+
+export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
+  const { endpoint, signal, ...settings } = options;
+  const tableName = `chaos-${options.seed}-${Date.now().toString(36)}`;
+  await createTable(endpoint, tableName);
+  const logDir = await mkdtemp(join(tmpdir(), 'dynamodb-lock-chaos-'));
+  const schedule = seededFaultSchedule(options.seed);
+  const proxy = await FaultProxy.start(endpoint);
+  proxy.setRule(schedule.rule);
+  const driver = new ChaosDriver({
+    workers: options.workers,
+    seed: options.seed,
+    logDir,
+    faultGapMs: options.faultGapMs,
+    worker: {
+      endpoint: proxy.endpoint,
+      tableName,
+      keys: Array.from({ length: options.keys }, (_, i) => `key-${i + 1}`),
+      leaseMs: options.leaseMs,
+      heartbeatMs: options.heartbeatMs,
+      pollMs: options.pollMs,
+    },
+  });
+  const startedAt = performance.now();
+  let requests = 0;
+  let endNs: bigint;
+  try {
+    driver.start();
+    const until = startedAt + options.seconds * 1_000;
+    while (performance.now() < until && signal?.aborted !== true) {
+      await sleep(Math.min(1_000, until - performance.now()));
+      // The proxy remembers every exchange; a long run only needs the count.
+      requests += proxy.exchanges.length;
+      proxy.exchanges.length = 0;
+    }
+  } finally {
+    endNs = process.hrtime.bigint();
+    await driver.stop();
+    await proxy.close();
+  }
+  requests += proxy.exchanges.length;
+  const check = checkChaosLog(await readEvents(logDir), { leaseMs: options.leaseMs, pollMs: options.pollMs, marginMs: options.marginMs, endNs });
+  const scan = await scanLockTable(endpoint, tableName);
+
+  const violations: string[] = [
+    ...check.overlaps.map((o) => `overlap on ${o.key}: ${o.first.worker} and ${o.second.worker} for ${o.overlapMs} ms`),
+    ...check.slowTakeovers.map((u) => `${u.key} unavailable ${u.ms} ms after ${u.worker} ${u.fault === 'kill' ? 'died' : 'was paused'} (bound ${check.unavailableBoundMs} ms)`),
+    ...driver.crashes.map((c) => `${c.worker} exited by itself (code ${c.code}, signal ${c.signal}): ${c.stderrTail.trim().split('\n').slice(-3).join(' | ')}`),
+    ...scan.malformed.map((m) => `malformed item ${m}`),
+  ];
+  if (check.acquisitions === 0) violations.push('no acquisition at all: the run proved nothing');
+  if (!options.keepLogs && violations.length === 0) await rm(logDir, { recursive: true, force: true });
+  return {
+    options: settings,
+    seconds: Math.round((performance.now() - startedAt) / 100) / 10,
+    requests,
+    networkFaults: { ...schedule.counts },
+    check,
+    crashes: driver.crashes,
+    scan,
+    violations,
+    logDir: options.keepLogs || violations.length > 0 ? logDir : undefined,
+  };
+}

@@ -1,0 +1,105 @@
+/**
+ * One chaos worker process: loops acquire → critical section → release on
+ * random keys, and logs each act with the instant its validity check passed.
+ *
+ *   node --import tsx chaos/worker.ts '<WorkerConfig as JSON>'
+ *
+ * Inside the critical section it acts only after `lock.throwIfLost()` passed
+ * and while `lock.signal` is not aborted: that is the contract RELIABILITY.md
+ * states for callers, so the checker judges exactly what the library promises.
+ */
+import { appendFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { isLockLostError, isLockNotGrantedError, LockClient, type Lock } from '../src/index.js';
+import { nowNs, type ChaosEvent } from './events.js';
+import { between, pick, seededRandom } from './random.js';
+
+export interface WorkerConfig {
+  readonly worker: string;
+  readonly endpoint: string;
+  readonly tableName: string;
+  readonly keys: readonly string[];
+  readonly leaseMs: number;
+  readonly heartbeatMs: number;
+  readonly pollMs: number;
+  readonly seed: number;
+  /** JSON lines are appended here, synchronously, so a SIGKILL loses nothing already acted on. */
+  readonly logFile: string;
+}
+
+/** Acts per hold and the pause before each: holds often outlast a heartbeat period, sometimes the lease. */
+const ACTS_PER_HOLD: readonly [number, number] = [1, 8];
+const ACT_GAP_MS: readonly [number, number] = [10, 250];
+
+const config = JSON.parse(process.argv[2] ?? '') as WorkerConfig;
+const random = seededRandom(config.seed);
+const log = (event: ChaosEvent): void => appendFileSync(config.logFile, `${JSON.stringify(event)}\n`);
+
+// Anything escaping the loop is a library defect the run must report, not hide: exit with a code the runner flags.
+process.on('unhandledRejection', (reason) => {
+  process.stderr.write(`unhandled rejection: ${String((reason as Error)?.stack ?? reason)}\n`);
+  process.exit(70);
+});
+
+const dynamoDB = new DynamoDBClient({
+  endpoint: config.endpoint,
+  region: 'us-east-1',
+  credentials: { accessKeyId: 'chaos', secretAccessKey: 'chaos' },
+  // The lock client's own retries are under test; the SDK's would hide the injected faults.
+  maxAttempts: 1,
+  requestHandler: { connectionTimeout: 500, requestTimeout: Math.max(500, Math.floor(config.leaseMs / 2)), throwOnRequestTimeout: true },
+});
+const client = new LockClient({
+  dynamoDB,
+  tableName: config.tableName,
+  ownerName: `${config.worker}-pid${process.pid}`,
+  leaseDuration: config.leaseMs,
+  heartbeatPeriod: config.heartbeatMs,
+});
+
+/** Acts while the lock is certainly held; returns how the hold ended. */
+async function criticalSection(lock: Lock, key: string, acquiredRvn: string): Promise<void> {
+  const acts = between(random, ...ACTS_PER_HOLD);
+  for (let i = 0; i < acts; i++) {
+    await sleep(between(random, ...ACT_GAP_MS));
+    // Read the clock before the check: the check vouches for every instant up to its own clock
+    // read, so this one is vouched for even if a pause falls between the two reads.
+    const checkedAtNs = nowNs();
+    try {
+      lock.throwIfLost();
+      if (lock.signal.aborted) throw lock.signal.reason;
+    } catch (error) {
+      const kind = isLockLostError(error) ? error.kind : 'unexpected';
+      log({ type: 'lost', worker: config.worker, key, acquiredRvn, atNs: nowNs(), kind });
+      if (!isLockLostError(error)) throw error;
+      return;
+    }
+    log({ type: 'act', worker: config.worker, key, acquiredRvn, checkedAtNs });
+  }
+}
+
+async function main(): Promise<never> {
+  for (;;) {
+    const key = pick(random, config.keys);
+    let lock: Lock;
+    try {
+      lock = await client.acquireLock(key, { refreshPeriod: config.pollMs, additionalTimeToWaitForLock: config.leaseMs * 3 });
+    } catch (error) {
+      // Not granted in time, or a fault the acquisition gave up on: try again, as a real caller would.
+      if (!isLockNotGrantedError(error)) process.stderr.write(`acquire failed: ${(error as Error).name}\n`);
+      await sleep(between(random, 10, 100));
+      continue;
+    }
+    // Heartbeats change the lock's RVN; the acquisition's own RVN names the hold in the log.
+    const acquiredRvn = lock.recordVersionNumber;
+    log({ type: 'acquired', worker: config.worker, key, rvn: acquiredRvn, atNs: nowNs() });
+    await criticalSection(lock, key, acquiredRvn);
+    // A failed release only lets the lock lapse; the next holder waits out the lease.
+    await lock.release({ bestEffort: true }).catch(() => false);
+    log({ type: 'released', worker: config.worker, key, acquiredRvn, atNs: nowNs() });
+    await sleep(between(random, 0, 100));
+  }
+}
+
+await main();
