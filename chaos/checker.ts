@@ -36,6 +36,7 @@ export interface Unavailability {
   /** The worker killed or paused while holding `key`. */
   readonly worker: string;
   readonly fault: 'kill' | 'stop';
+  /** From the fault (or, if later, from when the next holder started asking) to the next acquisition. */
   readonly ms: number;
   /** False when nobody acquired the key again before the run ended. */
   readonly reacquired: boolean;
@@ -63,11 +64,19 @@ export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptio
   const faults: { worker: string; fault: 'kill' | 'stop'; atNs: bigint }[] = [];
   /** When each hold ended by release or loss (a hold not ended before a fault was held through it). */
   const endedAt = new Map<string, bigint>();
+  /** When each acquisition's caller started asking for the key, by worker + RVN. */
+  const askedAt = new Map<string, bigint>();
+  const asking = new Map<string, bigint>(); // by worker + key: the latest acquireLock call
   let acts = 0;
 
   for (const event of events) {
     switch (event.type) {
-      case 'acquired':
+      case 'wanting':
+        asking.set(`${event.worker} ${event.key}`, BigInt(event.atNs));
+        break;
+      case 'acquired': {
+        const asked = asking.get(`${event.worker} ${event.key}`);
+        if (asked !== undefined) askedAt.set(`${event.worker} ${event.rvn}`, asked);
         holds.set(`${event.worker} ${event.rvn}`, {
           worker: event.worker,
           key: event.key,
@@ -77,6 +86,7 @@ export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptio
           acts: 0,
         });
         break;
+      }
       case 'act': {
         acts++;
         const hold = holds.get(`${event.worker} ${event.acquiredRvn}`);
@@ -135,16 +145,20 @@ export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptio
       if (hold.worker !== fault.worker || hold.startNs > fault.atNs) continue;
       const ended = endedAt.get(`${hold.worker} ${hold.rvn}`);
       if (ended !== undefined && ended <= fault.atNs) continue;
-      // Held through the fault: how long until anyone acquired that key again?
-      let next: bigint | undefined;
+      // Held through the fault: how long until anyone acquired that key again? Counted from the
+      // fault, or from when the eventual acquirer started asking if that was later: nobody can be
+      // handed a key before asking for it, and a newcomer's first read starts its own lease wait.
+      let next: Hold | undefined;
       for (const other of byKey.get(hold.key) ?? []) {
-        if (other.startNs > fault.atNs && (next === undefined || other.startNs < next)) next = other.startNs;
+        if (other.startNs > fault.atNs && (next === undefined || other.startNs < next.startNs)) next = other;
       }
+      const asked = next === undefined ? undefined : askedAt.get(`${next.worker} ${next.rvn}`);
+      const from = asked !== undefined && asked > fault.atNs ? asked : fault.atNs;
       unavailabilities.push({
         key: hold.key,
         worker: fault.worker,
         fault: fault.fault,
-        ms: ms((next ?? options.endNs) - fault.atNs),
+        ms: ms((next?.startNs ?? options.endNs) - from),
         reacquired: next !== undefined,
       });
     }

@@ -5,6 +5,14 @@
  * logged by different workers and the driver compare directly.
  */
 
+/** A worker calls acquireLock for `key`: from here on it is asking for the key. */
+export interface WantingEvent {
+  readonly type: 'wanting';
+  readonly worker: string;
+  readonly key: string;
+  readonly atNs: string;
+}
+
 /** A worker's acquireLock resolved: its hold of `key` (identified by `rvn`) starts. */
 export interface AcquiredEvent {
   readonly type: 'acquired';
@@ -50,6 +58,6 @@ export interface ProcessEvent {
   readonly atNs: string;
 }
 
-export type ChaosEvent = AcquiredEvent | ActEvent | LostEvent | ReleasedEvent | ProcessEvent;
+export type ChaosEvent = WantingEvent | AcquiredEvent | ActEvent | LostEvent | ReleasedEvent | ProcessEvent;
 
 export const nowNs = (): string => process.hrtime.bigint().toString();

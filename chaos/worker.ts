@@ -83,6 +83,7 @@ async function main(): Promise<never> {
   for (;;) {
     const key = pick(random, config.keys);
     let lock: Lock;
+    log({ type: 'wanting', worker: config.worker, key, atNs: nowNs() });
     try {
       lock = await client.acquireLock(key, { refreshPeriod: config.pollMs, additionalTimeToWaitForLock: config.leaseMs * 3 });
     } catch (error) {

@@ -58,6 +58,25 @@ describe('the chaos checker', () => {
     const report = checkChaosLog(events, CHECK);
     expect(report.slowTakeovers).toEqual([{ key: 'k', worker: 'a', fault: 'stop', ms: 2_000, reacquired: true }]);
   });
+
+  it('counts from when the next holder started asking, if that was after the fault', () => {
+    const events: ChaosEvent[] = [
+      { type: 'acquired', worker: 'a', key: 'k', rvn: 'r1', atNs: s(1) },
+      { type: 'kill', worker: 'a', atNs: s(2) },
+      // b only asks for the key 3 s after the kill: its own first read starts the lease wait.
+      { type: 'wanting', worker: 'b', key: 'k', atNs: s(5) },
+      { type: 'acquired', worker: 'b', key: 'k', rvn: 'r2', atNs: s(6.1) },
+      // c asks before b is paused, and gets the key long after: counted from the pause.
+      { type: 'wanting', worker: 'c', key: 'k', atNs: s(6.5) },
+      { type: 'stop', worker: 'b', atNs: s(7.5) },
+      { type: 'acquired', worker: 'c', key: 'k', rvn: 'r4', atNs: s(11) },
+    ];
+    const report = checkChaosLog(events, CHECK);
+    expect(report.takeovers).toBe(2);
+    // a's kill: b asked 3 s later and waited 1.1 s, within the bound; b's pause: c waited 3.5 s, too long.
+    expect(report.worstUnavailability).toMatchObject({ worker: 'b', fault: 'stop', ms: 3_500 });
+    expect(report.slowTakeovers.map((u) => [u.worker, u.ms])).toEqual([['b', 3_500]]);
+  });
 });
 
 describe('the fault proxy in front of DynamoDB Local', () => {
