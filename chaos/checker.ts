@@ -36,7 +36,10 @@ export interface Unavailability {
   /** The worker killed or paused while holding `key`. */
   readonly worker: string;
   readonly fault: 'kill' | 'stop';
-  /** From the fault (or, if later, from when the next holder started asking) to the next acquisition. */
+  /**
+   * From the fault (or, if later, from when the next holder started asking) to
+   * the next acquisition, less the time the driver kept that next holder paused.
+   */
   readonly ms: number;
   /** False when nobody acquired the key again before the run ended. */
   readonly reacquired: boolean;
@@ -57,6 +60,17 @@ export interface CheckReport {
 
 const ms = (ns: bigint): number => Number(ns / 1_000n) / 1_000;
 
+/** How much of [from, until) the worker spent paused. */
+function pausedWithin(pauses: readonly { from: bigint; to: bigint }[], from: bigint, until: bigint): bigint {
+  let total = 0n;
+  for (const pause of pauses) {
+    const start = pause.from > from ? pause.from : from;
+    const end = pause.to < until ? pause.to : until;
+    if (end > start) total += end - start;
+  }
+  return total;
+}
+
 export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptions): CheckReport {
   const holds = new Map<string, Hold>(); // by worker + RVN
   const lossesByKind: Record<string, number> = {};
@@ -67,6 +81,8 @@ export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptio
   /** When each acquisition's caller started asking for the key, by worker + RVN. */
   const askedAt = new Map<string, bigint>();
   const asking = new Map<string, bigint>(); // by worker + key: the latest acquireLock call
+  /** Each worker's SIGSTOP pauses, [stopped, resumed); a pause not resumed lasts to the end. */
+  const pauses = new Map<string, { from: bigint; to: bigint }[]>();
   let acts = 0;
 
   for (const event of events) {
@@ -107,12 +123,20 @@ export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptio
       case 'stop':
         processFaults[event.type]++;
         faults.push({ worker: event.worker, fault: event.type, atNs: BigInt(event.atNs) });
+        if (event.type === 'stop') {
+          const list = pauses.get(event.worker) ?? [];
+          list.push({ from: BigInt(event.atNs), to: options.endNs });
+          pauses.set(event.worker, list);
+        }
         break;
       case 'start':
         if (!event.worker.endsWith('.1')) processFaults.restart++;
         break;
-      case 'cont':
+      case 'cont': {
+        const open = pauses.get(event.worker)?.at(-1);
+        if (open !== undefined && open.to === options.endNs) open.to = BigInt(event.atNs);
         break;
+      }
     }
   }
 
@@ -154,11 +178,14 @@ export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptio
       }
       const asked = next === undefined ? undefined : askedAt.get(`${next.worker} ${next.rvn}`);
       const from = asked !== undefined && asked > fault.atNs ? asked : fault.atNs;
+      const until = next?.startNs ?? options.endNs;
+      // A waiter the driver paused cannot take anything over: its paused time is not the lock's delay.
+      const paused = next === undefined ? 0n : pausedWithin(pauses.get(next.worker) ?? [], from, until);
       unavailabilities.push({
         key: hold.key,
         worker: fault.worker,
         fault: fault.fault,
-        ms: ms((next?.startNs ?? options.endNs) - from),
+        ms: ms(until - from - paused),
         reacquired: next !== undefined,
       });
     }

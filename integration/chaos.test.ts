@@ -77,6 +77,21 @@ describe('the chaos checker', () => {
     expect(report.worstUnavailability).toMatchObject({ worker: 'b', fault: 'stop', ms: 3_500 });
     expect(report.slowTakeovers.map((u) => [u.worker, u.ms])).toEqual([['b', 3_500]]);
   });
+
+  it('does not count the time the next holder was itself paused', () => {
+    const events: ChaosEvent[] = [
+      { type: 'wanting', worker: 'b', key: 'k', atNs: s(0.5) },
+      { type: 'acquired', worker: 'a', key: 'k', rvn: 'r1', atNs: s(1) },
+      { type: 'kill', worker: 'a', atNs: s(2) },
+      { type: 'stop', worker: 'b', atNs: s(2.5) },
+      { type: 'cont', worker: 'b', atNs: s(5) },
+      { type: 'acquired', worker: 'b', key: 'k', rvn: 'r2', atNs: s(5.2) },
+    ];
+    const report = checkChaosLog(events, CHECK);
+    // 3.2 s after the kill, of which b was stopped for 2.5 s.
+    expect(report.maxUnavailableMs).toBeCloseTo(700, 3);
+    expect(report.slowTakeovers).toEqual([]);
+  });
 });
 
 describe('the fault proxy in front of DynamoDB Local', () => {
