@@ -146,9 +146,13 @@ export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptio
     list.push(hold);
     byKey.set(hold.key, list);
   }
+  // Only checked instants are judged: a hold in which no check ever passed (e.g. acquireLock
+  // resolved after a SIGSTOP longer than the lease, and the first check found the lock lost)
+  // never acted under the lock, so it cannot overlap anything.
+  const actedHolds = new Map([...byKey].map(([key, list]) => [key, list.filter((hold) => hold.acts > 0)]));
   const overlaps: Overlap[] = [];
   const describe = (h: Hold) => ({ worker: h.worker, rvn: h.rvn, startNs: h.startNs.toString(), endNs: h.endNs.toString() });
-  for (const [key, list] of byKey) {
+  for (const [key, list] of actedHolds) {
     list.sort((a, b) => (a.startNs < b.startNs ? -1 : a.startNs > b.startNs ? 1 : 0));
     for (let i = 0; i < list.length; i++) {
       const first = list[i]!;

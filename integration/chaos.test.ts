@@ -78,6 +78,25 @@ describe('the chaos checker', () => {
     expect(report.slowTakeovers.map((u) => [u.worker, u.ms])).toEqual([['b', 3_500]]);
   });
 
+  it('judges only checked instants: an acquisition in which no check passed overlaps nothing', () => {
+    const events: ChaosEvent[] = [
+      { type: 'acquired', worker: 'a', key: 'k', rvn: 'r1', atNs: s(1) },
+      { type: 'act', worker: 'a', key: 'k', acquiredRvn: 'r1', checkedAtNs: s(1.1) },
+      // b's acquireLock resolves after a long pause; its first check finds the lock lost.
+      { type: 'acquired', worker: 'b', key: 'k', rvn: 'r2', atNs: s(1.2) },
+      { type: 'lost', worker: 'b', key: 'k', acquiredRvn: 'r2', atNs: s(1.3), kind: 'expired' },
+      { type: 'act', worker: 'a', key: 'k', acquiredRvn: 'r1', checkedAtNs: s(1.5) },
+    ];
+    expect(checkChaosLog(events, CHECK).overlaps).toEqual([]);
+    // Had b's check passed, it would have been an overlap.
+    const acted: ChaosEvent[] = [
+      ...events.slice(0, 3),
+      { type: 'act', worker: 'b', key: 'k', acquiredRvn: 'r2', checkedAtNs: s(1.3) },
+      events[4] as ChaosEvent,
+    ];
+    expect(checkChaosLog(acted, CHECK).overlaps).toHaveLength(1);
+  });
+
   it('does not count the time the next holder was itself paused', () => {
     const events: ChaosEvent[] = [
       { type: 'wanting', worker: 'b', key: 'k', atNs: s(0.5) },
