@@ -1,19 +1,34 @@
 /**
  * `npm run bench -- [acquire] [--cycles N] [--json]`: benchmarks against an
  * embedded DynamoDB Local. Not part of the test suite.
+ * `npm run bench -- heartbeat [--locks 1000,10000,40000] [--seconds 40] [--concurrency default,1]`: see bench/heartbeat.ts.
  */
 import { parseArgs } from 'node:util';
 import { startDynamoDBLocal } from '../integration/support/dynamodb-local.js';
 import { benchAcquireRelease } from './acquire-release.js';
+import { benchHeartbeat, parseConcurrencies, parseList } from './heartbeat.js';
 import { printRows, type Row } from './report.js';
 
 const BENCHMARKS: Record<string, (endpoint: string, cycles: number) => Promise<Row[]>> = {
   acquire: benchAcquireRelease,
+  heartbeat: (endpoint) =>
+    benchHeartbeat(endpoint, {
+      locks: values.locks === undefined ? undefined : parseList(values.locks, 'locks'),
+      seconds: values.seconds === undefined ? undefined : (parseList(values.seconds, 'seconds')[0] as number),
+      concurrencies: values.concurrency === undefined ? undefined : parseConcurrencies(values.concurrency),
+    }),
 };
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { json: { type: 'boolean', default: false }, cycles: { type: 'string', default: '500' } },
+  options: {
+    json: { type: 'boolean', default: false },
+    cycles: { type: 'string', default: '500' },
+    // heartbeat
+    locks: { type: 'string' },
+    seconds: { type: 'string' },
+    concurrency: { type: 'string' },
+  },
 });
 const names = positionals.length > 0 ? positionals : Object.keys(BENCHMARKS);
 const unknown = names.filter((n) => !(n in BENCHMARKS));

@@ -1,0 +1,110 @@
+/**
+ * Pieces shared by the heartbeat benchmark's worker processes: the DynamoDB
+ * client they use, a throwaway table, memory and lag bookkeeping.
+ */
+import { writeFileSync } from 'node:fs';
+import { Agent } from 'node:http';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
+import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+
+/**
+ * One client per worker, with keep-alive sockets and enough of them that the
+ * HTTP agent never queues requests behind the concurrency under test (the
+ * SDK's default agent allows 50 sockets).
+ */
+export function benchDynamoDBClient(endpoint: string, maxSockets: number): DynamoDBClient {
+  return new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
+    requestHandler: { httpAgent: new Agent({ keepAlive: true, maxSockets }), connectionTimeout: 5_000, requestTimeout: 30_000 },
+  });
+}
+
+/** Deletes a benchmark table so that DynamoDB Local does not keep its items for the rest of the run. */
+export async function dropTable(dynamoDB: DynamoDBClient, tableName: string): Promise<void> {
+  try {
+    await dynamoDB.send(new DeleteTableCommand({ TableName: tableName }), { abortSignal: AbortSignal.timeout(30_000) });
+  } catch (error) {
+    process.stderr.write(`heartbeat bench: could not delete table ${tableName}: ${String(error)}\n`);
+  }
+}
+
+export interface MemorySample {
+  readonly rss: number;
+  readonly heapTotal: number;
+  readonly heapUsed: number;
+  readonly external: number;
+}
+
+/**
+ * RSS and heap after a full collection (the worker runs with --expose-gc).
+ * V8 hands freed pages back to the OS from a background thread some time
+ * after a collection, so RSS read right after one still counts tens of MB
+ * that are on their way out: collect, wait, collect again, then read.
+ */
+export async function memoryAfterGC(): Promise<MemorySample> {
+  const gc = globalThis.gc;
+  if (typeof gc !== 'function') throw new Error('run the heartbeat worker with node --expose-gc');
+  gc();
+  await sleep(1_000);
+  gc();
+  const { rss, heapTotal, heapUsed, external } = process.memoryUsage();
+  return { rss, heapTotal, heapUsed, external };
+}
+
+/** Lags in 1 ms buckets up to a minute; allocated up front so it costs nothing per lock or per heartbeat. */
+export class LagHistogram {
+  readonly #buckets = new Uint32Array(60_001);
+  #count = 0;
+  #max = 0;
+
+  record(lagMs: number): void {
+    const bucket = Math.min(this.#buckets.length - 1, Math.max(0, Math.round(lagMs)));
+    this.#buckets[bucket] = (this.#buckets[bucket] ?? 0) + 1;
+    this.#count++;
+    if (lagMs > this.#max) this.#max = lagMs;
+  }
+
+  get count(): number {
+    return this.#count;
+  }
+
+  get max(): number {
+    return this.#max;
+  }
+
+  percentile(p: number): number {
+    if (this.#count === 0) return 0;
+    const rank = Math.ceil((p / 100) * this.#count);
+    let seen = 0;
+    for (let ms = 0; ms < this.#buckets.length; ms++) {
+      seen += this.#buckets[ms] ?? 0;
+      if (seen >= rank) return ms;
+    }
+    return this.#max;
+  }
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * With HEARTBEAT_BENCH_CPU_PROFILE=<dir>, profiles the CPU from now until the
+ * returned function is called and writes `<dir>/<name>.cpuprofile` (open it in
+ * Chrome DevTools); without it, does nothing. Unlike --cpu-prof, it covers only
+ * the measured window, not the setup.
+ */
+export async function startCpuProfile(name: string): Promise<() => Promise<void>> {
+  const dir = process.env.HEARTBEAT_BENCH_CPU_PROFILE;
+  if (dir === undefined || dir === '') return async () => {};
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return async () => {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(join(dir, `${name}-${process.pid}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  };
+}
