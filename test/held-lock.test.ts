@@ -5,17 +5,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { HeldLock, lockId } from '../src/held-lock.js';
 import type { LockKey } from '../src/protocol/index.js';
+import { prng } from './support/prng.js';
 
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const key = (partitionKey: string, sortKey?: string): LockKey => (sortKey === undefined ? { partitionKey } : { partitionKey, sortKey });
 

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { DeadlineHeap, type HeapEntry } from '../../src/heartbeat/deadline-heap.js';
+import { prng } from '../support/prng.js';
 
 interface Entry extends HeapEntry {
   readonly name: string;
@@ -13,17 +14,6 @@ function entry(name: string): Entry {
   return { name, dueAt: Number.NaN, heapIndex: -1 };
 }
 
-/** Small seeded PRNG (mulberry32) so failures reproduce. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Checks everything observable about the heap against the reference set of
