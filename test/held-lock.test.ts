@@ -5,7 +5,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { HeldLock, lockId } from '../src/held-lock.js';
 import type { LockKey } from '../src/protocol/index.js';
-import { prng } from './support/prng.js';
+import { seededRandom as prng } from '../chaos/random.js';
 
 
 const key = (partitionKey: string, sortKey?: string): LockKey => (sortKey === undefined ? { partitionKey } : { partitionKey, sortKey });

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { DeadlineHeap, type HeapEntry } from '../../src/heartbeat/deadline-heap.js';
-import { prng } from '../support/prng.js';
+import { seededRandom as prng } from '../../chaos/random.js';
 
 interface Entry extends HeapEntry {
   readonly name: string;
