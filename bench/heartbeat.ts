@@ -39,8 +39,6 @@ export const HEARTBEAT_DEFAULTS = Object.freeze({
 
 const LEASE_MS = 20_000;
 const HEARTBEAT_PERIOD_MS = 5_000;
-/** Heartbeats are due up to 10 % of a period early (src/heartbeat/lock-keeper.ts), 5 % on average. */
-const MEAN_HEARTBEAT_INTERVAL_MS = HEARTBEAT_PERIOD_MS * 0.95;
 const LIMIT_CONCURRENCIES = [8, 32, 128];
 const LIMIT_SECONDS_PER_LEVEL = 3.5;
 const LIMIT_ITEMS = 4_096;
@@ -118,7 +116,8 @@ function holdRow(r: HoldResult, serverLimit: number, isDefault: boolean): Row {
     locks: r.locks,
     concurrency: r.concurrency,
     seconds: round(r.windowSeconds),
-    neededPerSecond: round(r.locks / (MEAN_HEARTBEAT_INTERVAL_MS / 1000)),
+    // Only a lock's first heartbeat is jittered early (src/heartbeat/lock-keeper.ts): one per period after that.
+    neededPerSecond: round(r.locks / (HEARTBEAT_PERIOD_MS / 1000)),
     heartbeatsPerSecond: round(r.heartbeatsPerSecond),
     serverLimitPerSecond: round(serverLimit),
     ofLimitPct: round((100 * r.heartbeatsPerSecond) / serverLimit, 1),

@@ -54,6 +54,7 @@ export class HeldLock {
   expiryTask: ScheduledTask | undefined;
   monitorTask: ScheduledTask | undefined;
   readonly #loss = new AbortController();
+  #endReason: LockLostError | undefined;
   #tail: Promise<unknown> = Promise.resolve();
 
   constructor(fields: {
@@ -87,7 +88,7 @@ export class HeldLock {
 
   /** Why the lock ended, once it has. */
   get endReason(): LockLostError | undefined {
-    return this.#loss.signal.aborted ? (this.#loss.signal.reason as LockLostError) : undefined;
+    return this.#endReason;
   }
 
   /** Monotonic time until which the lock is safe to act on without a newer confirmed write. */
@@ -99,6 +100,7 @@ export class HeldLock {
   end(state: 'released' | 'lost', reason: LockLostError): boolean {
     if (this.state === 'released' || this.state === 'lost') return false;
     this.state = state;
+    this.#endReason = reason;
     this.#loss.abort(reason);
     return true;
   }

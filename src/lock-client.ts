@@ -9,7 +9,7 @@ import { acquire, validateAcquireOptions, type AcquireContext, type AcquireLockO
 import { KeySchemaProof } from './acquire/key-schema-proof.js';
 import { LockPollers } from './acquire/lock-poller.js';
 import { toBytes } from './bytes.js';
-import { deadline } from './deadline.js';
+import { deadline, type Deadline } from './deadline.js';
 import { childAbortController, type ChildAbortController } from './child-abort-controller.js';
 import { systemClock, type MonotonicClock } from './clock.js';
 import {
@@ -327,7 +327,7 @@ export class LockClient implements AsyncDisposable {
     this.#assertStillHeld(held);
     const attempt = deadline(held.safeUntil() - this.#clock.now());
     try {
-      await this.#heartbeat(held, { leaseDurationMs, data, deleteData: options.deleteData }, attempt.signal);
+      await this.#heartbeat(held, { leaseDurationMs, data, deleteData: options.deleteData }, attempt);
     } finally {
       attempt.clear();
     }
@@ -337,7 +337,7 @@ export class LockClient implements AsyncDisposable {
   #heartbeat(
     held: HeldLock,
     change: { leaseDurationMs: number; data?: Uint8Array | undefined; deleteData?: boolean | undefined },
-    until: AbortSignal,
+    until: Deadline,
   ): Promise<void> {
     return held.exclusive(async () => {
       this.#assertStillHeld(held);
@@ -347,10 +347,9 @@ export class LockClient implements AsyncDisposable {
       );
       const sentAt = this.#clock.now();
       // A release started meanwhile aborts this write rather than queue behind it.
-      const inFlight = childAbortController(until);
-      held.abortHeartbeat = () => inFlight.abort(new DOMException('a release of the lock started', 'AbortError'));
+      held.abortHeartbeat = () => until.abort(new DOMException('a release of the lock started', 'AbortError'));
       try {
-        await sendWrite(this.#dynamoDB, request, inFlight.signal);
+        await sendWrite(this.#dynamoDB, request, until.signal);
       } catch (error) {
         if (isConditionalCheckFailed(error)) throw this.#lostByRefusal(held, 'its heartbeat was refused', error);
         if (!wasRefusedUnapplied(error) && !wasNeverSent(error)) {
@@ -366,10 +365,9 @@ export class LockClient implements AsyncDisposable {
         throw error;
       } finally {
         held.abortHeartbeat = undefined;
-        inFlight.dispose();
       }
       held.recordVersionNumber = newRecordVersionNumber;
-      held.uncertainRecordVersionNumbers = [];
+      if (held.uncertainRecordVersionNumbers.length > 0) held.uncertainRecordVersionNumbers = [];
       held.lookupTime = sentAt;
       held.leaseDurationMs = change.leaseDurationMs;
       if (change.deleteData) held.data = undefined;
@@ -435,6 +433,7 @@ export class LockClient implements AsyncDisposable {
     return {
       heartbeat: (held, until) => this.#heartbeat(held, { leaseDurationMs: held.leaseDurationMs }, until),
       expire: (held) => this.#expire(held),
+      giveUp: (held, reason) => this.#markLost(held, 'expired', reason),
       heartbeatFailed: (held, error, willRetry) => {
         const lock = this.#handleOf(held);
         if (lock === undefined || error instanceof LockLostError) return;

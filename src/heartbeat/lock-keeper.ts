@@ -2,9 +2,11 @@
  * Keeps held locks alive on the client's one scheduler. Each lock has up to
  * three tasks in the scheduler's heap, never a timer of its own:
  *
- * - heartbeat: one heartbeat period (less up to 10 % jitter, so locks taken
- *   together drift apart) after the lock's last confirmed write; transient
- *   failures are retried with backoff while the lease is still safe;
+ * - heartbeat: one heartbeat period after the lock's last confirmed write
+ *   (the first one up to 10 % early at random, so locks taken together drift
+ *   apart for good); transient failures are retried with backoff while the
+ *   lease is still safe, and a lock whose safe time has become shorter than
+ *   a heartbeat takes is given up rather than heartbeated;
  * - expiry: the moment the lease minus the safety margin has passed since
  *   the last confirmed write, when the lock must be given up;
  * - session check: Java's session monitor (`safeTimeWithoutHeartbeat`).
@@ -12,16 +14,19 @@
 import pRetry from 'p-retry';
 import type { Logger } from 'pino';
 import type { MonotonicClock } from '../clock.js';
-import { deadline } from '../deadline.js';
+import { deadline, type Deadline } from '../deadline.js';
 import { isTransient } from '../dynamodb-errors.js';
 import type { HeldLock } from '../held-lock.js';
+import { RoundTripEstimate } from './round-trip-estimate.js';
 import type { HeartbeatScheduler } from './scheduler.js';
 
 export interface KeeperHooks {
   /** Sends one heartbeat; `deadline` aborts it once the lease is no longer safe. Throws on failure. */
-  heartbeat(held: HeldLock, deadline: AbortSignal): Promise<void>;
+  heartbeat(held: HeldLock, deadline: Deadline): Promise<void>;
   /** The lease minus the safety margin has passed without a confirmed heartbeat. */
   expire(held: HeldLock): void;
+  /** The lock cannot be kept (`reason` says why); returns the error it was ended with. */
+  giveUp(held: HeldLock, reason: string): Error;
   /** A background heartbeat attempt failed. */
   heartbeatFailed(held: HeldLock, error: unknown, willRetry: boolean): void;
   /** A background heartbeat was confirmed `lagMs` after it was due. */
@@ -40,12 +45,15 @@ export interface LockKeeperOptions {
   readonly random?: () => number;
 }
 
-/** Heartbeats are due up to this fraction of a period early, never late. */
+/** A lock's first heartbeat is due up to this fraction of a period early, never late. */
 const JITTER = 0.1;
+/** Retries after a failed first attempt; `maxRetryTime` usually ends them sooner. */
+const RETRIES = 7;
 
 export class LockKeeper {
   readonly #options: LockKeeperOptions;
   readonly #random: () => number;
+  readonly #roundTrip = new RoundTripEstimate();
 
   constructor(options: LockKeeperOptions) {
     this.#options = options;
@@ -57,7 +65,7 @@ export class LockKeeper {
     const { scheduler, backgroundHeartbeats } = this.#options;
     if (backgroundHeartbeats) {
       held.heartbeatTask ??= scheduler.createTask(() => this.#beat(held), { limited: true });
-      this.#scheduleHeartbeat(held);
+      this.#scheduleHeartbeat(held, { jitter: true });
     }
     held.expiryTask ??= scheduler.createTask(() => this.#checkExpiry(held), { limited: false });
     if (held.sessionMonitor !== undefined) {
@@ -86,10 +94,16 @@ export class LockKeeper {
     }
   }
 
-  #scheduleHeartbeat(held: HeldLock, retryAt?: number): void {
+  /**
+   * Jitter only once per lock: a later heartbeat follows its own lock's last
+   * confirmed write, so the spread stays, and an early heartbeat every period
+   * would only add load.
+   */
+  #scheduleHeartbeat(held: HeldLock, when: { jitter?: boolean; retryAt?: number }): void {
     if (held.heartbeatTask === undefined || held.state !== 'held') return;
     const period = this.#options.heartbeatPeriod;
-    const dueAt = retryAt ?? held.lookupTime + period * (1 - JITTER * this.#random());
+    const early = when.jitter === true ? JITTER * this.#random() : 0;
+    const dueAt = when.retryAt ?? held.lookupTime + period * (1 - early);
     this.#options.scheduler.schedule(held.heartbeatTask, dueAt);
   }
 
@@ -97,37 +111,30 @@ export class LockKeeper {
     if (held.state !== 'held') return;
     const { clock, hooks, heartbeatPeriod } = this.#options;
     const lagMs = Math.max(0, clock.now() - (held.heartbeatTask?.dueAt ?? clock.now()));
-    const safeFor = (): number => held.safeUntil() - clock.now();
     let failed = false;
     try {
-      await pRetry(
-        async () => {
-          // An attempt may take a period at most, so that a request stuck on a dead connection
-          // leaves time for a retry, and never more than what is left of the lease.
-          const attempt = deadline(Math.min(heartbeatPeriod, safeFor()));
-          try {
-            await hooks.heartbeat(held, attempt.signal);
-          } finally {
-            attempt.clear();
-          }
-        },
-        {
-          retries: 8,
+      // Most heartbeats succeed at once: only a failed first attempt pays for p-retry's machinery.
+      try {
+        await this.#attempt(held);
+      } catch (error) {
+        const willRetry = this.#shouldRetry(held, error);
+        hooks.heartbeatFailed(held, error, willRetry);
+        if (!willRetry) throw error;
+        await pRetry(() => this.#attempt(held), {
+          retries: RETRIES,
           factor: 2,
           minTimeout: Math.min(100, heartbeatPeriod / 10),
           maxTimeout: heartbeatPeriod / 2,
           randomize: true,
           // Give the concurrency slot back within about a period; the next run starts over.
-          maxRetryTime: Math.max(0, Math.min(heartbeatPeriod, safeFor())),
+          maxRetryTime: Math.max(0, Math.min(heartbeatPeriod, this.#safeFor(held))),
           signal: held.signal,
           unref: true,
-          shouldRetry: ({ error }) => isTransient(error) && held.state === 'held' && safeFor() > 0,
-          onFailedAttempt: ({ error, retriesLeft }) => {
-            const willRetry = retriesLeft > 0 && isTransient(error) && held.state === 'held' && safeFor() > 0;
-            hooks.heartbeatFailed(held, error, willRetry);
-          },
-        },
-      );
+          shouldRetry: ({ error: retryError }) => this.#shouldRetry(held, retryError),
+          onFailedAttempt: ({ error: attemptError, retriesLeft }) =>
+            hooks.heartbeatFailed(held, attemptError, retriesLeft > 0 && this.#shouldRetry(held, attemptError)),
+        });
+      }
       hooks.heartbeatConfirmed(held, lagMs);
     } catch (error) {
       failed = true;
@@ -135,7 +142,40 @@ export class LockKeeper {
     }
     if (held.state !== 'held') return;
     // After a failed run, try again soon (not in a tight loop); the expiry task ends it if it is too late.
-    this.#scheduleHeartbeat(held, failed ? clock.now() + Math.min(heartbeatPeriod / 4, 1_000) : undefined);
+    this.#scheduleHeartbeat(held, failed ? { retryAt: clock.now() + Math.min(heartbeatPeriod / 4, 1_000) } : {});
+  }
+
+  /** One heartbeat request, bounded by a period and by what is left of the safe time. */
+  async #attempt(held: HeldLock): Promise<void> {
+    const { clock, hooks, heartbeatPeriod } = this.#options;
+    const safeFor = this.#safeFor(held);
+    const roundTrip = this.#roundTrip.estimate();
+    if (safeFor < roundTrip) {
+      // Under overload a lock can reach the front of the queue with less safe time than a request
+      // takes: its write would most likely be cut off unconfirmed, and only take server capacity
+      // from locks that can still be kept. Give it up now, while its holder can still be told in time.
+      throw hooks.giveUp(
+        held,
+        `its heartbeat could not be sent in time: ${Math.max(0, Math.round(safeFor))} ms of safe time were left, and a heartbeat takes about ${Math.round(roundTrip)} ms`,
+      );
+    }
+    // A period at most, so that a request stuck on a dead connection leaves time for a retry.
+    const attempt = deadline(Math.min(heartbeatPeriod, safeFor));
+    const sentAt = clock.now();
+    try {
+      await hooks.heartbeat(held, attempt);
+    } finally {
+      attempt.clear();
+    }
+    this.#roundTrip.add(clock.now() - sentAt);
+  }
+
+  #safeFor(held: HeldLock): number {
+    return held.safeUntil() - this.#options.clock.now();
+  }
+
+  #shouldRetry(held: HeldLock, error: unknown): boolean {
+    return isTransient(error) && held.state === 'held' && this.#safeFor(held) > 0;
   }
 
   #checkExpiry(held: HeldLock): void {

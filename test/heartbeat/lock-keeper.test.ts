@@ -6,6 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { systemClock } from '../../src/clock.js';
+import type { Deadline } from '../../src/deadline.js';
 import { HeldLock } from '../../src/held-lock.js';
 import { LockKeeper, type KeeperHooks } from '../../src/heartbeat/lock-keeper.js';
 import { HeartbeatScheduler } from '../../src/heartbeat/scheduler.js';
@@ -57,6 +58,11 @@ function harness(options: { random?: number; backgroundHeartbeats?: boolean; ses
       held.state = 'lost';
       keeper?.untrack(held);
     }),
+    giveUp: jest.fn<KeeperHooks['giveUp']>((_, reason) => {
+      held.state = 'lost';
+      keeper?.untrack(held);
+      return new Error(reason);
+    }),
     heartbeatFailed: jest.fn<KeeperHooks['heartbeatFailed']>(),
     heartbeatConfirmed: jest.fn<KeeperHooks['heartbeatConfirmed']>(),
   };
@@ -99,6 +105,18 @@ describe('when heartbeats are due', () => {
     keeper.track(held);
     await jest.advanceTimersByTimeAsync(PERIOD * 0.9);
     expect(hooks.heartbeat).toHaveBeenCalledTimes(1);
+    scheduler.close();
+  });
+
+  it('jitters only the first heartbeat: later ones follow a full period after each confirmation', async () => {
+    const { keeper, held, hooks, scheduler } = harness({ random: 0.5 });
+    keeper.track(held);
+    await jest.advanceTimersByTimeAsync(PERIOD * 0.95);
+    expect(hooks.heartbeat).toHaveBeenCalledTimes(1);
+    await jest.advanceTimersByTimeAsync(PERIOD - 1);
+    expect(hooks.heartbeat).toHaveBeenCalledTimes(1);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(hooks.heartbeat).toHaveBeenCalledTimes(2);
     scheduler.close();
   });
 
@@ -168,11 +186,11 @@ describe('failures', () => {
     stuck.hooks.heartbeat.mockImplementationOnce(() => new Promise(() => undefined));
     stuck.keeper.track(stuck.held);
     await jest.advanceTimersByTimeAsync(PERIOD);
-    const [, firstDeadline] = stuck.hooks.heartbeat.mock.calls[0] as [HeldLock, AbortSignal];
+    const [, firstDeadline] = stuck.hooks.heartbeat.mock.calls[0] as [HeldLock, Deadline];
     await jest.advanceTimersByTimeAsync(PERIOD - 1);
-    expect(firstDeadline.aborted).toBe(false);
+    expect(firstDeadline.signal.aborted).toBe(false);
     await jest.advanceTimersByTimeAsync(1);
-    expect(firstDeadline.aborted).toBe(true);
+    expect(firstDeadline.signal.aborted).toBe(true);
     // The attempt's abort surfaces as the hook's rejection in the client; here it never settles,
     // so the run holds its slot, and the expiry (not a second heartbeat) decides.
     await jest.advanceTimersByTimeAsync(LEASE);
@@ -187,12 +205,49 @@ describe('failures', () => {
     late.held.lookupTime = performance.now() - (LEASE - MARGIN - 300);
     late.keeper.track(late.held);
     await jest.advanceTimersByTimeAsync(1);
-    const [, deadlineSignal] = late.hooks.heartbeat.mock.calls[0] as [HeldLock, AbortSignal];
+    const [, attemptDeadline] = late.hooks.heartbeat.mock.calls[0] as [HeldLock, Deadline];
     await jest.advanceTimersByTimeAsync(297);
-    expect(deadlineSignal.aborted).toBe(false);
+    expect(attemptDeadline.signal.aborted).toBe(false);
     await jest.advanceTimersByTimeAsync(3);
-    expect(deadlineSignal.aborted).toBe(true);
+    expect(attemptDeadline.signal.aborted).toBe(true);
     late.scheduler.close();
+  });
+
+  it('gives a lock up instead of heartbeating it when less safe time is left than a heartbeat takes', async () => {
+    const { keeper, held, hooks, scheduler } = harness({ random: 0 });
+    const ROUND_TRIP = 200;
+    hooks.heartbeat.mockImplementation(async () => {
+      await new Promise((resolve) => setTimeout(resolve, ROUND_TRIP));
+      held.lookupTime = performance.now();
+      keeper.confirmed(held);
+    });
+    keeper.track(held);
+    await jest.advanceTimersByTimeAsync(PERIOD + ROUND_TRIP);
+    expect(hooks.heartbeatConfirmed).toHaveBeenCalledTimes(1);
+    // As if the scheduler had fallen far behind: the next heartbeat starts with 150 ms of safe time left.
+    keeper.untrack(held);
+    held.lookupTime = performance.now() - (LEASE - MARGIN - 150);
+    keeper.track(held);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(hooks.heartbeat).toHaveBeenCalledTimes(1);
+    expect(hooks.giveUp).toHaveBeenCalledTimes(1);
+    expect(hooks.giveUp.mock.calls[0]?.[1]).toMatch(/150 ms of safe time were left, and a heartbeat takes about 200 ms/);
+    expect(hooks.expire).not.toHaveBeenCalled();
+    scheduler.close();
+  });
+
+  it('still heartbeats with little safe time left when that is more than a heartbeat takes', async () => {
+    const { keeper, held, hooks, scheduler } = harness({ random: 0 });
+    keeper.track(held);
+    await jest.advanceTimersByTimeAsync(PERIOD);
+    keeper.untrack(held);
+    held.lookupTime = performance.now() - (LEASE - MARGIN - 150);
+    keeper.track(held);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(hooks.heartbeat).toHaveBeenCalledTimes(2);
+    expect(hooks.giveUp).not.toHaveBeenCalled();
+    expect(held.state).toBe('held');
+    scheduler.close();
   });
 
   it('a confirmed heartbeat moves the expiry', async () => {
@@ -245,7 +300,13 @@ describe('session monitor', () => {
       clock: systemClock,
       heartbeatPeriod: PERIOD,
       backgroundHeartbeats: true,
-      hooks: { heartbeat: async () => undefined, expire: () => undefined, heartbeatFailed: () => undefined, heartbeatConfirmed: () => undefined },
+      hooks: {
+        heartbeat: async () => undefined,
+        expire: () => undefined,
+        giveUp: (_, reason) => new Error(reason),
+        heartbeatFailed: () => undefined,
+        heartbeatConfirmed: () => undefined,
+      },
     });
     for (let i = 0; i < 1_000; i++) {
       const held = new HeldLock({

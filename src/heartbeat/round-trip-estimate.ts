@@ -1,0 +1,21 @@
+/**
+ * How long a heartbeat takes, from send to confirmation: an exponentially
+ * weighted moving average, so it follows a server that slows down under load
+ * within a few dozen heartbeats, while one slow reply barely moves it.
+ */
+const WEIGHT_OF_NEWEST = 0.1;
+
+export class RoundTripEstimate {
+  #averageMs = 0;
+  #samples = 0;
+
+  add(ms: number): void {
+    this.#averageMs = this.#samples === 0 ? ms : this.#averageMs + WEIGHT_OF_NEWEST * (ms - this.#averageMs);
+    this.#samples++;
+  }
+
+  /** Milliseconds; 0 until a heartbeat has been confirmed. */
+  estimate(): number {
+    return this.#averageMs;
+  }
+}
