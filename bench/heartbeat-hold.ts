@@ -52,6 +52,8 @@ export interface HoldResult {
   readonly p50LagMs: number;
   readonly p99LagMs: number;
   readonly maxLagMs: number;
+  /** The largest lag in each heartbeat period of the window, in order. */
+  readonly maxLagMsByPeriod: readonly number[];
   readonly locksLost: number;
   readonly locksLostBeforeWindow: number;
   readonly lostByKind: Record<string, number>;
@@ -99,6 +101,9 @@ export async function holdLocks(options: HoldOptions): Promise<HoldResult> {
     // Handles of the locks still held; a lost lock's handle is dropped, as an application would.
     const held: (Lock | undefined)[] = new Array<Lock | undefined>(n);
     const lags = new LagHistogram();
+    // The worst lag in each heartbeat period of the window, to tell a lasting lag from a passing one.
+    const maxLagByPeriod: number[] = [];
+    let windowStart = NaN;
     const indexOf = (lock: Lock): number => (lock.partitionKey.startsWith(KEY_PREFIX) ? Number(lock.partitionKey.slice(KEY_PREFIX.length)) : NaN);
     const markSilent = (i: number): void => {
       silent[i] = 1;
@@ -128,6 +133,8 @@ export async function holdLocks(options: HoldOptions): Promise<HoldResult> {
       if (inWindow) {
         heartbeatsInWindow++;
         lags.record(lagMs);
+        const period = Math.floor((performance.now() - windowStart) / options.heartbeatPeriod);
+        maxLagByPeriod[period] = Math.max(maxLagByPeriod[period] ?? 0, lagMs);
       }
     });
     client.on('lost', ({ lock, error }) => {
@@ -177,7 +184,7 @@ export async function holdLocks(options: HoldOptions): Promise<HoldResult> {
     const stopProfile = await startCpuProfile(`heartbeat-${n}-${concurrency}`);
     inWindow = true;
     const cpuBefore = process.cpuUsage();
-    const windowStart = performance.now();
+    windowStart = performance.now();
     const windowEndAt = windowStart + options.windowSeconds * 1000;
     let lastReport = windowStart;
     let lastCount = 0;
@@ -238,6 +245,7 @@ export async function holdLocks(options: HoldOptions): Promise<HoldResult> {
       p50LagMs: lags.percentile(50),
       p99LagMs: lags.percentile(99),
       maxLagMs: lags.max,
+      maxLagMsByPeriod: Array.from(maxLagByPeriod, (lag) => Math.round(lag ?? 0)),
       locksLost,
       locksLostBeforeWindow: lostBeforeWindow,
       lostByKind: lostKinds,

@@ -119,6 +119,29 @@ describe('a heartbeat that never gets an answer (a dead connection)', () => {
   }, 20_000);
 });
 
+describe('a release while a heartbeat hangs', () => {
+  it('does not wait for the heartbeat: it is confirmed while the heartbeat is still unanswered, accepting its RVN', async () => {
+    // A long period and no SDK request timeout: only the hung heartbeat's own deadline (one period) would end it.
+    const network = await faults.proxied('release-past-hung', { requestTimeout: 0 });
+    const client = faults.bed.client({ ownerName: 'release-past-hung', leaseDuration: 20_000, heartbeatPeriod: 5_000 }, network.dynamoDB);
+    const events = recordEvents(client);
+    const lock = await client.acquireLock('release-past-hung');
+
+    const hung = await within(network.proxy.injectOnce(isUpdateItem, { action: 'blackhole' }), 10_000, 'a heartbeat is blackholed');
+    // Queued behind the heartbeat, the release would wait for that heartbeat's deadline (one period).
+    const outcome = await Promise.race([lock.release(), sleep(4_000).then(() => 'still waiting at the hung heartbeat\'s deadline')]);
+    expect(outcome).toBe(true);
+
+    // Nothing is reported about a heartbeat cut short by the lock's own release.
+    expect(events.of('heartbeatError')).toEqual([]);
+    expect(await faults.bed.item('release-past-hung')).toBeUndefined();
+    expect(lock.state).toBe('released');
+    expect(events.of('lost')).toEqual([]);
+    const release = network.proxy.exchanges.find((e) => isDeleteItem(e.request) && e.request.seq > hung.request.seq);
+    expect(stringValuesOf(release!.request)).toContain(newRvnOf(hung.request));
+  }, 20_000);
+});
+
 describe('many heartbeats with unknown outcome in a row (a long outage within a long lease)', () => {
   it('can still be renewed once DynamoDB answers again', async () => {
     const network = await faults.proxied('outage');

@@ -6,8 +6,6 @@
 export interface Deadline {
   readonly signal: AbortSignal;
   clear(): void;
-  /** Aborts before the time is up: one signal serves both the deadline and a caller's cancel. */
-  abort(reason: unknown): void;
 }
 
 export function deadline(ms: number): Deadline {
@@ -17,5 +15,5 @@ export function deadline(ms: number): Deadline {
     Math.max(1, Math.ceil(ms)),
   );
   timer.unref();
-  return { signal: controller.signal, clear: () => clearTimeout(timer), abort: (reason) => controller.abort(reason) };
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }

@@ -40,7 +40,7 @@ export class HeldLock {
   recordVersionNumber: string;
   /** RVNs of this client's writes whose replies were lost: the table may hold any of them. */
   uncertainRecordVersionNumbers: string[] = [];
-  /** Aborts the heartbeat in flight, if any (a release must not wait behind a stuck one). */
+  /** Stops waiting for the heartbeat in flight, if any (a release must not wait behind a stuck one). */
   abortHeartbeat: (() => void) | undefined;
   leaseDurationMs: number;
   /** Monotonic time just before the last confirmed write was sent. */

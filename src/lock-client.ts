@@ -9,7 +9,7 @@ import { acquire, validateAcquireOptions, type AcquireContext, type AcquireLockO
 import { KeySchemaProof } from './acquire/key-schema-proof.js';
 import { LockPollers } from './acquire/lock-poller.js';
 import { toBytes } from './bytes.js';
-import { deadline, type Deadline } from './deadline.js';
+import { deadline } from './deadline.js';
 import { childAbortController, type ChildAbortController } from './child-abort-controller.js';
 import { systemClock, type MonotonicClock } from './clock.js';
 import {
@@ -327,7 +327,7 @@ export class LockClient implements AsyncDisposable {
     this.#assertStillHeld(held);
     const attempt = deadline(held.safeUntil() - this.#clock.now());
     try {
-      await this.#heartbeat(held, { leaseDurationMs, data, deleteData: options.deleteData }, attempt);
+      await this.#heartbeat(held, { leaseDurationMs, data, deleteData: options.deleteData }, attempt.signal);
     } finally {
       attempt.clear();
     }
@@ -337,7 +337,7 @@ export class LockClient implements AsyncDisposable {
   #heartbeat(
     held: HeldLock,
     change: { leaseDurationMs: number; data?: Uint8Array | undefined; deleteData?: boolean | undefined },
-    until: Deadline,
+    until: AbortSignal,
   ): Promise<void> {
     return held.exclusive(async () => {
       this.#assertStillHeld(held);
@@ -346,10 +346,15 @@ export class LockClient implements AsyncDisposable {
         buildHeartbeatRequest(this.#table, held, { newRecordVersionNumber, refuseReleased: true, ...change }),
       );
       const sentAt = this.#clock.now();
-      // A release started meanwhile aborts this write rather than queue behind it.
-      held.abortHeartbeat = () => until.abort(new DOMException('a release of the lock started', 'AbortError'));
+      const sending = sendWrite(this.#dynamoDB, request, until);
       try {
-        await sendWrite(this.#dynamoDB, request, until.signal);
+        // A release started meanwhile stops waiting for this write rather than queue behind it. Its
+        // outcome is then unknown, as after any cut-off request; `until` may be shared with other
+        // locks' heartbeats, so this one cannot be aborted on its own.
+        await new Promise<void>((resolve, reject) => {
+          held.abortHeartbeat = () => reject(new DOMException('a release of the lock started', 'AbortError'));
+          sending.then(resolve, reject);
+        });
       } catch (error) {
         if (isConditionalCheckFailed(error)) throw this.#lostByRefusal(held, 'its heartbeat was refused', error);
         if (!wasRefusedUnapplied(error) && !wasNeverSent(error)) {
@@ -436,10 +441,11 @@ export class LockClient implements AsyncDisposable {
       giveUp: (held, reason) => this.#markLost(held, 'expired', reason),
       heartbeatFailed: (held, error, willRetry) => {
         const lock = this.#handleOf(held);
-        if (lock === undefined || error instanceof LockLostError) return;
+        // A heartbeat cut short by the lock's own release is no news to anyone.
+        if (lock === undefined || error instanceof LockLostError || held.state !== 'held') return;
         this.#logger?.warn({ err: error, partitionKey: held.partitionKey, sortKey: held.sortKey, willRetry }, 'heartbeat failed');
         this.#events.emit('heartbeatError', { lock, error, willRetry });
-        if (held.state === 'held' && !this.#endangered.has(held)) {
+        if (!this.#endangered.has(held)) {
           this.#endangered.add(held);
           this.#events.emit('endangered', { lock, error, msUntilLost: held.safeUntil() - this.#clock.now() });
         }

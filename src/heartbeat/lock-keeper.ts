@@ -14,15 +14,15 @@
 import pRetry from 'p-retry';
 import type { Logger } from 'pino';
 import type { MonotonicClock } from '../clock.js';
-import { deadline, type Deadline } from '../deadline.js';
 import { isTransient } from '../dynamodb-errors.js';
 import type { HeldLock } from '../held-lock.js';
 import { RoundTripEstimate } from './round-trip-estimate.js';
 import type { HeartbeatScheduler } from './scheduler.js';
+import { SharedDeadlines } from './shared-deadlines.js';
 
 export interface KeeperHooks {
   /** Sends one heartbeat; `deadline` aborts it once the lease is no longer safe. Throws on failure. */
-  heartbeat(held: HeldLock, deadline: Deadline): Promise<void>;
+  heartbeat(held: HeldLock, deadline: AbortSignal): Promise<void>;
   /** The lease minus the safety margin has passed without a confirmed heartbeat. */
   expire(held: HeldLock): void;
   /** The lock cannot be kept (`reason` says why); returns the error it was ended with. */
@@ -54,9 +54,11 @@ export class LockKeeper {
   readonly #options: LockKeeperOptions;
   readonly #random: () => number;
   readonly #roundTrip = new RoundTripEstimate();
+  readonly #deadlines: SharedDeadlines;
 
   constructor(options: LockKeeperOptions) {
     this.#options = options;
+    this.#deadlines = new SharedDeadlines(options.clock);
     this.#random = options.random ?? Math.random;
   }
 
@@ -160,10 +162,10 @@ export class LockKeeper {
       );
     }
     // A period at most, so that a request stuck on a dead connection leaves time for a retry.
-    const attempt = deadline(Math.min(heartbeatPeriod, safeFor));
+    const attempt = this.#deadlines.deadline(Math.min(heartbeatPeriod, safeFor));
     const sentAt = clock.now();
     try {
-      await hooks.heartbeat(held, attempt);
+      await hooks.heartbeat(held, attempt.signal);
     } finally {
       attempt.clear();
     }

@@ -6,7 +6,6 @@
  */
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { systemClock } from '../../src/clock.js';
-import type { Deadline } from '../../src/deadline.js';
 import { HeldLock } from '../../src/held-lock.js';
 import { LockKeeper, type KeeperHooks } from '../../src/heartbeat/lock-keeper.js';
 import { HeartbeatScheduler } from '../../src/heartbeat/scheduler.js';
@@ -186,11 +185,11 @@ describe('failures', () => {
     stuck.hooks.heartbeat.mockImplementationOnce(() => new Promise(() => undefined));
     stuck.keeper.track(stuck.held);
     await jest.advanceTimersByTimeAsync(PERIOD);
-    const [, firstDeadline] = stuck.hooks.heartbeat.mock.calls[0] as [HeldLock, Deadline];
+    const [, firstDeadline] = stuck.hooks.heartbeat.mock.calls[0] as [HeldLock, AbortSignal];
     await jest.advanceTimersByTimeAsync(PERIOD - 1);
-    expect(firstDeadline.signal.aborted).toBe(false);
+    expect(firstDeadline.aborted).toBe(false);
     await jest.advanceTimersByTimeAsync(1);
-    expect(firstDeadline.signal.aborted).toBe(true);
+    expect(firstDeadline.aborted).toBe(true);
     // The attempt's abort surfaces as the hook's rejection in the client; here it never settles,
     // so the run holds its slot, and the expiry (not a second heartbeat) decides.
     await jest.advanceTimersByTimeAsync(LEASE);
@@ -205,11 +204,11 @@ describe('failures', () => {
     late.held.lookupTime = performance.now() - (LEASE - MARGIN - 300);
     late.keeper.track(late.held);
     await jest.advanceTimersByTimeAsync(1);
-    const [, attemptDeadline] = late.hooks.heartbeat.mock.calls[0] as [HeldLock, Deadline];
+    const [, attemptDeadline] = late.hooks.heartbeat.mock.calls[0] as [HeldLock, AbortSignal];
     await jest.advanceTimersByTimeAsync(297);
-    expect(attemptDeadline.signal.aborted).toBe(false);
+    expect(attemptDeadline.aborted).toBe(false);
     await jest.advanceTimersByTimeAsync(3);
-    expect(attemptDeadline.signal.aborted).toBe(true);
+    expect(attemptDeadline.aborted).toBe(true);
     late.scheduler.close();
   });
 
