@@ -3,7 +3,7 @@
  * per-lock leases, close() racing an acquisition, and copies of lock data.
  */
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { InvalidArgumentError, LockClientClosedError, type Lock } from '../src/index.js';
+import { InvalidArgumentError, LockClientClosedError } from '../src/index.js';
 import { LockTestBed, recording, sleep, text, watch } from './support/test-locks.js';
 
 let bed: LockTestBed;

@@ -39,7 +39,6 @@ import {
   type AdditionalAttributes,
   type LockItem,
   type LockKey,
-  type LockRecord,
   type LockRecordToWrite,
   type LockTable,
 } from './protocol/index.js';

@@ -3,39 +3,27 @@
  * shared with the Java `AmazonDynamoDBLockClient`.
  */
 import { DynamoDBClient, QueryCommand, ScanCommand, type QueryCommandInput, type ScanCommandInput } from '@aws-sdk/client-dynamodb';
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { acquire, validateAcquireOptions, type AcquireContext, type AcquireLockOptions, type Acquisition } from './acquire-lock.js';
 import { KeySchemaProof } from './acquire/key-schema-proof.js';
 import { LockPollers } from './acquire/lock-poller.js';
-import { toBytes } from './bytes.js';
-import { deadline } from './deadline.js';
 import { childAbortController, type ChildAbortController } from './child-abort-controller.js';
 import { systemClock, type MonotonicClock } from './clock.js';
-import {
-  httpStatusOf,
-  isConditionalCheckFailed,
-  itemOfFailedCondition,
-  wasNeverSent,
-  wasRefusedUnapplied,
-} from './dynamodb-errors.js';
+import { deadline } from './deadline.js';
 import {
   InvalidArgumentError,
   LockClientCloseError,
   LockClientClosedError,
   LockCurrentlyUnavailableError,
-  LockLostError,
   LockNotGrantedError,
   LockTableDoesNotExistError,
   LockTableSchemaMismatchError,
-  type LockHolder,
-  type LockLossKind,
 } from './errors.js';
-import { TypedEvents, type Subscription } from './events.js';
-import { LockKeeper, type KeeperHooks } from './heartbeat/lock-keeper.js';
-import { HeartbeatScheduler } from './heartbeat/scheduler.js';
-import { HeldLock, lockId } from './held-lock.js';
-import { Lock, LockSnapshot, type LockOperations, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
+import type { Subscription } from './events.js';
+import { lockId } from './held-lock.js';
+import { HeldLocks } from './held-locks.js';
+import { LockSnapshot, type Lock, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
+import type { LockClientEvents } from './lock-client-events.js';
 import {
   assertLockTableExists,
   createLockTable,
@@ -44,33 +32,19 @@ import {
   type CreateLockTableOptions,
 } from './lock-table.js';
 import { LockObservationCache } from './observation-cache.js';
+import { checkDuration, resolveSettings, type LockClientOptions, type ResolvedSettings } from './options.js';
 import {
-  checkDuration,
-  checkLockLease,
-  resolveSettings,
-  safetyMarginFor,
-  type LockClientOptions,
-  type ResolvedSettings,
-} from './options.js';
-import {
-  IS_RELEASED_VALUE,
-  LockAttribute,
-  assembleLockItem,
-  buildHeartbeatRequest,
   buildQueryRequest,
-  buildReleaseRequest,
   buildScanRequest,
   decodeLockItem,
-  validateItemSize,
   validateLockKey,
-  withOldItemOnConditionFailure,
   type LockItem,
   type LockKey,
   type LockTable,
 } from './protocol/index.js';
-import { holderOf } from './lock-holder.js';
 import { readLock } from './read-lock.js';
-import { sendWrite } from './send-write.js';
+
+export type { LockClientEvents } from './lock-client-events.js';
 
 export interface LockKeyOptions {
   /** The sort key value; required exactly when the table has a sort key. */
@@ -81,31 +55,6 @@ export interface ListLocksOptions {
   /** Read with strong consistency (Java lists eventually consistently). @default true */
   readonly consistentRead?: boolean;
   readonly signal?: AbortSignal;
-}
-
-/** What {@link LockClient.on} reports. */
-export interface LockClientEvents {
-  /**
-   * A held lock was lost: taken over, deleted, marked released by someone
-   * else, or not renewed within its lease minus the safety margin. Fires once
-   * per lock, at the moment its `signal` aborts. Not for locks this client
-   * released itself.
-   */
-  lost: { readonly lock: Lock; readonly error: LockLostError };
-  /**
-   * A background heartbeat failed and the lock is still held: the first
-   * failure since the last confirmed heartbeat. `msUntilLost` is what is left
-   * of the lease before the lock is given up. Fires again only after a
-   * heartbeat was confirmed in between.
-   */
-  endangered: { readonly lock: Lock; readonly error: unknown; readonly msUntilLost: number };
-  /**
-   * Every failed background heartbeat attempt, retried or not. A refused
-   * heartbeat (the lock is gone) is reported by `lost` instead.
-   */
-  heartbeatError: { readonly lock: Lock; readonly error: unknown; readonly willRetry: boolean };
-  /** Every confirmed background heartbeat; `lagMs` is how late it started after it was due. */
-  heartbeat: { readonly lock: Lock; readonly lagMs: number };
 }
 
 export interface WithLockOptions extends AcquireLockOptions, LockKeyOptions {
@@ -137,19 +86,9 @@ export class LockClient implements AsyncDisposable {
   readonly #ownedClient: DynamoDBClient | undefined;
   readonly #clock: MonotonicClock;
   readonly #logger: Logger | undefined;
-  readonly #scheduler: HeartbeatScheduler;
-  readonly #keeper: LockKeeper;
-  readonly #events = new TypedEvents<LockClientEvents>((error, name) =>
-    this.#logger?.error({ err: error, event: name }, 'a lock client event listener threw'),
-  );
-  /** The handle of each held lock, for events. */
-  readonly #lockOf = new WeakMap<HeldLock, Lock>();
+  readonly #holding: HeldLocks;
   readonly #observations: LockObservationCache;
   readonly #acquireContext: AcquireContext;
-  readonly #lockOperations: LockOperations;
-  /** Held locks by in-process lock id, and the client record behind each handle. */
-  readonly #locks = new Map<string, Lock>();
-  readonly #heldOf = new WeakMap<Lock, HeldLock>();
   /** Aborted by `close()` so that waiting acquisitions end at once. */
   readonly #lifetime = new AbortController();
   /** Acquisitions under way; `close()` aborts them and waits for them to settle. */
@@ -177,17 +116,11 @@ export class LockClient implements AsyncDisposable {
     if (!this.#settings.backgroundHeartbeats && this.#settings.leaseDuration < 2 * this.#settings.heartbeatPeriod) {
       this.#logger?.warn('leaseDuration is less than twice heartbeatPeriod; heartbeat manually well within each lease');
     }
-    this.#scheduler = new HeartbeatScheduler({
+    this.#holding = new HeldLocks({
+      dynamoDB: this.#dynamoDB,
+      table: this.#table,
+      settings: this.#settings,
       clock: this.#clock,
-      concurrency: this.#settings.heartbeatConcurrency,
-      logger: this.#logger,
-    });
-    this.#keeper = new LockKeeper({
-      scheduler: this.#scheduler,
-      clock: this.#clock,
-      heartbeatPeriod: this.#settings.heartbeatPeriod,
-      backgroundHeartbeats: this.#settings.backgroundHeartbeats,
-      hooks: this.#keeperHooks(),
       logger: this.#logger,
     });
     this.#observations = new LockObservationCache(this.#settings.maxLockObservationCacheSize, this.#clock);
@@ -206,12 +139,6 @@ export class LockClient implements AsyncDisposable {
       logger: this.#logger,
       explain: (error) => explainTableError(this.#dynamoDB, this.#table, error),
     };
-    this.#lockOperations = {
-      clock: this.#clock,
-      releaseLock: (lock, releaseOptions) => this.releaseLock(lock, releaseOptions),
-      sendHeartbeat: (lock, heartbeatOptions) => this.sendHeartbeat(lock, heartbeatOptions),
-      assertHeld: (lock) => this.#assertStillHeld(this.#heldLockOf(lock)),
-    };
   }
 
   // ── Acquiring ────────────────────────────────────────────────────────────
@@ -228,7 +155,7 @@ export class LockClient implements AsyncDisposable {
     const key: LockKey = { partitionKey, sortKey: options.sortKey };
     validateAcquireOptions(this.#acquireContext, key, options);
     if (options.reentrant) {
-      const mine = this.#locks.get(lockId(key));
+      const mine = this.#holding.get(lockId(key));
       if (mine !== undefined && !mine.isExpired()) return mine;
     }
     const call = childAbortController(options.signal);
@@ -249,7 +176,7 @@ export class LockClient implements AsyncDisposable {
     } catch (error) {
       throw this.#lifetime.signal.aborted ? new LockClientClosedError() : error;
     }
-    const lock = this.#track(acquisition, options);
+    const lock = this.#holding.track(acquisition, options);
     if (call.signal.aborted || this.#lifetime.signal.aborted) {
       // The caller gave up (or the client closed) while the winning write was in flight: do not leave the lock held.
       await this.releaseLock(lock, { bestEffort: true }).catch(() => undefined);
@@ -268,46 +195,15 @@ export class LockClient implements AsyncDisposable {
     }
   }
 
-  #track(acquisition: Acquisition, options: AcquireLockOptions): Lock {
-    const { record, lookupTime } = acquisition;
-    const held = new HeldLock({
-      key: record,
-      ownerName: record.ownerName,
-      recordVersionNumber: record.recordVersionNumber,
-      leaseDurationMs: record.leaseDurationMs,
-      lookupTime,
-      data: record.data,
-      additionalAttributes: acquisition.additionalAttributes,
-      deleteLockOnRelease: options.deleteLockOnRelease ?? true,
-      safetyMarginMs: safetyMarginFor(record.leaseDurationMs, this.#settings),
-    });
-    const lock = new Lock(held, this.#lockOperations);
-    this.#heldOf.set(lock, held);
-    this.#lockOf.set(held, lock);
-
-    const previous = this.#locks.get(held.id);
-    if (previous !== undefined) {
-      // This client took over its own earlier, lapsed hold of the same lock.
-      this.#markLost(this.#heldOf.get(previous) as HeldLock, 'taken', 'this client acquired the lock again');
-    }
-    this.#locks.set(held.id, lock);
-
-    const monitor = options.sessionMonitor;
-    if (monitor !== undefined) {
-      held.sessionMonitor = { safeTimeWithoutHeartbeat: monitor.safeTimeWithoutHeartbeat, callback: monitor.callback, fired: false };
-    }
-    this.#keeper.track(held);
-    return lock;
-  }
-
-  /** Refuses data that would push this lock's item over DynamoDB's item size limit. */
-  #checkItemSize(held: HeldLock, data: Uint8Array, released: boolean): void {
-    const item = assembleLockItem(this.#table, { ...held, data }, held.additionalAttributes);
-    if (released) item[LockAttribute.isReleased] = { S: IS_RELEASED_VALUE };
-    validateItemSize(item);
-  }
-
   // ── Holding ──────────────────────────────────────────────────────────────
+
+  /**
+   * Subscribes to what happens to this client's locks; see {@link LockClientEvents}.
+   * @returns a subscription whose `dispose()` unsubscribes.
+   */
+  on<Name extends keyof LockClientEvents>(name: Name, listener: (event: LockClientEvents[Name]) => void): Subscription {
+    return this.#holding.on(name, listener);
+  }
 
   /**
    * Renews the lease of a lock this client holds (a new RVN, conditioned on
@@ -315,154 +211,8 @@ export class LockClient implements AsyncDisposable {
    *
    * @throws LockLostError when the lock is no longer held; it is then dropped.
    */
-  async sendHeartbeat(lock: Lock, options: SendHeartbeatOptions = {}): Promise<void> {
-    const held = this.#heldLockOf(lock);
-    if (options.deleteData && options.data !== undefined) {
-      throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'sendHeartbeat: pass data or deleteData, not both');
-    }
-    const leaseDurationMs =
-      options.leaseDuration === undefined ? held.leaseDurationMs : checkLockLease(options.leaseDuration, this.#settings);
-    const data = toBytes(options.data);
-    if (data !== undefined) this.#checkItemSize(held, data, false);
-    this.#assertStillHeld(held);
-    const attempt = deadline(held.safeUntil() - this.#clock.now());
-    try {
-      await this.#heartbeat(held, { leaseDurationMs, data, deleteData: options.deleteData }, attempt.signal);
-    } finally {
-      attempt.clear();
-    }
-  }
-
-  /** One heartbeat write, serialized with the lock's other writes. */
-  #heartbeat(
-    held: HeldLock,
-    change: { leaseDurationMs: number; data?: Uint8Array | undefined; deleteData?: boolean | undefined },
-    until: AbortSignal,
-  ): Promise<void> {
-    return held.exclusive(async () => {
-      this.#assertStillHeld(held);
-      const newRecordVersionNumber = randomUUID();
-      const request = withOldItemOnConditionFailure(
-        buildHeartbeatRequest(this.#table, held, { newRecordVersionNumber, refuseReleased: true, ...change }),
-      );
-      const sentAt = this.#clock.now();
-      const sending = sendWrite(this.#dynamoDB, request, until);
-      try {
-        // A release started meanwhile stops waiting for this write rather than queue behind it. Its
-        // outcome is then unknown, as after any cut-off request; `until` may be shared with other
-        // locks' heartbeats, so this one cannot be aborted on its own.
-        await new Promise<void>((resolve, reject) => {
-          held.abortHeartbeat = () => reject(new DOMException('a release of the lock started', 'AbortError'));
-          sending.then(resolve, reject);
-        });
-      } catch (error) {
-        if (isConditionalCheckFailed(error)) throw this.#lostByRefusal(held, 'its heartbeat was refused', error);
-        if (!wasRefusedUnapplied(error) && !wasNeverSent(error)) {
-          // No answer, a 5xx, or cut off: the write may have been applied, so its RVN may now be the lock's.
-          held.rememberUncertain(newRecordVersionNumber);
-        }
-        if (this.#settings.holdLockOnServiceUnavailable && httpStatusOf(error) === 503) {
-          // Java's opt-in: pretend the heartbeat worked although the RVN in the table may not have changed.
-          held.lookupTime = this.#clock.now();
-          this.#keeper.confirmed(held);
-          return;
-        }
-        throw error;
-      } finally {
-        held.abortHeartbeat = undefined;
-      }
-      held.recordVersionNumber = newRecordVersionNumber;
-      if (held.uncertainRecordVersionNumbers.length > 0) held.uncertainRecordVersionNumbers = [];
-      held.lookupTime = sentAt;
-      held.leaseDurationMs = change.leaseDurationMs;
-      if (change.deleteData) held.data = undefined;
-      else if (change.data !== undefined) held.data = change.data;
-      this.#endangered.delete(held);
-      this.#keeper.confirmed(held);
-    });
-  }
-
-  /** A holder's write failed its condition: the item shows what happened to the lock. */
-  #lostByRefusal(held: HeldLock, what: string, error: unknown): LockLostError {
-    const item = itemOfFailedCondition(error);
-    let holder: LockHolder | undefined;
-    try {
-      holder = item === undefined ? undefined : holderOf(decodeLockItem(this.#table, item));
-    } catch {
-      // An unreadable item still means the lock is not ours.
-    }
-    const kind: LockLossKind = item === undefined ? 'deleted' : holder?.isReleased ? 'released' : 'taken';
-    const reason = { deleted: 'its item was deleted', released: 'its item was marked released', taken: 'another client holds it', expired: '' }[kind];
-    return this.#markLost(held, kind, `${what}: ${reason}`, error, holder);
-  }
-
-  /** Gives the lock up at once if its safe time has passed (even before the expiry task runs); throws unless held. */
-  #assertStillHeld(held: HeldLock): void {
-    if (held.state === 'held' && this.#clock.now() >= held.safeUntil()) this.#expire(held);
-    const ended = held.endReason;
-    if (ended !== undefined) throw ended;
-    if (held.state !== 'held') throw new LockLostError('released', 'it is being released', held);
-  }
-
-  #expire(held: HeldLock): void {
-    this.#markLost(held, 'expired', `no heartbeat was confirmed within its lease of ${held.leaseDurationMs} ms minus the ${held.safetyMarginMs} ms safety margin`);
-  }
-
-  /** Ends a held lock as lost: aborts its signal, stops its tasks, and tells listeners. */
-  #markLost(held: HeldLock, kind: LockLossKind, reason: string, cause?: unknown, holder?: LockHolder): LockLostError {
-    const error = new LockLostError(kind, reason, held, { cause, holder });
-    const lock = this.#untrack(held);
-    if (!held.end('lost', error)) return held.endReason ?? error;
-    this.#logger?.warn({ err: cause, partitionKey: held.partitionKey, sortKey: held.sortKey, kind }, `lock lost: ${reason}`);
-    if (lock !== undefined) this.#events.emit('lost', { lock, error });
-    return error;
-  }
-
-  /** Drops the lock from the held set and the scheduler; returns its handle. */
-  #untrack(held: HeldLock): Lock | undefined {
-    const current = this.#locks.get(held.id);
-    const mine = current !== undefined && this.#heldOf.get(current) === held;
-    if (mine) this.#locks.delete(held.id);
-    this.#keeper.untrack(held);
-    return mine ? current : this.#handleOf(held);
-  }
-
-  #handleOf(held: HeldLock): Lock | undefined {
-    return this.#lockOf.get(held);
-  }
-
-  /** Background heartbeats failed since the last confirmed one; `endangered` fires once per such episode. */
-  readonly #endangered = new WeakSet<HeldLock>();
-
-  #keeperHooks(): KeeperHooks {
-    return {
-      heartbeat: (held, until) => this.#heartbeat(held, { leaseDurationMs: held.leaseDurationMs }, until),
-      expire: (held) => this.#expire(held),
-      giveUp: (held, reason) => this.#markLost(held, 'expired', reason),
-      heartbeatFailed: (held, error, willRetry) => {
-        const lock = this.#handleOf(held);
-        // A heartbeat cut short by the lock's own release is no news to anyone.
-        if (lock === undefined || error instanceof LockLostError || held.state !== 'held') return;
-        this.#logger?.warn({ err: error, partitionKey: held.partitionKey, sortKey: held.sortKey, willRetry }, 'heartbeat failed');
-        this.#events.emit('heartbeatError', { lock, error, willRetry });
-        if (!this.#endangered.has(held)) {
-          this.#endangered.add(held);
-          this.#events.emit('endangered', { lock, error, msUntilLost: held.safeUntil() - this.#clock.now() });
-        }
-      },
-      heartbeatConfirmed: (held, lagMs) => {
-        const lock = this.#handleOf(held);
-        if (lock !== undefined) this.#events.emit('heartbeat', { lock, lagMs });
-      },
-    };
-  }
-
-  /**
-   * Subscribes to what happens to this client's locks; see {@link LockClientEvents}.
-   * @returns a subscription whose `dispose()` unsubscribes.
-   */
-  on<Name extends keyof LockClientEvents>(name: Name, listener: (event: LockClientEvents[Name]) => void): Subscription {
-    return this.#events.on(name, listener);
+  sendHeartbeat(lock: Lock, options: SendHeartbeatOptions = {}): Promise<void> {
+    return this.#holding.sendHeartbeat(lock, options);
   }
 
   /**
@@ -507,56 +257,8 @@ export class LockClient implements AsyncDisposable {
    * @returns true when DynamoDB confirmed the release; false when the lock was
    *   no longer this client's (taken over, deleted, already released).
    */
-  async releaseLock(lock: Lock, options: ReleaseLockOptions = {}): Promise<boolean> {
-    const held = this.#heldLockOf(lock);
-    const deleteLock = options.deleteLock ?? held.deleteLockOnRelease;
-    if (deleteLock && options.data !== undefined) {
-      throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'releaseLock: data can only be left on a lock released with deleteLock: false');
-    }
-    const data = toBytes(options.data);
-    if (data !== undefined) this.#checkItemSize(held, data, true);
-    // As in Java, a lock given up only because its lease ran out locally may still be ours in
-    // the table; the conditional release then frees it for others without waiting a lease.
-    const lapsed = held.state === 'lost' && held.endReason?.kind === 'expired';
-    if (held.state !== 'held' && !lapsed) return false;
-    if (!lapsed) held.state = 'releasing';
-    this.#untrack(held);
-    held.abortHeartbeat?.();
-    return held.exclusive(async () => {
-      try {
-        const request = withOldItemOnConditionFailure(
-          buildReleaseRequest(this.#table, held, {
-            deleteLock,
-            data,
-            // A kept item gets a new RVN so that no late heartbeat or replayed release can match it.
-            newRecordVersionNumber: deleteLock ? undefined : randomUUID(),
-            refuseReleased: true,
-          }),
-        );
-        await sendWrite(this.#dynamoDB, request, options.signal);
-        if (!held.end('released', new LockLostError('released', 'it was released by this client', held))) held.state = 'released';
-        return true;
-      } catch (error) {
-        if (isConditionalCheckFailed(error)) {
-          this.#lostByRefusal(held, 'its release was refused', error);
-          return false;
-        }
-        if (wasRefusedUnapplied(error) && !lapsed) {
-          // DynamoDB answered and changed nothing: the lock is still ours, so keep it alive.
-          held.state = 'held';
-          this.#locks.set(held.id, lock);
-          this.#keeper.track(held);
-          throw error;
-        }
-        // Unknown outcome: heartbeats have stopped, so the lock lapses unless the release was applied.
-        held.end('lost', new LockLostError('released', 'its release got no answer; it is released or will lapse', held, { cause: error }));
-        if (options.bestEffort) {
-          this.#logger?.warn({ err: error, partitionKey: held.partitionKey }, 'best-effort release failed; the lock will lapse');
-          return false;
-        }
-        throw error;
-      }
-    });
+  releaseLock(lock: Lock, options: ReleaseLockOptions = {}): Promise<boolean> {
+    return this.#holding.releaseLock(lock, options);
   }
 
   // ── Reading ──────────────────────────────────────────────────────────────
@@ -570,7 +272,7 @@ export class LockClient implements AsyncDisposable {
     this.#assertOpen();
     const key: LockKey = { partitionKey, sortKey: options.sortKey };
     validateLockKey(this.#table, key);
-    const mine = this.#locks.get(lockId(key));
+    const mine = this.#holding.get(lockId(key));
     if (mine !== undefined) return mine;
     const snapshot = await this.#readSnapshot(key, options.signal);
     return snapshot === undefined || snapshot.isReleased ? undefined : snapshot;
@@ -587,7 +289,7 @@ export class LockClient implements AsyncDisposable {
 
   /** True while this client holds the lock and its lease has not run out locally. No DynamoDB call. */
   hasLock(partitionKey: string, options: LockKeyOptions = {}): boolean {
-    const lock = this.#locks.get(lockId({ partitionKey, sortKey: options.sortKey }));
+    const lock = this.#holding.get(lockId({ partitionKey, sortKey: options.sortKey }));
     return lock !== undefined && !lock.isExpired();
   }
 
@@ -698,7 +400,7 @@ export class LockClient implements AsyncDisposable {
       // A write already sent cannot be recalled: wait for those calls, which release what they win.
       for (const call of this.#acquiring.keys()) call.abort(new LockClientClosedError());
       await Promise.allSettled(this.#acquiring.values());
-      const locks = [...this.#locks.values()];
+      const locks = this.#holding.all();
       for (let i = 0; i < locks.length; i += CLOSE_CONCURRENCY) {
         const results = await Promise.allSettled(
           locks.slice(i, i + CLOSE_CONCURRENCY).map((lock) => this.releaseLock(lock, { signal: bound.signal })),
@@ -707,7 +409,7 @@ export class LockClient implements AsyncDisposable {
       }
     } finally {
       bound.clear();
-      this.#scheduler.close();
+      this.#holding.stop();
       this.#ownedClient?.destroy();
     }
     if (failures.length > 0) throw new LockClientCloseError(failures);
@@ -717,11 +419,5 @@ export class LockClient implements AsyncDisposable {
     if (this.#lifetime.signal.aborted) throw new LockClientClosedError();
   }
 
-  #heldLockOf(lock: Lock): HeldLock {
-    const held = lock instanceof Lock ? this.#heldOf.get(lock) : undefined;
-    if (held === undefined) {
-      throw new InvalidArgumentError('INVALID_OPTION', 'This lock was not acquired by this client; only the client that acquired a lock can heartbeat or release it');
-    }
-    return held;
-  }
+
 }

@@ -1,0 +1,351 @@
+/**
+ * The locks one client holds, and all that happens to them while held:
+ * background and manual heartbeats, release, and loss (the signal, the
+ * events). Acquiring is elsewhere (acquire-lock.ts); this starts where an
+ * acquisition ends, with {@link HeldLocks.track}.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { AcquireLockOptions, Acquisition } from './acquire-lock.js';
+import { toBytes } from './bytes.js';
+import type { MonotonicClock } from './clock.js';
+import { deadline } from './deadline.js';
+import { httpStatusOf, isConditionalCheckFailed, itemOfFailedCondition, wasNeverSent, wasRefusedUnapplied } from './dynamodb-errors.js';
+import { InvalidArgumentError, LockLostError, type LockHolder, type LockLossKind } from './errors.js';
+import { TypedEvents, type Subscription } from './events.js';
+import { LockKeeper, type KeeperHooks } from './heartbeat/lock-keeper.js';
+import { HeartbeatScheduler } from './heartbeat/scheduler.js';
+import { HeldLock } from './held-lock.js';
+import { Lock, type LockOperations, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
+import type { LockClientEvents } from './lock-client-events.js';
+import { holderOf } from './lock-holder.js';
+import { checkLockLease, safetyMarginFor, type ResolvedSettings } from './options.js';
+import {
+  IS_RELEASED_VALUE,
+  LockAttribute,
+  assembleLockItem,
+  buildHeartbeatRequest,
+  buildReleaseRequest,
+  decodeLockItem,
+  validateItemSize,
+  withOldItemOnConditionFailure,
+  type LockTable,
+} from './protocol/index.js';
+import { sendWrite } from './send-write.js';
+
+export interface HeldLocksOptions {
+  readonly dynamoDB: Pick<DynamoDBClient, 'send'>;
+  readonly table: LockTable;
+  readonly settings: ResolvedSettings;
+  readonly clock: MonotonicClock;
+  readonly logger: Logger | undefined;
+}
+
+export class HeldLocks {
+  readonly #dynamoDB: Pick<DynamoDBClient, 'send'>;
+  readonly #table: LockTable;
+  readonly #settings: ResolvedSettings;
+  readonly #clock: MonotonicClock;
+  readonly #logger: Logger | undefined;
+  readonly #scheduler: HeartbeatScheduler;
+  readonly #keeper: LockKeeper;
+  readonly #events = new TypedEvents<LockClientEvents>((error, name) =>
+    this.#logger?.error({ err: error, event: name }, 'a lock client event listener threw'),
+  );
+  readonly #lockOperations: LockOperations;
+  /** Held locks by in-process lock id, and the record behind each handle (and back, for events). */
+  readonly #locks = new Map<string, Lock>();
+  readonly #heldOf = new WeakMap<Lock, HeldLock>();
+  readonly #lockOf = new WeakMap<HeldLock, Lock>();
+  /** Background heartbeats failed since the last confirmed one; `endangered` fires once per such episode. */
+  readonly #endangered = new WeakSet<HeldLock>();
+
+  constructor(options: HeldLocksOptions) {
+    this.#dynamoDB = options.dynamoDB;
+    this.#table = options.table;
+    this.#settings = options.settings;
+    this.#clock = options.clock;
+    this.#logger = options.logger;
+    this.#scheduler = new HeartbeatScheduler({
+      clock: this.#clock,
+      concurrency: this.#settings.heartbeatConcurrency,
+      logger: this.#logger,
+    });
+    this.#keeper = new LockKeeper({
+      scheduler: this.#scheduler,
+      clock: this.#clock,
+      heartbeatPeriod: this.#settings.heartbeatPeriod,
+      backgroundHeartbeats: this.#settings.backgroundHeartbeats,
+      hooks: this.#keeperHooks(),
+      logger: this.#logger,
+    });
+    this.#lockOperations = {
+      clock: this.#clock,
+      releaseLock: (lock, releaseOptions) => this.releaseLock(lock, releaseOptions),
+      sendHeartbeat: (lock, heartbeatOptions) => this.sendHeartbeat(lock, heartbeatOptions),
+      assertHeld: (lock) => this.assertStillHeld(this.heldLockOf(lock)),
+    };
+  }
+
+  /** This client's handle of the lock with this in-process id, while it holds it. */
+  get(id: string): Lock | undefined {
+    return this.#locks.get(id);
+  }
+
+  /** Handles of every lock held now. */
+  all(): Lock[] {
+    return [...this.#locks.values()];
+  }
+
+  on<Name extends keyof LockClientEvents>(name: Name, listener: (event: LockClientEvents[Name]) => void): Subscription {
+    return this.#events.on(name, listener);
+  }
+
+  /** Stops every heartbeat and check; the locks still held then lapse after their lease. */
+  stop(): void {
+    this.#scheduler.close();
+  }
+
+  /** Starts holding a lock just acquired: its handle, its heartbeats, its expiry. */
+  track(acquisition: Acquisition, options: AcquireLockOptions): Lock {
+    const { record, lookupTime } = acquisition;
+    const held = new HeldLock({
+      key: record,
+      ownerName: record.ownerName,
+      recordVersionNumber: record.recordVersionNumber,
+      leaseDurationMs: record.leaseDurationMs,
+      lookupTime,
+      data: record.data,
+      additionalAttributes: acquisition.additionalAttributes,
+      deleteLockOnRelease: options.deleteLockOnRelease ?? true,
+      safetyMarginMs: safetyMarginFor(record.leaseDurationMs, this.#settings),
+    });
+    const lock = new Lock(held, this.#lockOperations);
+    this.#heldOf.set(lock, held);
+    this.#lockOf.set(held, lock);
+
+    const previous = this.#locks.get(held.id);
+    if (previous !== undefined) {
+      // This client took over its own earlier, lapsed hold of the same lock.
+      this.#markLost(this.#heldOf.get(previous) as HeldLock, 'taken', 'this client acquired the lock again');
+    }
+    this.#locks.set(held.id, lock);
+
+    const monitor = options.sessionMonitor;
+    if (monitor !== undefined) {
+      held.sessionMonitor = { safeTimeWithoutHeartbeat: monitor.safeTimeWithoutHeartbeat, callback: monitor.callback, fired: false };
+    }
+    this.#keeper.track(held);
+    return lock;
+  }
+
+  /** Refuses data that would push this lock's item over DynamoDB's item size limit. */
+  #checkItemSize(held: HeldLock, data: Uint8Array, released: boolean): void {
+    const item = assembleLockItem(this.#table, { ...held, data }, held.additionalAttributes);
+    if (released) item[LockAttribute.isReleased] = { S: IS_RELEASED_VALUE };
+    validateItemSize(item);
+  }
+
+  /** `LockClient.sendHeartbeat`: a manual heartbeat, bounded by what is left of the safe time. */
+  async sendHeartbeat(lock: Lock, options: SendHeartbeatOptions = {}): Promise<void> {
+    const held = this.heldLockOf(lock);
+    if (options.deleteData && options.data !== undefined) {
+      throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'sendHeartbeat: pass data or deleteData, not both');
+    }
+    const leaseDurationMs =
+      options.leaseDuration === undefined ? held.leaseDurationMs : checkLockLease(options.leaseDuration, this.#settings);
+    const data = toBytes(options.data);
+    if (data !== undefined) this.#checkItemSize(held, data, false);
+    this.assertStillHeld(held);
+    const attempt = deadline(held.safeUntil() - this.#clock.now());
+    try {
+      await this.#heartbeat(held, { leaseDurationMs, data, deleteData: options.deleteData }, attempt.signal);
+    } finally {
+      attempt.clear();
+    }
+  }
+
+  /** One heartbeat write, serialized with the lock's other writes. */
+  #heartbeat(
+    held: HeldLock,
+    change: { leaseDurationMs: number; data?: Uint8Array | undefined; deleteData?: boolean | undefined },
+    until: AbortSignal,
+  ): Promise<void> {
+    return held.exclusive(async () => {
+      this.assertStillHeld(held);
+      const newRecordVersionNumber = randomUUID();
+      const request = withOldItemOnConditionFailure(
+        buildHeartbeatRequest(this.#table, held, { newRecordVersionNumber, refuseReleased: true, ...change }),
+      );
+      const sentAt = this.#clock.now();
+      const sending = sendWrite(this.#dynamoDB, request, until);
+      try {
+        // A release started meanwhile stops waiting for this write rather than queue behind it. Its
+        // outcome is then unknown, as after any cut-off request; `until` may be shared with other
+        // locks' heartbeats, so this one cannot be aborted on its own.
+        await new Promise<void>((resolve, reject) => {
+          held.abortHeartbeat = () => reject(new DOMException('a release of the lock started', 'AbortError'));
+          sending.then(resolve, reject);
+        });
+      } catch (error) {
+        if (isConditionalCheckFailed(error)) throw this.#lostByRefusal(held, 'its heartbeat was refused', error);
+        if (!wasRefusedUnapplied(error) && !wasNeverSent(error)) {
+          // No answer, a 5xx, or cut off: the write may have been applied, so its RVN may now be the lock's.
+          held.rememberUncertain(newRecordVersionNumber);
+        }
+        if (this.#settings.holdLockOnServiceUnavailable && httpStatusOf(error) === 503) {
+          // Java's opt-in: pretend the heartbeat worked although the RVN in the table may not have changed.
+          held.lookupTime = this.#clock.now();
+          this.#keeper.confirmed(held);
+          return;
+        }
+        throw error;
+      } finally {
+        held.abortHeartbeat = undefined;
+      }
+      held.recordVersionNumber = newRecordVersionNumber;
+      if (held.uncertainRecordVersionNumbers.length > 0) held.uncertainRecordVersionNumbers = [];
+      held.lookupTime = sentAt;
+      held.leaseDurationMs = change.leaseDurationMs;
+      if (change.deleteData) held.data = undefined;
+      else if (change.data !== undefined) held.data = change.data;
+      this.#endangered.delete(held);
+      this.#keeper.confirmed(held);
+    });
+  }
+
+  /** A holder's write failed its condition: the item shows what happened to the lock. */
+  #lostByRefusal(held: HeldLock, what: string, error: unknown): LockLostError {
+    const item = itemOfFailedCondition(error);
+    let holder: LockHolder | undefined;
+    try {
+      holder = item === undefined ? undefined : holderOf(decodeLockItem(this.#table, item));
+    } catch {
+      // An unreadable item still means the lock is not ours.
+    }
+    const kind: LockLossKind = item === undefined ? 'deleted' : holder?.isReleased ? 'released' : 'taken';
+    const reason = { deleted: 'its item was deleted', released: 'its item was marked released', taken: 'another client holds it', expired: '' }[kind];
+    return this.#markLost(held, kind, `${what}: ${reason}`, error, holder);
+  }
+
+  /** Gives the lock up at once if its safe time has passed (even before the expiry task runs); throws unless held. */
+  assertStillHeld(held: HeldLock): void {
+    if (held.state === 'held' && this.#clock.now() >= held.safeUntil()) this.#expire(held);
+    const ended = held.endReason;
+    if (ended !== undefined) throw ended;
+    if (held.state !== 'held') throw new LockLostError('released', 'it is being released', held);
+  }
+
+  #expire(held: HeldLock): void {
+    this.#markLost(held, 'expired', `no heartbeat was confirmed within its lease of ${held.leaseDurationMs} ms minus the ${held.safetyMarginMs} ms safety margin`);
+  }
+
+  /** Ends a held lock as lost: aborts its signal, stops its tasks, and tells listeners. */
+  #markLost(held: HeldLock, kind: LockLossKind, reason: string, cause?: unknown, holder?: LockHolder): LockLostError {
+    const error = new LockLostError(kind, reason, held, { cause, holder });
+    const lock = this.#untrack(held);
+    if (!held.end('lost', error)) return held.endReason ?? error;
+    this.#logger?.warn({ err: cause, partitionKey: held.partitionKey, sortKey: held.sortKey, kind }, `lock lost: ${reason}`);
+    if (lock !== undefined) this.#events.emit('lost', { lock, error });
+    return error;
+  }
+
+  /** Drops the lock from the held set and the scheduler; returns its handle. */
+  #untrack(held: HeldLock): Lock | undefined {
+    const current = this.#locks.get(held.id);
+    const mine = current !== undefined && this.#heldOf.get(current) === held;
+    if (mine) this.#locks.delete(held.id);
+    this.#keeper.untrack(held);
+    return mine ? current : this.#handleOf(held);
+  }
+
+  #handleOf(held: HeldLock): Lock | undefined {
+    return this.#lockOf.get(held);
+  }
+
+  #keeperHooks(): KeeperHooks {
+    return {
+      heartbeat: (held, until) => this.#heartbeat(held, { leaseDurationMs: held.leaseDurationMs }, until),
+      expire: (held) => this.#expire(held),
+      giveUp: (held, reason) => this.#markLost(held, 'expired', reason),
+      heartbeatFailed: (held, error, willRetry) => {
+        const lock = this.#handleOf(held);
+        // A heartbeat cut short by the lock's own release is no news to anyone.
+        if (lock === undefined || error instanceof LockLostError || held.state !== 'held') return;
+        this.#logger?.warn({ err: error, partitionKey: held.partitionKey, sortKey: held.sortKey, willRetry }, 'heartbeat failed');
+        this.#events.emit('heartbeatError', { lock, error, willRetry });
+        if (!this.#endangered.has(held)) {
+          this.#endangered.add(held);
+          this.#events.emit('endangered', { lock, error, msUntilLost: held.safeUntil() - this.#clock.now() });
+        }
+      },
+      heartbeatConfirmed: (held, lagMs) => {
+        const lock = this.#handleOf(held);
+        if (lock !== undefined) this.#events.emit('heartbeat', { lock, lagMs });
+      },
+    };
+  }
+
+  /** `LockClient.releaseLock`: heartbeats stop first, whatever the outcome. */
+  async releaseLock(lock: Lock, options: ReleaseLockOptions = {}): Promise<boolean> {
+    const held = this.heldLockOf(lock);
+    const deleteLock = options.deleteLock ?? held.deleteLockOnRelease;
+    if (deleteLock && options.data !== undefined) {
+      throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'releaseLock: data can only be left on a lock released with deleteLock: false');
+    }
+    const data = toBytes(options.data);
+    if (data !== undefined) this.#checkItemSize(held, data, true);
+    // As in Java, a lock given up only because its lease ran out locally may still be ours in
+    // the table; the conditional release then frees it for others without waiting a lease.
+    const lapsed = held.state === 'lost' && held.endReason?.kind === 'expired';
+    if (held.state !== 'held' && !lapsed) return false;
+    if (!lapsed) held.state = 'releasing';
+    this.#untrack(held);
+    held.abortHeartbeat?.();
+    return held.exclusive(async () => {
+      try {
+        const request = withOldItemOnConditionFailure(
+          buildReleaseRequest(this.#table, held, {
+            deleteLock,
+            data,
+            // A kept item gets a new RVN so that no late heartbeat or replayed release can match it.
+            newRecordVersionNumber: deleteLock ? undefined : randomUUID(),
+            refuseReleased: true,
+          }),
+        );
+        await sendWrite(this.#dynamoDB, request, options.signal);
+        if (!held.end('released', new LockLostError('released', 'it was released by this client', held))) held.state = 'released';
+        return true;
+      } catch (error) {
+        if (isConditionalCheckFailed(error)) {
+          this.#lostByRefusal(held, 'its release was refused', error);
+          return false;
+        }
+        if (wasRefusedUnapplied(error) && !lapsed) {
+          // DynamoDB answered and changed nothing: the lock is still ours, so keep it alive.
+          held.state = 'held';
+          this.#locks.set(held.id, lock);
+          this.#keeper.track(held);
+          throw error;
+        }
+        // Unknown outcome: heartbeats have stopped, so the lock lapses unless the release was applied.
+        held.end('lost', new LockLostError('released', 'its release got no answer; it is released or will lapse', held, { cause: error }));
+        if (options.bestEffort) {
+          this.#logger?.warn({ err: error, partitionKey: held.partitionKey }, 'best-effort release failed; the lock will lapse');
+          return false;
+        }
+        throw error;
+      }
+    });
+  }
+
+  /** The record behind a handle of this client's. */
+  heldLockOf(lock: Lock): HeldLock {
+    const held = lock instanceof Lock ? this.#heldOf.get(lock) : undefined;
+    if (held === undefined) {
+      throw new InvalidArgumentError('INVALID_OPTION', 'This lock was not acquired by this client; only the client that acquired a lock can heartbeat or release it');
+    }
+    return held;
+  }
+}
