@@ -82,7 +82,33 @@ function checkStorableValue(value: AttributeValue, depth: number, path: string):
   else value.L?.forEach((element, i) => checkStorableValue(element, depth + 1, `${path}[${i}]`));
 }
 
+/**
+ * Attribute names the AWS SDK's marshall cannot carry: it drops an own
+ * `__proto__` without a word and refuses an object with an own `constructor`
+ * with a message about types. Valid DynamoDB names, so refused here by name.
+ */
+const UNMARSHALLABLE_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor']);
+
+function checkMarshallableNames(value: unknown, path: string): void {
+  if (Array.isArray(value)) {
+    value.forEach((element, i) => checkMarshallableNames(element, `${path}[${i}]`));
+    return;
+  }
+  if (typeof value !== 'object' || value === null || ArrayBuffer.isView(value) || value instanceof Set) return;
+  for (const name of Object.keys(value)) {
+    const at = path === '' ? name : `${path}.${name}`;
+    if (UNMARSHALLABLE_NAMES.has(name)) {
+      throw new InvalidArgumentError(
+        'INVALID_ATTRIBUTE_VALUE',
+        `Additional attribute ${JSON.stringify(at)}: the AWS SDK cannot store attributes or map keys named "__proto__" or "constructor"`,
+      );
+    }
+    checkMarshallableNames((value as Record<string, unknown>)[name], at);
+  }
+}
+
 export function encodeAdditionalAttributes(attributes: AdditionalAttributes): LockItem {
+  checkMarshallableNames(attributes, '');
   let item: LockItem;
   try {
     item = marshall(attributes, { removeUndefinedValues: true, convertEmptyValues: false });
@@ -97,7 +123,14 @@ export function encodeAdditionalAttributes(attributes: AdditionalAttributes): Lo
 }
 
 export function decodeAdditionalAttributes(item: LockItem): AdditionalAttributes {
-  return unmarshall(item, { wrapNumbers: readNumber }) as AdditionalAttributes;
+  const attributes = unmarshall(item, { wrapNumbers: readNumber }) as AdditionalAttributes;
+  if (Object.hasOwn(item, '__proto__')) {
+    // Another client may have stored one; unmarshall would make it the result's prototype.
+    const value = (unmarshall({ value: item['__proto__'] as AttributeValue }, { wrapNumbers: readNumber }) as { value: unknown }).value;
+    Object.setPrototypeOf(attributes, Object.prototype);
+    Object.defineProperty(attributes, '__proto__', { value, enumerable: true, writable: true, configurable: true });
+  }
+  return attributes;
 }
 
 /** Refuses additional attributes that would overwrite or fake a protocol attribute. */
