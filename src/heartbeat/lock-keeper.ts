@@ -13,6 +13,7 @@
  */
 import pRetry from 'p-retry';
 import type { Logger } from 'pino';
+import { abortableSleep } from '../abortable-sleep.js';
 import type { MonotonicClock } from '../clock.js';
 import { isTransient } from '../dynamodb-errors.js';
 import type { HeldLock } from '../held-lock.js';
@@ -122,10 +123,14 @@ export class LockKeeper {
         const willRetry = this.#shouldRetry(held, error);
         hooks.heartbeatFailed(held, error, willRetry);
         if (!willRetry) throw error;
+        // The backoff p-retry would have waited before its first retry (randomized 1-2×); p-retry
+        // itself starts with an attempt, so its own delays start one step further.
+        const firstBackoff = Math.min(100, heartbeatPeriod / 10);
+        await abortableSleep(firstBackoff * (1 + this.#random()), held.signal, { unref: true });
         await pRetry(() => this.#attempt(held), {
           retries: RETRIES,
           factor: 2,
-          minTimeout: Math.min(100, heartbeatPeriod / 10),
+          minTimeout: 2 * firstBackoff,
           maxTimeout: heartbeatPeriod / 2,
           randomize: true,
           // Give the concurrency slot back within about a period; the next run starts over.

@@ -155,6 +155,20 @@ describe('failures', () => {
     scheduler.close();
   });
 
+  it('waits a backoff before the first retry, not retrying at once', async () => {
+    const { keeper, held, hooks, outcomes, scheduler } = harness({ random: 0 });
+    outcomes.push(throttled(), 'ok');
+    keeper.track(held);
+    await jest.advanceTimersByTimeAsync(PERIOD);
+    expect(hooks.heartbeat).toHaveBeenCalledTimes(1);
+    await jest.advanceTimersByTimeAsync(99); // the first backoff is 100 ms (randomized up to 200; here 0)
+    expect(hooks.heartbeat).toHaveBeenCalledTimes(1);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(hooks.heartbeat).toHaveBeenCalledTimes(2);
+    expect(hooks.heartbeatConfirmed).toHaveBeenCalledTimes(1);
+    scheduler.close();
+  });
+
   it('does not retry a refused heartbeat', async () => {
     const { keeper, held, hooks, outcomes, scheduler } = harness();
     outcomes.push(refused());
