@@ -43,6 +43,7 @@ import {
   type LockTable,
 } from './protocol/index.js';
 import type { KeySchemaProof } from './acquire/key-schema-proof.js';
+import type { AcquisitionGate } from './heartbeat/acquisition-gate.js';
 import type { LockPollers, PollSubscription } from './acquire/lock-poller.js';
 import { StaleWatch } from './acquire/stale-watch.js';
 import { readLock, type LockSighting } from './read-lock.js';
@@ -113,6 +114,8 @@ export interface AcquireContext {
   readonly logger: Logger | undefined;
   /** Maps errors about the table itself to typed errors. */
   readonly explain: (error: unknown) => Promise<unknown>;
+  /** Holds acquisition requests back while the client's heartbeats are behind. */
+  readonly gate: AcquisitionGate;
 }
 
 /** A successful acquisition write. */
@@ -122,8 +125,6 @@ export interface Acquisition {
   readonly lookupTime: number;
   readonly additionalAttributes: LockItem;
 }
-
-
 
 /** Checks everything about the call that can be checked without DynamoDB. */
 export function validateAcquireOptions(
@@ -241,7 +242,7 @@ export async function acquire(ctx: AcquireContext, key: LockKey, options: Acquir
       data: !replaceData && existing?.record.data !== undefined ? existing.record.data : newData,
       additionalAttributes: options.additionalAttributes ?? {},
     };
-    return writeLock(ctx, record, path, options, additionalAttributes);
+    return ctx.gate.run(() => writeLock(ctx, record, path, options, additionalAttributes), signal);
   };
 
   /** Java's decision on one sighting of the lock (the body of its loop after the read). */
@@ -304,7 +305,7 @@ export async function acquire(ctx: AcquireContext, key: LockKey, options: Acquir
             won = await write({ kind: 'absent' }, undefined);
             break;
           case 'read': {
-            const existing = await readLock(ctx.dynamoDB, table, key, clock, signal);
+            const existing = await ctx.gate.run(() => readLock(ctx.dynamoDB, table, key, clock, signal), signal);
             newestAt = clock.now();
             ctx.keySchema.confirm();
             attempted = intendedWrite(existing);

@@ -102,6 +102,14 @@ export class HeldLocks {
     return this.#events.on(name, listener);
   }
 
+  /**
+   * True while a due heartbeat has waited for a free slot longer than a
+   * twentieth of a heartbeat period: the locks held are falling behind.
+   */
+  heartbeatsBehind(): boolean {
+    return this.#scheduler.overdueMs() > this.#settings.heartbeatPeriod / 20;
+  }
+
   /** Stops every heartbeat and check; the locks still held then lapse after their lease. */
   stop(): void {
     this.#scheduler.close();

@@ -21,6 +21,7 @@ import {
 } from './errors.js';
 import type { Subscription } from './events.js';
 import { lockId } from './held-lock.js';
+import { AcquisitionGate } from './heartbeat/acquisition-gate.js';
 import { HeldLocks } from './held-locks.js';
 import { LockSnapshot, type Lock, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
 import type { LockClientEvents } from './lock-client-events.js';
@@ -138,6 +139,11 @@ export class LockClient implements AsyncDisposable {
       keySchema: new KeySchemaProof(this.#table),
       logger: this.#logger,
       explain: (error) => explainTableError(this.#dynamoDB, this.#table, error),
+      // Few enough that heartbeats get nearly all of the server while they catch up.
+      gate: new AcquisitionGate({
+        heartbeatsBehind: () => this.#holding.heartbeatsBehind(),
+        limitWhileBehind: Math.max(1, Math.floor(this.#settings.heartbeatConcurrency / 16)),
+      }),
     };
   }
 

@@ -65,6 +65,12 @@ export class HeartbeatScheduler {
     this.#arm();
   }
 
+  /** How long the most overdue heartbeat waiting for a free slot has been due, in ms; 0 when none waits. */
+  overdueMs(): number {
+    const waiting = this.#pending.peek();
+    return waiting === undefined ? 0 : Math.max(0, this.#clock.now() - waiting.dueAt);
+  }
+
   /** Heartbeats and monitor checks waiting or running. */
   get size(): number {
     return this.#heap.size + this.#pending.size + this.#running;

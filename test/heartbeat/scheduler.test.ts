@@ -636,3 +636,22 @@ describe('HeartbeatScheduler: the timer', () => {
     expect(scheduler.size).toBe(0);
   });
 });
+
+describe('HeartbeatScheduler: how far behind', () => {
+  it('overdueMs is how long the most overdue heartbeat has waited for a slot, 0 when none waits', async () => {
+    const scheduler = newScheduler(1);
+    expect(scheduler.overdueMs()).toBe(0);
+    const running = deferred();
+    scheduler.schedule(scheduler.createTask(() => running.promise, { limited: true }), at(100));
+    scheduler.schedule(scheduler.createTask(() => undefined, { limited: true }), at(150));
+    scheduler.schedule(scheduler.createTask(() => undefined, { limited: false }), at(120)); // not a heartbeat
+    await advanceTo(149);
+    expect(scheduler.overdueMs()).toBe(0); // one heartbeat runs, none waits
+    await advanceTo(400);
+    expect(scheduler.overdueMs()).toBe(250);
+    running.resolve();
+    await settle();
+    expect(scheduler.overdueMs()).toBe(0);
+    scheduler.close();
+  });
+});

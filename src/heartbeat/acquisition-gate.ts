@@ -1,0 +1,88 @@
+/**
+ * Heartbeats first. Acquisitions and heartbeats of one client share the same
+ * server; in a burst of acquisitions (a service taking thousands of locks at
+ * start-up) heartbeats of the locks taken first fall due and would wait
+ * behind the acquisitions, so locks already held run late, or lapse, for the
+ * sake of locks not yet held. While the client's heartbeats are behind, the
+ * gate lets only a few acquisition requests through at a time; the rest wait
+ * their turn in order. When heartbeats are on time, it lets everything through.
+ */
+export interface AcquisitionGateOptions {
+  /** True while the client's heartbeats are behind schedule. */
+  readonly heartbeatsBehind: () => boolean;
+  /** Acquisition requests in flight at once while heartbeats are behind. */
+  readonly limitWhileBehind: number;
+}
+
+interface Waiter {
+  readonly admit: () => void;
+}
+
+export class AcquisitionGate {
+  readonly #options: AcquisitionGateOptions;
+  readonly #waiting: Waiter[] = [];
+  #inFlight = 0;
+
+  constructor(options: AcquisitionGateOptions) {
+    this.#options = options;
+  }
+
+  /** Acquisition requests under way. */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** Acquisition requests waiting for their turn. */
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
+  /** Runs one acquisition request once the gate admits it; a waiting request gives up when `signal` aborts. */
+  async run<T>(request: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    if (this.#mayPass()) this.#inFlight++;
+    else await this.#wait(signal); // counted in by #admitNext
+    try {
+      return await request();
+    } finally {
+      this.#inFlight--;
+      this.#admitNext();
+    }
+  }
+
+  #mayPass(): boolean {
+    // Those already waiting go first, so that a request cannot overtake them.
+    if (this.#waiting.length > 0) return false;
+    return this.#inFlight < this.#options.limitWhileBehind || !this.#options.heartbeatsBehind();
+  }
+
+  #wait(signal: AbortSignal | undefined): Promise<void> {
+    signal?.throwIfAborted();
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => {
+        const index = this.#waiting.indexOf(waiter);
+        if (index >= 0) this.#waiting.splice(index, 1);
+        reject(signal?.reason);
+        this.#admitNext();
+      };
+      const waiter: Waiter = {
+        admit: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+      };
+      this.#waiting.push(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Lets waiting requests in while there is room (all of them once heartbeats are on time again). */
+  #admitNext(): void {
+    while (this.#waiting.length > 0) {
+      if (this.#inFlight + 1 > this.#options.limitWhileBehind && this.#options.heartbeatsBehind()) return;
+      const next = this.#waiting.shift() as Waiter;
+      // Counted now, not when its continuation runs, so that one completion admits one request.
+      this.#inFlight++;
+      next.admit();
+    }
+  }
+}
