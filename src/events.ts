@@ -9,22 +9,36 @@ export interface Subscription {
 }
 
 export class TypedEvents<Events extends object> {
-  readonly #listeners = new Map<keyof Events, Set<(event: never) => void>>();
+  /**
+   * Replaced, never changed in place, when a listener comes or goes: an emit
+   * iterates the array it started with (a listener added during an emit
+   * misses that event) without copying it on every event.
+   */
+  readonly #listeners = new Map<keyof Events, readonly ((event: never) => void)[]>();
 
   constructor(private readonly onListenerError: (error: unknown, event: keyof Events) => void) {}
 
   on<Name extends keyof Events>(name: Name, listener: (event: Events[Name]) => void): Subscription {
-    let set = this.#listeners.get(name);
-    if (set === undefined) this.#listeners.set(name, (set = new Set()));
     const entry = listener as (event: never) => void;
-    set.add(entry);
-    return { dispose: () => set.delete(entry) };
+    this.#listeners.set(name, [...(this.#listeners.get(name) ?? []), entry]);
+    let subscribed = true;
+    return {
+      dispose: () => {
+        if (!subscribed) return;
+        subscribed = false;
+        // One subscription, one entry: the same function subscribed twice stays subscribed once.
+        const remaining = [...(this.#listeners.get(name) ?? [])];
+        remaining.splice(remaining.indexOf(entry), 1);
+        if (remaining.length === 0) this.#listeners.delete(name);
+        else this.#listeners.set(name, remaining);
+      },
+    };
   }
 
   emit<Name extends keyof Events>(name: Name, event: Events[Name]): void {
-    const set = this.#listeners.get(name);
-    if (set === undefined) return;
-    for (const listener of [...set]) {
+    const listeners = this.#listeners.get(name);
+    if (listeners === undefined) return;
+    for (const listener of listeners) {
       try {
         (listener as (event: Events[Name]) => void)(event);
       } catch (error) {
@@ -34,6 +48,6 @@ export class TypedEvents<Events extends object> {
   }
 
   hasListeners(name: keyof Events): boolean {
-    return (this.#listeners.get(name)?.size ?? 0) > 0;
+    return this.#listeners.has(name);
   }
 }

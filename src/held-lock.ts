@@ -29,6 +29,9 @@ export function lockId(key: LockKey): string {
 
 const MAX_UNCERTAIN_RVNS = 8;
 
+/** The next write waits for the previous one to settle, whatever its outcome (its caller sees that). */
+const ignore = (): void => undefined;
+
 export class HeldLock {
   readonly id: string;
   readonly partitionKey: string;
@@ -127,7 +130,7 @@ export class HeldLock {
    */
   exclusive<T>(work: () => Promise<T>): Promise<T> {
     const result = this.#tail.then(work);
-    this.#tail = result.catch(() => undefined);
+    this.#tail = result.catch(ignore);
     return result;
   }
 }

@@ -184,7 +184,13 @@ export class HeldLocks {
       this.assertStillHeld(held);
       const newRecordVersionNumber = randomUUID();
       const request = withOldItemOnConditionFailure(
-        buildHeartbeatRequest(this.#table, held, { newRecordVersionNumber, refuseReleased: true, ...change }),
+        buildHeartbeatRequest(this.#table, held, {
+          newRecordVersionNumber,
+          refuseReleased: true,
+          leaseDurationMs: change.leaseDurationMs,
+          data: change.data,
+          deleteData: change.deleteData,
+        }),
       );
       const sentAt = this.#clock.now();
       const sending = sendWrite(this.#dynamoDB, request, until);
@@ -289,6 +295,7 @@ export class HeldLocks {
         }
       },
       heartbeatConfirmed: (held, lagMs) => {
+        if (!this.#events.hasListeners('heartbeat')) return;
         const lock = this.#handleOf(held);
         if (lock !== undefined) this.#events.emit('heartbeat', { lock, lagMs });
       },

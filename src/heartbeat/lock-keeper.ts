@@ -71,6 +71,7 @@ export class LockKeeper {
       this.#scheduleHeartbeat(held, { jitter: true });
     }
     held.expiryTask ??= scheduler.createTask(() => this.#checkExpiry(held), { limited: false });
+    scheduler.schedule(held.expiryTask, held.safeUntil());
     if (held.sessionMonitor !== undefined) {
       held.monitorTask ??= scheduler.createTask(() => this.#checkSession(held), { limited: false });
     }
@@ -81,7 +82,11 @@ export class LockKeeper {
   confirmed(held: HeldLock): void {
     if (held.state !== 'held') return;
     const { scheduler } = this.#options;
-    if (held.expiryTask !== undefined) scheduler.schedule(held.expiryTask, held.safeUntil());
+    // The expiry check moves itself on when it finds the lock renewed, so a heartbeat only has to
+    // move it when the safe time got shorter (a shorter lease); otherwise every heartbeat would
+    // pay for a second move in the scheduler's heap.
+    const expiry = held.expiryTask;
+    if (expiry !== undefined && held.safeUntil() < expiry.dueAt) scheduler.schedule(expiry, held.safeUntil());
     const monitor = held.sessionMonitor;
     if (held.monitorTask !== undefined && monitor !== undefined) {
       monitor.fired = false;

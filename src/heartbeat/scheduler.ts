@@ -1,20 +1,18 @@
 /**
- * The one scheduler of a lock client. Every held lock has a heartbeat task
- * and, with a session monitor, a monitor task; all of them wait in one
- * deadline heap behind a single timer. Heartbeats run at most `concurrency`
- * at a time, most overdue first. The timer is unref'd: a client holding locks
- * never keeps the process alive by itself.
+ * The one scheduler of a lock client. Every held lock has a heartbeat task,
+ * an expiry check and, with a session monitor, a monitor check; all of them
+ * wait in deadline heaps behind a single timer. Heartbeats run at most
+ * `concurrency` at a time, most overdue first. The timer is unref'd: a
+ * client holding locks never keeps the process alive by itself.
  */
 import type { Logger } from 'pino';
 import type { MonotonicClock } from '../clock.js';
 import { DeadlineHeap, type HeapEntry } from './deadline-heap.js';
 
 export interface ScheduledTask extends HeapEntry {
-  /** Heartbeats (limited) share the concurrency budget; monitor checks (unlimited) run at once. */
+  /** Heartbeats (limited) share the concurrency budget; expiry and monitor checks (unlimited) run at once. */
   readonly limited: boolean;
   readonly run: () => Promise<void> | void;
-  /** Waiting for a concurrency slot. */
-  pending: boolean;
   running: boolean;
 }
 
@@ -29,9 +27,13 @@ export interface SchedulerOptions {
 const TIMER_SLACK_MS = 1;
 
 export class HeartbeatScheduler {
-  readonly #heap = new DeadlineHeap<ScheduledTask>();
-  /** Due heartbeats waiting for a concurrency slot, most overdue on top. A task is in at most one of the two heaps. */
-  readonly #pending = new DeadlineHeap<ScheduledTask>();
+  /**
+   * Limited tasks by due time. A due one stays here until a slot is free, so
+   * the top is always the most overdue: a heartbeat is one removal from this
+   * heap, however far behind the client is.
+   */
+  readonly #limited = new DeadlineHeap<ScheduledTask>();
+  readonly #unlimited = new DeadlineHeap<ScheduledTask>();
   readonly #clock: MonotonicClock;
   readonly #concurrency: number;
   readonly #logger: Logger | undefined;
@@ -47,46 +49,43 @@ export class HeartbeatScheduler {
   }
 
   createTask(run: () => Promise<void> | void, options: { limited: boolean }): ScheduledTask {
-    return { dueAt: Infinity, heapIndex: -1, limited: options.limited, run, pending: false, running: false };
+    return { dueAt: Infinity, heapIndex: -1, limited: options.limited, run, running: false };
   }
 
   /** Runs `task` at `dueAt` on the monotonic clock (rescheduling it if already scheduled). */
   schedule(task: ScheduledTask, dueAt: number): void {
     if (this.#closed) return;
-    this.#unpend(task);
-    this.#heap.upsert(task, dueAt);
+    this.#heapOf(task).upsert(task, dueAt);
     this.#arm();
   }
 
   /** Takes the task off the schedule; a run already under way finishes. */
   cancel(task: ScheduledTask): void {
-    this.#heap.remove(task);
-    this.#unpend(task);
+    this.#heapOf(task).remove(task);
     this.#arm();
   }
 
   /** How long the most overdue heartbeat waiting for a free slot has been due, in ms; 0 when none waits. */
   overdueMs(): number {
-    const waiting = this.#pending.peek();
+    if (this.#running < this.#concurrency) return 0;
+    const waiting = this.#limited.peek();
     return waiting === undefined ? 0 : Math.max(0, this.#clock.now() - waiting.dueAt);
   }
 
-  /** Heartbeats and monitor checks waiting or running. */
+  /** Heartbeats and checks scheduled or running. */
   get size(): number {
-    return this.#heap.size + this.#pending.size + this.#running;
+    return this.#limited.size + this.#unlimited.size + this.#running;
   }
 
   close(): void {
     this.#closed = true;
-    this.#heap.clear();
-    while (this.#pending.size > 0) this.#unpend(this.#pending.peek() as ScheduledTask);
+    this.#limited.clear();
+    this.#unlimited.clear();
     this.#disarm();
   }
 
-  #unpend(task: ScheduledTask): void {
-    if (!task.pending) return;
-    task.pending = false;
-    this.#pending.remove(task);
+  #heapOf(task: ScheduledTask): DeadlineHeap<ScheduledTask> {
+    return task.limited ? this.#limited : this.#unlimited;
   }
 
   #disarm(): void {
@@ -95,17 +94,19 @@ export class HeartbeatScheduler {
     this.#timerDueAt = Infinity;
   }
 
+  /** Sets the timer for the next task that could start: limited ones only while a slot is free. */
   #arm(): void {
-    const next = this.#heap.peek();
-    if (next === undefined || this.#closed) {
+    const unlimited = this.#unlimited.peek()?.dueAt ?? Infinity;
+    const limited = this.#running < this.#concurrency ? (this.#limited.peek()?.dueAt ?? Infinity) : Infinity;
+    const next = Math.min(unlimited, limited);
+    if (next === Infinity || this.#closed) {
       this.#disarm();
       return;
     }
-    if (this.#timer !== undefined && this.#timerDueAt <= next.dueAt) return;
+    if (this.#timer !== undefined && this.#timerDueAt <= next) return;
     this.#disarm();
-    this.#timerDueAt = next.dueAt;
-    const delay = Math.max(0, next.dueAt - this.#clock.now());
-    this.#timer = setTimeout(() => this.#onTimer(), delay);
+    this.#timerDueAt = next;
+    this.#timer = setTimeout(() => this.#onTimer(), Math.max(0, next - this.#clock.now()));
     this.#timer.unref();
   }
 
@@ -113,33 +114,28 @@ export class HeartbeatScheduler {
     this.#timer = undefined;
     this.#timerDueAt = Infinity;
     const now = this.#clock.now();
-    for (let task = this.#heap.peek(); task !== undefined && task.dueAt - now < TIMER_SLACK_MS; task = this.#heap.peek()) {
-      this.#heap.remove(task);
-      if (task.limited) {
-        task.pending = true;
-        this.#pending.upsert(task, task.dueAt);
-      } else {
-        void this.#execute(task);
-      }
+    for (let task = this.#unlimited.peek(); task !== undefined && task.dueAt - now < TIMER_SLACK_MS; task = this.#unlimited.peek()) {
+      this.#unlimited.remove(task);
+      void this.#execute(task);
     }
     this.#drain();
     this.#arm();
   }
 
+  /** Starts due heartbeats, most overdue first, while slots are free. */
   #drain(): void {
-    while (this.#running < this.#concurrency && this.#pending.size > 0) {
-      const task = this.#pending.pop() as ScheduledTask;
-      task.pending = false;
-      this.#running++;
-      void this.#execute(task).finally(() => {
-        this.#running--;
-        this.#drain();
-      });
+    const now = this.#clock.now();
+    while (this.#running < this.#concurrency) {
+      const task = this.#limited.peek();
+      if (task === undefined || task.dueAt - now >= TIMER_SLACK_MS) return;
+      this.#limited.remove(task);
+      void this.#execute(task);
     }
   }
 
   async #execute(task: ScheduledTask): Promise<void> {
     task.running = true;
+    if (task.limited) this.#running++;
     try {
       await task.run();
     } catch (error) {
@@ -147,6 +143,11 @@ export class HeartbeatScheduler {
       this.#logger?.error({ err: error }, 'lock scheduler task failed');
     } finally {
       task.running = false;
+      if (task.limited) {
+        this.#running--;
+        this.#drain();
+        this.#arm();
+      }
     }
   }
 }

@@ -21,8 +21,8 @@ const keepSharedTimer = (): void => undefined;
 
 export class SharedDeadlines {
   readonly #clock: MonotonicClock;
-  /** Slot number (start time / SLOT_MS) to the controller its timer aborts. */
-  readonly #slots = new Map<number, AbortController>();
+  /** Slot number (start time / SLOT_MS) to the deadline its timer aborts. */
+  readonly #slots = new Map<number, Deadline>();
 
   constructor(clock: MonotonicClock) {
     this.#clock = clock;
@@ -32,7 +32,7 @@ export class SharedDeadlines {
   deadline(ms: number): Deadline {
     if (ms < SHARE_FROM_MS) return deadline(ms);
     const slot = Math.floor((this.#clock.now() + ms) / SLOT_MS);
-    return { signal: (this.#slots.get(slot) ?? this.#open(slot)).signal, clear: keepSharedTimer };
+    return this.#slots.get(slot) ?? this.#open(slot);
   }
 
   /** Timers not yet fired; they never keep the process alive. */
@@ -40,11 +40,12 @@ export class SharedDeadlines {
     return this.#slots.size;
   }
 
-  #open(slot: number): AbortController {
+  #open(slot: number): Deadline {
     const controller = new AbortController();
     // Every request in flight with this deadline listens to it.
     setMaxListeners(0, controller.signal);
-    this.#slots.set(slot, controller);
+    const shared: Deadline = { signal: controller.signal, clear: keepSharedTimer };
+    this.#slots.set(slot, shared);
     const timer = setTimeout(
       () => {
         this.#slots.delete(slot);
@@ -53,6 +54,6 @@ export class SharedDeadlines {
       Math.max(1, slot * SLOT_MS - this.#clock.now()),
     );
     timer.unref();
-    return controller;
+    return shared;
   }
 }

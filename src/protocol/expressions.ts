@@ -87,7 +87,18 @@ export interface HolderConditionOptions {
  * as strict for every other client: only RVNs this holder wrote, under its
  * own owner name, ever match.
  */
+/** Built once per combination (up to this many uncertain RVNs): every heartbeat and release asks for one. */
+const MEMOIZED_UNCERTAIN_RVNS = 8;
+const holderConditions: string[] = [];
+
 export function holderCondition(options: HolderConditionOptions): string {
+  const count = options.uncertainRvnCount;
+  if (!Number.isInteger(count) || count < 0 || count > MEMOIZED_UNCERTAIN_RVNS) return composeHolderCondition(options);
+  const index = (options.uncertainRvnCount * 2 + (options.refuseReleased ? 1 : 0)) * 2 + (options.sortKey ? 1 : 0);
+  return (holderConditions[index] ??= composeHolderCondition(options));
+}
+
+function composeHolderCondition(options: HolderConditionOptions): string {
   if (!options.refuseReleased && options.uncertainRvnCount === 0) {
     return options.sortKey ? Condition.heldByOwnerWithSortKey : Condition.heldByOwner;
   }

@@ -157,7 +157,7 @@ export function buildAcquireRequest(
  */
 export function withOldItemOnConditionFailure(request: LockWriteRequest): LockWriteRequest {
   return {
-    ...request,
+    operation: request.operation,
     input: { ...request.input, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' },
   } as LockWriteRequest;
 }
@@ -184,20 +184,21 @@ function heldByOwner(
   held: HeldLockState,
   proof: HolderProofOptions,
 ): { condition: string; names: Names; values: Values } {
+  // Literals of one shape rather than spreads: every heartbeat builds these.
   const names: Names = {
-    ...keyNames(schema),
+    '#pk': schema.partitionKeyName,
     '#on': LockAttribute.ownerName,
     '#rvn': LockAttribute.recordVersionNumber,
   };
+  if (schema.sortKeyName !== undefined) names['#sk'] = schema.sortKeyName;
   const values: Values = { ':rvn': { S: held.recordVersionNumber }, ':on': { S: held.ownerName } };
-  const uncertain = held.uncertainRecordVersionNumbers ?? [];
-  uncertain.forEach((rvn, i) => {
-    values[`:uncertainRvn${i}`] = { S: rvn };
-  });
+  const uncertain = held.uncertainRecordVersionNumbers;
+  const uncertainRvnCount = uncertain === undefined ? 0 : uncertain.length;
+  for (let i = 0; i < uncertainRvnCount; i++) values[`:uncertainRvn${i}`] = { S: (uncertain as readonly string[])[i] as string };
   const refuseReleased = proof.refuseReleased === true;
   if (refuseReleased) names['#ir'] = LockAttribute.isReleased;
   return {
-    condition: holderCondition({ sortKey: hasSortKey(schema), refuseReleased, uncertainRvnCount: uncertain.length }),
+    condition: holderCondition({ sortKey: hasSortKey(schema), refuseReleased, uncertainRvnCount }),
     names,
     values,
   };

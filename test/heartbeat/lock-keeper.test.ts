@@ -272,6 +272,35 @@ describe('failures', () => {
     scheduler.close();
   });
 
+  it('a confirmed write with a shorter lease brings the expiry forward', async () => {
+    const { keeper, held, hooks, outcomes, scheduler } = harness({ backgroundHeartbeats: false });
+    for (let i = 0; i < 100; i++) outcomes.push(throttled());
+    keeper.track(held);
+    await jest.advanceTimersByTimeAsync(1_000);
+    // As a manual heartbeat with a shorter leaseDuration does.
+    held.leaseDurationMs = LEASE / 2;
+    held.lookupTime = performance.now();
+    keeper.confirmed(held);
+    await jest.advanceTimersByTimeAsync(LEASE / 2 - MARGIN - 1);
+    expect(hooks.expire).not.toHaveBeenCalled();
+    await jest.advanceTimersByTimeAsync(1);
+    expect(hooks.expire).toHaveBeenCalledTimes(1);
+    scheduler.close();
+  });
+
+  it('a lock tracked again after untrack expires again', async () => {
+    const { keeper, held, hooks, scheduler } = harness({ backgroundHeartbeats: false });
+    keeper.track(held);
+    await jest.advanceTimersByTimeAsync(1_000);
+    keeper.untrack(held);
+    // As after a release that DynamoDB refused without applying it: the lock is held again.
+    held.lookupTime = performance.now();
+    keeper.track(held);
+    await jest.advanceTimersByTimeAsync(LEASE - MARGIN);
+    expect(hooks.expire).toHaveBeenCalledTimes(1);
+    scheduler.close();
+  });
+
   it('untrack stops every task of the lock', async () => {
     const { keeper, held, hooks, scheduler } = harness({ sessionSafeTime: 2_000 });
     keeper.track(held);

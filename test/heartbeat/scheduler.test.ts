@@ -373,11 +373,12 @@ describe('HeartbeatScheduler: concurrency', () => {
     scheduler.schedule(task, at(20));
     scheduler.schedule(scheduler.createTask(after, { limited: true }), at(30));
     await advanceTo(50);
-    expect(task.pending).toBe(true);
+    expect(scheduler.overdueMs()).toBe(30); // the task due at 20 waits for the slot
     expect(scheduler.size).toBe(3);
 
     scheduler.cancel(task);
-    expect(task.pending).toBe(false);
+    expect(task.heapIndex).toBe(-1);
+    expect(scheduler.overdueMs()).toBe(20); // now the task due at 30 is next
     expect(scheduler.size).toBe(2);
     blocker.resolve();
     await settle();
@@ -415,7 +416,7 @@ describe('HeartbeatScheduler: concurrency', () => {
     const task = scheduler.createTask(run, { limited: true });
     scheduler.schedule(task, at(20));
     await advanceTo(30);
-    expect(task.pending).toBe(true);
+    expect(scheduler.overdueMs()).toBe(10); // due at 20, waiting for the slot
 
     scheduler.schedule(task, at(40));
     await advanceTo(50);
@@ -517,11 +518,12 @@ describe('HeartbeatScheduler: close', () => {
     const scheduledTask = scheduler.createTask(scheduled, { limited: false });
     scheduler.schedule(scheduledTask, at(500));
     await advanceTo(100);
-    expect(waitingTask.pending).toBe(true);
+    expect(scheduler.overdueMs()).toBe(80); // due at 20, waiting for the slot
 
     scheduler.close();
     expect(jest.getTimerCount()).toBe(0);
-    expect(waitingTask.pending).toBe(false);
+    expect(waitingTask.heapIndex).toBe(-1);
+    expect(scheduler.overdueMs()).toBe(0);
     expect(scheduledTask.heapIndex).toBe(-1);
 
     blocker.resolve(); // the run under way finishes
