@@ -5,34 +5,43 @@
  * CPU than the rest of the library's part of a heartbeat (on Node 20 every
  * AbortSignal gets its own hidden class); with thousands of locks that CPU is
  * taken from the requests themselves. A slot's signal aborts at the slot's
- * start, so a shared deadline is early by less than a slot, never late.
+ * start, so a shared deadline is early by less than a slot, never late; a
+ * slot is at most a twentieth of the time allowed.
  */
 import { setMaxListeners } from 'node:events';
 import type { MonotonicClock } from '../clock.js';
 import { deadline, type Deadline } from '../deadline.js';
 
-/** Slots are this long; a deadline this far away or closer gets a signal of its own. */
-const SLOT_MS = 50;
-/** Sharing only pays off when a slot is small next to the time allowed. */
-const SHARE_FROM_MS = 20 * SLOT_MS;
+/**
+ * Slot lengths, longest first, each used for deadlines at least twenty times
+ * as far away. The short slots matter under overload, when most heartbeats
+ * start with well under a second of safe time left.
+ */
+const SLOTS_MS = [50, 5];
+const SLOT_SHARE = 20;
 
 /** Other heartbeats may still be bounded by a slot's timer; it goes when it fires. */
 const keepSharedTimer = (): void => undefined;
 
 export class SharedDeadlines {
   readonly #clock: MonotonicClock;
-  /** Slot number (start time / SLOT_MS) to the deadline its timer aborts. */
+  /**
+   * Abort time (a whole multiple of its slot length, in ms) to the deadline
+   * its timer aborts. Slots of different lengths that end at the same moment
+   * are the same deadline.
+   */
   readonly #slots = new Map<number, Deadline>();
 
   constructor(clock: MonotonicClock) {
     this.#clock = clock;
   }
 
-  /** A deadline whose signal aborts with a `TimeoutError` `ms` from now, or at most a slot sooner. */
+  /** A deadline whose signal aborts with a `TimeoutError` `ms` from now, or at most a twentieth of `ms` sooner. */
   deadline(ms: number): Deadline {
-    if (ms < SHARE_FROM_MS) return deadline(ms);
-    const slot = Math.floor((this.#clock.now() + ms) / SLOT_MS);
-    return this.#slots.get(slot) ?? this.#open(slot);
+    const slotMs = SLOTS_MS.find((length) => ms >= SLOT_SHARE * length);
+    if (slotMs === undefined) return deadline(ms);
+    const abortAt = Math.floor((this.#clock.now() + ms) / slotMs) * slotMs;
+    return this.#slots.get(abortAt) ?? this.#open(abortAt);
   }
 
   /** Timers not yet fired; they never keep the process alive. */
@@ -40,18 +49,18 @@ export class SharedDeadlines {
     return this.#slots.size;
   }
 
-  #open(slot: number): Deadline {
+  #open(abortAt: number): Deadline {
     const controller = new AbortController();
     // Every request in flight with this deadline listens to it.
     setMaxListeners(0, controller.signal);
     const shared: Deadline = { signal: controller.signal, clear: keepSharedTimer };
-    this.#slots.set(slot, shared);
+    this.#slots.set(abortAt, shared);
     const timer = setTimeout(
       () => {
-        this.#slots.delete(slot);
+        this.#slots.delete(abortAt);
         controller.abort(new DOMException('Heartbeat deadline exceeded', 'TimeoutError'));
       },
-      Math.max(1, slot * SLOT_MS - this.#clock.now()),
+      Math.max(1, abortAt - this.#clock.now()),
     );
     timer.unref();
     return shared;

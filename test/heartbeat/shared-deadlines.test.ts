@@ -59,14 +59,26 @@ describe('SharedDeadlines', () => {
     expect(jest.getTimerCount()).toBe(0);
   });
 
-  it('gives a short deadline a signal of its own, exact to the millisecond, and clear() stops its timer', async () => {
+  it('shares deadlines under a second in 5 ms slots: never later than asked, at most 5 ms sooner', async () => {
     const deadlines = new SharedDeadlines(systemClock);
-    const first = deadlines.deadline(300);
-    const second = deadlines.deadline(300);
+    for (let phase = 0; phase < 12; phase += 3) {
+      await jest.advanceTimersByTimeAsync(phase);
+      const first = deadlines.deadline(300);
+      expect(deadlines.deadline(300).signal).toBe(first.signal);
+      const took = await msUntilAborted(first.signal, 300);
+      expect(took).toBeLessThanOrEqual(300);
+      expect(took).toBeGreaterThan(300 - 5);
+    }
+  });
+
+  it('gives a deadline under 100 ms a signal of its own, exact to the millisecond, and clear() stops its timer', async () => {
+    const deadlines = new SharedDeadlines(systemClock);
+    const first = deadlines.deadline(60);
+    const second = deadlines.deadline(60);
     expect(first.signal).not.toBe(second.signal);
     expect(deadlines.size).toBe(0);
     second.clear();
-    expect(await msUntilAborted(first.signal, 1_000)).toBe(300);
+    expect(await msUntilAborted(first.signal, 1_000)).toBe(60);
     expect(second.signal.aborted).toBe(false);
   });
 
