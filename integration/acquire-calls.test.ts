@@ -5,24 +5,16 @@
  * The Java client reads before every acquisition write (two calls for a free
  * lock, three for an acquire + release cycle).
  */
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { LockCurrentlyUnavailableError, type LockClient } from '../src/index.js';
 import { countCalls, type CallCounter } from './support/call-counter.js';
 import { LockTestBed, rejectionOf } from './support/test-locks.js';
+import { useLockTestBed } from './support/lock-test-bed-hook.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;
 
-let bed: LockTestBed;
-
-beforeEach(async () => {
-  bed = new LockTestBed('acquire-calls');
-  await bed.createTable();
-});
-
-afterEach(async () => {
-  await bed.dispose();
-});
+const bed = useLockTestBed('acquire-calls');
 
 /** A lock client whose DynamoDB calls are counted. */
 function countedClient(ownerName: string, settings: { backgroundHeartbeats?: boolean } = {}): { client: LockClient; counter: CallCounter } {

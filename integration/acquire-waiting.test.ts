@@ -4,24 +4,16 @@
  * lease, a refused takeover's ALL_OLD item restarts the timer without a read,
  * and the waiters of one client share one polling loop per lock.
  */
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { LockNotGrantedError, type Lock } from '../src/index.js';
 import { countCalls } from './support/call-counter.js';
-import { LockTestBed, recording, sleep, waitUntil, watch } from './support/test-locks.js';
+import { recording, sleep, waitUntil, watch } from './support/test-locks.js';
+import { useLockTestBed } from './support/lock-test-bed-hook.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;
 
-let bed: LockTestBed;
-
-beforeEach(async () => {
-  bed = new LockTestBed('acquire-waiting');
-  await bed.createTable();
-});
-
-afterEach(async () => {
-  await bed.dispose();
-});
+const bed = useLockTestBed('acquire-waiting');
 
 describe('precise takeover', () => {
   it('a heartbeat seen only through the refused takeover restarts the timer, and the next takeover is conditioned on the new RVN', async () => {

@@ -3,7 +3,7 @@
  * following the leader, a Java-style holder taking part by the lock's rules,
  * campaigning again after a loss, and the refusals.
  */
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import {
@@ -14,7 +14,8 @@ import {
   type Leader,
   type LockClient,
 } from '../src/index.js';
-import { LockTestBed, rejectionOf, sleep, text, waitUntil, watch } from './support/test-locks.js';
+import { rejectionOf, sleep, text, waitUntil, watch } from './support/test-locks.js';
+import { useLockTestBed } from './support/lock-test-bed-hook.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;
@@ -23,16 +24,7 @@ const KEY = 'election';
 /** The lease a Java-style holder writes on its item; waiters go by it, not by their own client's lease. */
 const JAVA_LEASE = 2_000;
 
-let bed: LockTestBed;
-
-beforeEach(async () => {
-  bed = new LockTestBed('election-api');
-  await bed.createTable();
-});
-
-afterEach(async () => {
-  await bed.dispose();
-});
+const bed = useLockTestBed('election-api');
 
 const candidate = (name: string): LockClient => bed.client({ ownerName: name, leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
 const electionOf = (client: LockClient, address: string): LeaderElection =>

@@ -3,24 +3,16 @@
  * giving up with LockNotGrantedError, handoff on release, reentrancy,
  * heartbeats keeping a lock across many leases, and AbortSignal.
  */
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { LockCurrentlyUnavailableError, LockNotGrantedError, type Lock } from '../src/index.js';
-import { LockTestBed, now, recording, rejectionOf, sleep, watch } from './support/test-locks.js';
+import { now, recording, rejectionOf, sleep, watch } from './support/test-locks.js';
+import { useLockTestBed } from './support/lock-test-bed-hook.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;
 const REFRESH = 100;
 
-let bed: LockTestBed;
-
-beforeEach(async () => {
-  bed = new LockTestBed('lock-contention');
-  await bed.createTable();
-});
-
-afterEach(async () => {
-  await bed.dispose();
-});
+const bed = useLockTestBed('lock-contention');
 
 describe('two clients contending for one key', () => {
   it('the second waits while the first heartbeats, fails naming the holder, and acquires once the first releases', async () => {

@@ -2,23 +2,15 @@
  * Reading locks without acquiring them: getLock and hasLock (PROTOCOL.md §4.9,
  * §5.8, §9.2 item 18).
  */
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { InvalidArgumentError, Lock, LockSnapshot } from '../src/index.js';
-import { LockTestBed, recording, rejectionOf } from './support/test-locks.js';
+import { recording, rejectionOf } from './support/test-locks.js';
+import { useLockTestBed } from './support/lock-test-bed-hook.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;
 
-let bed: LockTestBed;
-
-beforeEach(async () => {
-  bed = new LockTestBed('lock-get-lock');
-  await bed.createTable();
-});
-
-afterEach(async () => {
-  await bed.dispose();
-});
+const bed = useLockTestBed('lock-get-lock');
 
 describe('getLock', () => {
   it('returns the same Lock for a lock this client holds, without a DynamoDB call', async () => {

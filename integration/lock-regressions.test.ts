@@ -2,20 +2,12 @@
  * Regression tests for defects found while writing the integration tests:
  * per-lock leases, close() racing an acquisition, and copies of lock data.
  */
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { InvalidArgumentError, LockClientClosedError } from '../src/index.js';
-import { LockTestBed, recording, sleep, text, watch } from './support/test-locks.js';
+import { recording, sleep, text, watch } from './support/test-locks.js';
+import { useLockTestBed } from './support/lock-test-bed-hook.js';
 
-let bed: LockTestBed;
-
-beforeEach(async () => {
-  bed = new LockTestBed('lock-bugs');
-  await bed.createTable();
-});
-
-afterEach(async () => {
-  await bed.dispose();
-});
+const bed = useLockTestBed('lock-bugs');
 
 describe('a per-lock lease must leave room for two heartbeats', () => {
   it('acquireLock refuses a leaseDuration below 2 × heartbeatPeriod before writing anything', async () => {

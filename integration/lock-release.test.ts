@@ -2,7 +2,7 @@
  * Releasing (PROTOCOL.md §4.8, §7.3), lock data (§5.3),
  * acquireOnlyIfLockAlreadyExists (§5.2) and close() (§4.13).
  */
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import {
   InvalidArgumentError,
   LockClient,
@@ -13,7 +13,8 @@ import {
   LockSnapshot,
 } from '../src/index.js';
 import { localClientConfig } from './support/aws.js';
-import { LockTestBed, now, recording, rejectionOf, sleep, text, watch } from './support/test-locks.js';
+import { now, recording, rejectionOf, sleep, text, watch } from './support/test-locks.js';
+import { useLockTestBed } from './support/lock-test-bed-hook.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;
@@ -21,16 +22,7 @@ const REFRESH = 100;
 /** A lease nobody could wait out within a test: re-acquisition must not be a takeover. */
 const LONG_LEASE = 60_000;
 
-let bed: LockTestBed;
-
-beforeEach(async () => {
-  bed = new LockTestBed('lock-release');
-  await bed.createTable();
-});
-
-afterEach(async () => {
-  await bed.dispose();
-});
+const bed = useLockTestBed('lock-release');
 
 const bytes = (...values: number[]): Uint8Array => Uint8Array.from(values);
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);

@@ -1,20 +1,12 @@
 /**
  * The session monitor ("danger zone", PROTOCOL.md §6.5).
  */
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { InvalidArgumentError, SessionMonitorNotSetError } from '../src/index.js';
-import { LockTestBed, now, rejectionOf, sleep, waitUntil } from './support/test-locks.js';
+import { now, rejectionOf, sleep, waitUntil } from './support/test-locks.js';
+import { useLockTestBed } from './support/lock-test-bed-hook.js';
 
-let bed: LockTestBed;
-
-beforeEach(async () => {
-  bed = new LockTestBed('lock-session-monitor');
-  await bed.createTable();
-});
-
-afterEach(async () => {
-  await bed.dispose();
-});
+const bed = useLockTestBed('lock-session-monitor');
 
 describe('session monitor', () => {
   it('without heartbeats: fires once after safeTimeWithoutHeartbeat, amIAboutToExpire turns true; a heartbeat re-arms it', async () => {

@@ -2,23 +2,15 @@
  * Tables with a sort key (PROTOCOL.md §1.1, §3.2 C2/C4/C6/C8/C9, §4.11):
  * every (partition key, sort key) pair is its own lock.
  */
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { InvalidArgumentError, LockCurrentlyUnavailableError, LockSnapshot } from '../src/index.js';
 import { LockTestBed, rejectionOf } from './support/test-locks.js';
+import { useLockTestBed } from './support/lock-test-bed-hook.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;
 
-let bed: LockTestBed;
-
-beforeEach(async () => {
-  bed = new LockTestBed('lock-sort-key', { partitionKeyName: 'resource', sortKeyName: 'part' });
-  await bed.createTable();
-});
-
-afterEach(async () => {
-  await bed.dispose();
-});
+const bed = useLockTestBed('lock-sort-key', { partitionKeyName: 'resource', sortKeyName: 'part' });
 
 async function collect(iterable: AsyncIterable<LockSnapshot>): Promise<LockSnapshot[]> {
   const all: LockSnapshot[] = [];

@@ -2,25 +2,17 @@
  * Taking over dead holders (PROTOCOL.md §4.5, §5.4, §5.5) and what the old
  * holder sees afterwards (§7.1, §7.3).
  */
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { LockCurrentlyUnavailableError, LockLostError, type Lock, type MonotonicClock } from '../src/index.js';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { LockTestBed, now, recording, rejectionOf, sleep, waitUntil, watch } from './support/test-locks.js';
+import { now, recording, rejectionOf, sleep, waitUntil, watch } from './support/test-locks.js';
+import { useLockTestBed } from './support/lock-test-bed-hook.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;
 const REFRESH = 100;
 
-let bed: LockTestBed;
-
-beforeEach(async () => {
-  bed = new LockTestBed('lock-takeover');
-  await bed.createTable();
-});
-
-afterEach(async () => {
-  await bed.dispose();
-});
+const bed = useLockTestBed('lock-takeover');
 
 describe('a holder killed with SIGKILL', () => {
   it('is taken over by a waiter about one lease later, with a write conditioned on its stale RVN', async () => {
