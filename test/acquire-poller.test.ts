@@ -4,11 +4,12 @@
  * them); the read is a recording function, since only the scheduling is
  * under test here (integration/acquire-*.test.ts read DynamoDB Local).
  */
-import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { LockPollers, POLL_JITTER, jitteredPollDelay, type PollOutcome } from '../src/acquire/lock-poller.js';
 import { systemClock } from '../src/clock.js';
 import type { LockKey } from '../src/protocol/index.js';
 import type { LockSighting } from '../src/read-lock.js';
+import { useFakeTime } from './support/fake-time.js';
 
 interface ReadCall {
   readonly key: LockKey;
@@ -23,7 +24,7 @@ function recordingRead(autoAnswer?: (key: LockKey) => LockSighting | undefined) 
   const calls: ReadCall[] = [];
   const read = (key: LockKey, signal: AbortSignal): Promise<LockSighting | undefined> =>
     new Promise((resolve, reject) => {
-      calls.push({ key, signal, at: performance.now() - t0, answer: resolve, fail: reject });
+      calls.push({ key, signal, at: performance.now() - at(0), answer: resolve, fail: reject });
       if (autoAnswer !== undefined) resolve(autoAnswer(key));
     });
   return { calls, read };
@@ -34,20 +35,7 @@ const sightingOf = (rvn: string): LockSighting => ({
   lookupTime: performance.now(),
 });
 
-let t0 = 0;
-async function advanceTo(ms: number): Promise<void> {
-  await jest.advanceTimersByTimeAsync(t0 + ms - performance.now());
-}
-
-beforeEach(() => {
-  jest.useFakeTimers();
-  t0 = performance.now();
-});
-
-afterEach(() => {
-  jest.clearAllTimers();
-  jest.useRealTimers();
-});
+const { at, advanceTo } = useFakeTime();
 
 const key: LockKey = { partitionKey: 'k' };
 const otherKey: LockKey = { partitionKey: 'k', sortKey: 's' };
@@ -187,7 +175,7 @@ describe('LockPollers', () => {
     const pollers = new LockPollers({ read, clock: systemClock, random: () => 0 });
     const a = pollers.subscribe(key, 100);
 
-    const early = a.next(t0 + 50);
+    const early = a.next(at(50));
     await advanceTo(49);
     let settled: PollOutcome | undefined | 'pending' = 'pending';
     void early.then((value) => (settled = value));
@@ -198,7 +186,7 @@ describe('LockPollers', () => {
 
     // The poll at 100 arrives while nobody waits in next(); the next call gets it at once.
     await advanceTo(150);
-    expect(await a.next(Infinity)).toMatchObject({ kind: 'read', at: t0 + 100 });
+    expect(await a.next(Infinity)).toMatchObject({ kind: 'read', at: at(100) });
     a.dispose();
   });
 

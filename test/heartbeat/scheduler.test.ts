@@ -3,10 +3,11 @@
  * concurrency budget for limited (heartbeat) tasks. Fake timers drive both
  * setTimeout and performance.now(), so `systemClock` moves with them.
  */
-import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import type { Logger } from 'pino';
 import { systemClock, type MonotonicClock } from '../../src/clock.js';
 import { HeartbeatScheduler, type ScheduledTask } from '../../src/heartbeat/scheduler.js';
+import { useFakeTime } from '../support/fake-time.js';
 
 interface Deferred {
   readonly promise: Promise<void>;
@@ -42,24 +43,9 @@ async function settle(): Promise<void> {
   await jest.advanceTimersByTimeAsync(0);
 }
 
-let t0 = 0;
-/** Absolute monotonic time `ms` after the test started. */
-const at = (ms: number): number => t0 + ms;
-/** Advances fake time to `ms` after the test started. */
-async function advanceTo(ms: number): Promise<void> {
-  const delta = at(ms) - performance.now();
-  if (delta < 0) throw new Error(`cannot go back to ${ms}`);
-  await jest.advanceTimersByTimeAsync(delta);
-}
-
-beforeEach(() => {
-  jest.useFakeTimers();
-  t0 = performance.now();
-});
+const { at, advanceTo } = useFakeTime();
 
 afterEach(() => {
-  jest.clearAllTimers();
-  jest.useRealTimers();
   jest.restoreAllMocks();
 });
 
@@ -111,7 +97,7 @@ describe('HeartbeatScheduler: timing', () => {
     for (const [name, due] of [['c', 300], ['a', 100], ['d', 400], ['b', 200]] as const) {
       scheduler.schedule(
         scheduler.createTask(() => {
-          order.push(`${name}@${performance.now() - t0}`);
+          order.push(`${name}@${performance.now() - at(0)}`);
         }, { limited: name === 'a' || name === 'c' }),
         at(due),
       );
@@ -177,7 +163,7 @@ describe('HeartbeatScheduler: timing', () => {
     const scheduler = newScheduler(1);
     const times: number[] = [];
     const task: ScheduledTask = scheduler.createTask(async () => {
-      times.push(performance.now() - t0);
+      times.push(performance.now() - at(0));
       await Promise.resolve();
       if (times.length < 4) scheduler.schedule(task, performance.now() + 100);
     }, { limited: true });
