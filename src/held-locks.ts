@@ -184,13 +184,7 @@ export class HeldLocks {
       this.assertStillHeld(held);
       const newRecordVersionNumber = randomUUID();
       const request = withOldItemOnConditionFailure(
-        buildHeartbeatRequest(this.#table, held, {
-          newRecordVersionNumber,
-          refuseReleased: true,
-          leaseDurationMs: change.leaseDurationMs,
-          data: change.data,
-          deleteData: change.deleteData,
-        }),
+        buildHeartbeatRequest(this.#table, held, { newRecordVersionNumber, refuseReleased: true, ...change }),
       );
       const sentAt = this.#clock.now();
       const sending = sendWrite(this.#dynamoDB, request, until);

@@ -81,20 +81,20 @@ export interface HolderConditionOptions {
   readonly uncertainRvnCount: number;
 }
 
+/** Built once per combination (up to this many uncertain RVNs): every heartbeat and release asks for one. */
+const MEMOIZED_UNCERTAIN_RVNS = 8;
+const holderConditions: string[] = [];
+
 /**
  * The condition of a holder's heartbeat or release. Without our two
  * extensions it is Java's C10/C9, byte for byte; with them it stays at least
  * as strict for every other client: only RVNs this holder wrote, under its
  * own owner name, ever match.
  */
-/** Built once per combination (up to this many uncertain RVNs): every heartbeat and release asks for one. */
-const MEMOIZED_UNCERTAIN_RVNS = 8;
-const holderConditions: string[] = [];
-
 export function holderCondition(options: HolderConditionOptions): string {
   const count = options.uncertainRvnCount;
   if (!Number.isInteger(count) || count < 0 || count > MEMOIZED_UNCERTAIN_RVNS) return composeHolderCondition(options);
-  const index = (options.uncertainRvnCount * 2 + (options.refuseReleased ? 1 : 0)) * 2 + (options.sortKey ? 1 : 0);
+  const index = (count * 2 + (options.refuseReleased ? 1 : 0)) * 2 + (options.sortKey ? 1 : 0);
   return (holderConditions[index] ??= composeHolderCondition(options));
 }
 

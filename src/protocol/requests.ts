@@ -184,21 +184,20 @@ function heldByOwner(
   held: HeldLockState,
   proof: HolderProofOptions,
 ): { condition: string; names: Names; values: Values } {
-  // Literals of one shape rather than spreads: every heartbeat builds these.
   const names: Names = {
-    '#pk': schema.partitionKeyName,
+    ...keyNames(schema),
     '#on': LockAttribute.ownerName,
     '#rvn': LockAttribute.recordVersionNumber,
   };
-  if (schema.sortKeyName !== undefined) names['#sk'] = schema.sortKeyName;
   const values: Values = { ':rvn': { S: held.recordVersionNumber }, ':on': { S: held.ownerName } };
-  const uncertain = held.uncertainRecordVersionNumbers;
-  const uncertainRvnCount = uncertain === undefined ? 0 : uncertain.length;
-  for (let i = 0; i < uncertainRvnCount; i++) values[`:uncertainRvn${i}`] = { S: (uncertain as readonly string[])[i] as string };
+  const uncertain = held.uncertainRecordVersionNumbers ?? [];
+  uncertain.forEach((rvn, i) => {
+    values[`:uncertainRvn${i}`] = { S: rvn };
+  });
   const refuseReleased = proof.refuseReleased === true;
   if (refuseReleased) names['#ir'] = LockAttribute.isReleased;
   return {
-    condition: holderCondition({ sortKey: hasSortKey(schema), refuseReleased, uncertainRvnCount }),
+    condition: holderCondition({ sortKey: hasSortKey(schema), refuseReleased, uncertainRvnCount: uncertain.length }),
     names,
     values,
   };
