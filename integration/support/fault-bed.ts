@@ -3,12 +3,13 @@
  * {@link LockTestBed} with its table before each test, and every proxied
  * DynamoDB client the test starts, all ended after it, also when it failed.
  */
-import { afterEach, beforeEach } from '@jest/globals';
+import { afterEach } from '@jest/globals';
 import { proxiedDynamoDB, type ProxiedDynamoDB, type ProxiedDynamoDBOptions } from './proxied-dynamodb.js';
-import { LockTestBed } from './test-locks.js';
+import { useLockTestBed } from './lock-test-bed-hook.js';
+import type { LockTestBed } from './test-locks.js';
 
 export interface FaultBed {
-  /** The current test's bed. */
+  /** Stands for the running test's bed (see useLockTestBed). */
   readonly bed: LockTestBed;
   /** A DynamoDB client behind a fault proxy of its own, ended after the test. */
   proxied(identity: string, options?: ProxiedDynamoDBOptions): Promise<ProxiedDynamoDB>;
@@ -16,31 +17,24 @@ export interface FaultBed {
 
 /** Registers the beforeEach/afterEach hooks; call it at the top of a test file. */
 export function useFaultBed(tablePrefix: string): FaultBed {
-  let current: LockTestBed | undefined;
   const networks: ProxiedDynamoDB[] = [];
 
-  beforeEach(async () => {
-    current = new LockTestBed(tablePrefix);
-    await current.createTable();
-  });
-
-  afterEach(async () => {
-    // Heal the network first, so that closing the lock clients can release what they still hold;
-    // a request stuck on a blackholed connection fails at once instead of holding close() up.
+  // Jest runs afterEach hooks in the order they are registered: heal the network first, so that
+  // closing the lock clients (the bed's own afterEach, next) can release what they still hold; a
+  // request stuck on a blackholed connection fails at once instead of holding close() up.
+  afterEach(() => {
     for (const network of networks) {
       network.proxy.passThrough();
       network.proxy.resetOpenConnections();
     }
-    await current?.dispose();
+  });
+  const bed = useLockTestBed(tablePrefix);
+  afterEach(async () => {
     await Promise.all(networks.splice(0).map((network) => network.dispose()));
-    current = undefined;
   });
 
   return {
-    get bed(): LockTestBed {
-      if (current === undefined) throw new Error('the fault bed exists only while a test runs');
-      return current;
-    },
+    bed,
     proxied: async (identity, options) => {
       const network = await proxiedDynamoDB(identity, options);
       networks.push(network);
