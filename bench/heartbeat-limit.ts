@@ -7,10 +7,10 @@
  * loops owns its own items, so no two calls ever race on one item.
  *
  * Short levels find the best concurrency; the limit itself is then measured at
- * that concurrency for as long as the window it is compared with. The best of
- * several 3.5 s levels is a peak, not a rate the server keeps up: it misses
- * most of DynamoDB Local's pauses and picks the luckiest seconds of a noisy
- * machine, so it runs several per cent above what the same calls sustain.
+ * that concurrency for as long as the window it is compared with, so that
+ * both average over the same kinds of pauses (DynamoDB Local's collections,
+ * the machine's other work) instead of a row's 40 s meeting the best of a few
+ * 3.5 s samples.
  */
 import { randomUUID } from 'node:crypto';
 import { CreateTableCommand, PutItemCommand, UpdateItemCommand, waitUntilTableExists, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
