@@ -32,15 +32,15 @@ export interface LimitResult {
   readonly levels: readonly LimitLevel[];
   /** The best short level's calls per second. */
   readonly peakPerSecond: number;
-  /** The best short level's concurrency held for `sustainSeconds`; absent when that is 0. */
-  readonly sustained: LimitLevel | undefined;
+  /** The best short level's concurrency held for `sustainSeconds`: the limit. */
+  readonly sustained: LimitLevel;
 }
 
 export interface LimitOptions {
   readonly endpoint: string;
   readonly concurrencies: readonly number[];
   readonly secondsPerLevel: number;
-  /** How long to hold the best concurrency after the short levels; 0 for none. */
+  /** How long to hold the best concurrency after the short levels. */
   readonly sustainSeconds: number;
   readonly items: number;
   readonly leaseDuration: number;
@@ -73,13 +73,10 @@ export async function measureServerLimit(options: LimitOptions): Promise<LimitRe
       process.stderr.write(`heartbeat bench: server limit at concurrency ${concurrency}: ${levels.at(-1)?.callsPerSecond.toFixed(0)}/s\n`);
     }
     const best = bestLevel(levels);
-    let sustained: LimitLevel | undefined;
-    if (options.sustainSeconds > 0) {
-      sustained = await updater.run(best.concurrency, options.sustainSeconds * 1000);
-      process.stderr.write(
-        `heartbeat bench: server limit sustained at concurrency ${best.concurrency} for ${options.sustainSeconds} s: ${sustained.callsPerSecond.toFixed(0)}/s\n`,
-      );
-    }
+    const sustained = await updater.run(best.concurrency, options.sustainSeconds * 1000);
+    process.stderr.write(
+      `heartbeat bench: server limit sustained at concurrency ${best.concurrency} for ${options.sustainSeconds} s: ${sustained.callsPerSecond.toFixed(0)}/s\n`,
+    );
     return { levels, peakPerSecond: best.callsPerSecond, sustained };
   } finally {
     await dropTable(dynamoDB, table.tableName);
@@ -87,7 +84,7 @@ export async function measureServerLimit(options: LimitOptions): Promise<LimitRe
   }
 }
 
-export function bestLevel(levels: readonly LimitLevel[]): LimitLevel {
+function bestLevel(levels: readonly LimitLevel[]): LimitLevel {
   const [first, ...rest] = levels;
   if (first === undefined) throw new Error('the server limit needs at least one concurrency level');
   return rest.reduce((a, b) => (b.callsPerSecond > a.callsPerSecond ? b : a), first);

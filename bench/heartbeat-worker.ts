@@ -6,7 +6,7 @@
  *   node --expose-gc --import tsx bench/heartbeat-worker.ts hold --endpoint URL --locks N [--concurrency C]
  *        [--seconds 40] [--lease 20000] [--period 5000] [--acquire-parallelism 128] [--budget-ms MS]
  *   node --expose-gc --import tsx bench/heartbeat-worker.ts limit --endpoint URL [--concurrencies 32,64,128,256]
- *        [--seconds-per-level 2.5] [--sustain-seconds 0] [--items 8192] [--lease 20000] [--budget-ms MS]
+ *        [--seconds-per-level 2.5] [--sustain-seconds 10] [--items 8192] [--lease 20000] [--budget-ms MS]
  *
  * Add --cpu-prof to the node flags to profile a row.
  *
@@ -29,7 +29,7 @@ const { values, positionals } = parseArgs({
     'acquire-parallelism': { type: 'string', default: '128' },
     concurrencies: { type: 'string', default: '32,64,128,256' },
     'seconds-per-level': { type: 'string', default: '2.5' },
-    'sustain-seconds': { type: 'string', default: '0' },
+    'sustain-seconds': { type: 'string', default: '10' },
     items: { type: 'string', default: '8192' },
     'budget-ms': { type: 'string', default: '900000' },
     'watch-stdin': { type: 'boolean', default: false },
@@ -40,10 +40,6 @@ function positive(name: string, text: string | undefined): number {
   const value = Number(text);
   if (text === undefined || !Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number, got ${text}`);
   return value;
-}
-
-function nonNegative(name: string, text: string | undefined): number {
-  return text === '0' ? 0 : positive(name, text);
 }
 
 const budgetMs = positive('budget-ms', values['budget-ms']);
@@ -83,7 +79,7 @@ switch (positionals[0]) {
       endpoint,
       concurrencies: (values.concurrencies ?? '').split(',').map((c) => positive('concurrencies', c)),
       secondsPerLevel: positive('seconds-per-level', values['seconds-per-level']),
-      sustainSeconds: nonNegative('sustain-seconds', values['sustain-seconds']),
+      sustainSeconds: positive('sustain-seconds', values['sustain-seconds']),
       items: positive('items', values.items),
       leaseDuration: lease,
     });

@@ -22,7 +22,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { HoldResult } from './heartbeat-hold.js';
-import { bestLevel, type LimitResult } from './heartbeat-limit.js';
+import type { LimitResult } from './heartbeat-limit.js';
 import type { Row } from './report.js';
 
 export interface HeartbeatBenchOptions {
@@ -75,7 +75,7 @@ export async function benchHeartbeat(endpoint: string, options: HeartbeatBenchOp
         '--endpoint', endpoint,
         '--concurrencies', LIMIT_CONCURRENCIES.join(','),
         '--seconds-per-level', String(LIMIT_SECONDS_PER_LEVEL),
-        // As long as the window it is compared with: a short level is a peak, not a rate kept up.
+        // As long as the window it is compared with, so that both average over the same pauses.
         '--sustain-seconds', String(seconds),
         '--items', String(LIMIT_ITEMS),
         '--lease', String(LEASE_MS),
@@ -123,9 +123,8 @@ interface ServerLimit {
 }
 
 function betterProbe(before: LimitResult, after: LimitResult): ServerLimit {
-  const sustained = (probe: LimitResult): number => probe.sustained?.callsPerSecond ?? probe.peakPerSecond;
   return {
-    sustainedPerSecond: Math.max(sustained(before), sustained(after)),
+    sustainedPerSecond: Math.max(before.sustained.callsPerSecond, after.sustained.callsPerSecond),
     peakPerSecond: Math.max(before.peakPerSecond, after.peakPerSecond),
   };
 }
@@ -153,17 +152,17 @@ function holdRow(r: HoldResult, limit: ServerLimit, isDefault: boolean): Row {
   };
 }
 
-/** A server-limit probe, in the same columns: its sustained level (or best short one); what does not apply is "-". */
+/** A server-limit probe, in the same columns: its sustained level; what does not apply is "-". */
 function probeRow(probe: LimitResult): Row {
-  const best = probe.sustained ?? bestLevel(probe.levels);
+  const { sustained } = probe;
   return {
     client: 'plain SDK UpdateItem',
-    locks: best.items,
-    concurrency: best.concurrency,
-    seconds: best.seconds,
+    locks: sustained.items,
+    concurrency: sustained.concurrency,
+    seconds: sustained.seconds,
     neededPerSecond: '-',
-    heartbeatsPerSecond: round(best.callsPerSecond),
-    serverLimitPerSecond: round(best.callsPerSecond),
+    heartbeatsPerSecond: round(sustained.callsPerSecond),
+    serverLimitPerSecond: round(sustained.callsPerSecond),
     ofLimitPct: '-',
     serverPeakPerSecond: round(probe.peakPerSecond),
     ofPeakPct: '-',
@@ -173,7 +172,7 @@ function probeRow(probe: LimitResult): Row {
     locksLostSilently: '-',
     rssBytesPerLock: '-',
     heapBytesPerLock: '-',
-    cpuMsPerHeartbeat: round(best.cpuMsPerCall, 3),
+    cpuMsPerHeartbeat: round(sustained.cpuMsPerCall, 3),
   };
 }
 
