@@ -53,12 +53,15 @@ export class HeldLock {
   sessionMonitor: SessionMonitor | undefined;
   /** Milliseconds before the lease runs out at which the lock is given up. */
   readonly safetyMarginMs: number;
-  heartbeatTask: ScheduledTask | undefined;
-  expiryTask: ScheduledTask | undefined;
-  monitorTask: ScheduledTask | undefined;
+  heartbeatTask: ScheduledTask<HeldLock> | undefined;
+  expiryTask: ScheduledTask<HeldLock> | undefined;
+  monitorTask: ScheduledTask<HeldLock> | undefined;
+  /** Its batched heartbeat failed: the next one goes alone, with the single heartbeat's retries. */
+  retriesAlone = false;
   readonly #loss = new AbortController();
   #endReason: LockLostError | undefined;
   #tail: Promise<unknown> = Promise.resolve();
+  #writes = 0;
 
   constructor(fields: {
     key: LockKey;
@@ -124,12 +127,24 @@ export class HeldLock {
     return this.state !== 'held' || now - this.lookupTime > this.leaseDurationMs;
   }
 
+  /** A write of this lock is under way or waiting for its turn. */
+  get writing(): boolean {
+    return this.#writes > 0;
+  }
+
   /**
    * Runs writes of this lock one at a time (heartbeat, release), so each
    * conditions on the RVN the previous one wrote.
    */
   exclusive<T>(work: () => Promise<T>): Promise<T> {
-    const result = this.#tail.then(work);
+    this.#writes++;
+    const result = this.#tail.then(async () => {
+      try {
+        return await work();
+      } finally {
+        this.#writes--;
+      }
+    });
     this.#tail = result.catch(ignore);
     return result;
   }

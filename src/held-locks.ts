@@ -11,10 +11,17 @@ import type { AcquireLockOptions, Acquisition } from './acquire-lock.js';
 import { toBytes } from './bytes.js';
 import type { MonotonicClock } from './clock.js';
 import { deadline } from './deadline.js';
-import { httpStatusOf, isConditionalCheckFailed, itemOfFailedCondition, wasNeverSent, wasRefusedUnapplied } from './dynamodb-errors.js';
+import {
+  httpStatusOf,
+  isConditionalCheckFailed,
+  isValidationError,
+  itemOfFailedCondition,
+  wasNeverSent,
+  wasRefusedUnapplied,
+} from './dynamodb-errors.js';
 import { InvalidArgumentError, LockLostError, type LockHolder, type LockLossKind } from './errors.js';
 import { TypedEvents, type Subscription } from './events.js';
-import { LockKeeper, type KeeperHooks } from './heartbeat/lock-keeper.js';
+import { LockKeeper, type BatchHeartbeatOutcome, type KeeperHooks } from './heartbeat/lock-keeper.js';
 import { HeartbeatScheduler } from './heartbeat/scheduler.js';
 import { HeldLock } from './held-lock.js';
 import { Lock, type LockOperations, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
@@ -26,12 +33,15 @@ import {
   LockAttribute,
   assembleLockItem,
   buildHeartbeatRequest,
+  buildHeartbeatStatement,
   buildReleaseRequest,
+  canBatchHeartbeats,
   decodeLockItem,
   validateItemSize,
   withOldItemOnConditionFailure,
   type LockTable,
 } from './protocol/index.js';
+import { sendStatementBatch, type StatementFailedError } from './send-statement-batch.js';
 import { sendWrite } from './send-write.js';
 
 export interface HeldLocksOptions {
@@ -48,8 +58,10 @@ export class HeldLocks {
   readonly #settings: ResolvedSettings;
   readonly #clock: MonotonicClock;
   readonly #logger: Logger | undefined;
-  readonly #scheduler: HeartbeatScheduler;
+  readonly #scheduler: HeartbeatScheduler<HeldLock>;
   readonly #keeper: LockKeeper;
+  /** Heartbeats may go out in batches; off for good once the table refuses one. */
+  #batching: boolean;
   readonly #events = new TypedEvents<LockClientEvents>((error, name) =>
     this.#logger?.error({ err: error, event: name }, 'a lock client event listener threw'),
   );
@@ -67,9 +79,12 @@ export class HeldLocks {
     this.#settings = options.settings;
     this.#clock = options.clock;
     this.#logger = options.logger;
-    this.#scheduler = new HeartbeatScheduler({
+    this.#batching = this.#settings.heartbeatBatchSize > 1 && canBatchHeartbeats(this.#table);
+    this.#scheduler = new HeartbeatScheduler<HeldLock>({
       clock: this.#clock,
       concurrency: this.#settings.heartbeatConcurrency,
+      batchSize: this.#settings.heartbeatBatchSize,
+      runBatch: (tasks) => this.#keeper.beatBatch(tasks),
       logger: this.#logger,
     });
     this.#keeper = new LockKeeper({
@@ -187,40 +202,137 @@ export class HeldLocks {
         buildHeartbeatRequest(this.#table, held, { newRecordVersionNumber, refuseReleased: true, ...change }),
       );
       const sentAt = this.#clock.now();
-      const sending = sendWrite(this.#dynamoDB, request, until);
       try {
-        // A release started meanwhile stops waiting for this write rather than queue behind it. Its
-        // outcome is then unknown, as after any cut-off request; `until` may be shared with other
-        // locks' heartbeats, so this one cannot be aborted on its own.
-        await new Promise<void>((resolve, reject) => {
-          held.abortHeartbeat = () => reject(new DOMException('a release of the lock started', 'AbortError'));
-          sending.then(resolve, reject);
-        });
+        await this.#unlessReleaseStarts(held, sendWrite(this.#dynamoDB, request, until));
       } catch (error) {
-        if (isConditionalCheckFailed(error)) throw this.#lostByRefusal(held, 'its heartbeat was refused', error);
-        if (!wasRefusedUnapplied(error) && !wasNeverSent(error)) {
-          // No answer, a 5xx, or cut off: the write may have been applied, so its RVN may now be the lock's.
-          held.rememberUncertain(newRecordVersionNumber);
-        }
-        if (this.#settings.holdLockOnServiceUnavailable && httpStatusOf(error) === 503) {
-          // Java's opt-in: pretend the heartbeat worked although the RVN in the table may not have changed.
-          held.lookupTime = this.#clock.now();
-          this.#keeper.confirmed(held);
-          return;
-        }
-        throw error;
-      } finally {
-        held.abortHeartbeat = undefined;
+        this.#heartbeatNotConfirmed(held, newRecordVersionNumber, error);
+        return;
       }
-      held.recordVersionNumber = newRecordVersionNumber;
-      if (held.uncertainRecordVersionNumbers.length > 0) held.uncertainRecordVersionNumbers = [];
-      held.lookupTime = sentAt;
-      held.leaseDurationMs = change.leaseDurationMs;
-      if (change.deleteData) held.data = undefined;
-      else if (change.data !== undefined) held.data = change.data;
-      this.#endangered.delete(held);
-      this.#keeper.confirmed(held);
+      this.#heartbeatApplied(held, newRecordVersionNumber, sentAt, change);
     });
+  }
+
+  /**
+   * The background heartbeats of several locks in one BatchExecuteStatement
+   * call. Each lock's write still waits for its turn among that lock's
+   * writes; the call goes out once every lock has its turn (they were idle
+   * when the batch was formed, so at once).
+   */
+  async #heartbeatBatch(helds: readonly HeldLock[], until: AbortSignal): Promise<BatchHeartbeatOutcome[]> {
+    let statementsReady!: () => void;
+    const allReady = new Promise<void>((resolve) => {
+      statementsReady = resolve;
+    });
+    let send!: (reply: Promise<(StatementFailedError | undefined)[]>) => void;
+    const reply = new Promise<(StatementFailedError | undefined)[]>((resolve) => {
+      send = resolve;
+    });
+    const statements: ReturnType<typeof buildHeartbeatStatement>[] = [];
+    let waiting = helds.length;
+    const turnTaken = (): void => {
+      waiting--;
+      if (waiting === 0) statementsReady();
+    };
+    const outcomes = helds.map((held) =>
+      held.exclusive(async (): Promise<BatchHeartbeatOutcome> => {
+        let newRecordVersionNumber: string;
+        let index: number;
+        const sentAt = this.#clock.now();
+        try {
+          this.assertStillHeld(held);
+          newRecordVersionNumber = randomUUID();
+          const statement = buildHeartbeatStatement(this.#table, held, {
+            newRecordVersionNumber,
+            leaseDurationMs: held.leaseDurationMs,
+            refuseReleased: true,
+          });
+          index = statements.push(statement) - 1;
+        } catch (error) {
+          turnTaken();
+          return { error };
+        }
+        turnTaken();
+        try {
+          const failure = (await this.#unlessReleaseStarts(held, reply))[index];
+          if (failure !== undefined) throw failure;
+        } catch (error) {
+          if (this.#refusesBatches(error)) return 'unbatchable';
+          try {
+            this.#heartbeatNotConfirmed(held, newRecordVersionNumber, error);
+            return 'confirmed';
+          } catch (notConfirmed) {
+            return { error: notConfirmed };
+          }
+        }
+        this.#heartbeatApplied(held, newRecordVersionNumber, sentAt, { leaseDurationMs: held.leaseDurationMs });
+        return 'confirmed';
+      }),
+    );
+    await allReady;
+    send(statements.length === 0 ? Promise.resolve([]) : sendStatementBatch(this.#dynamoDB, statements, until));
+    return Promise.all(outcomes);
+  }
+
+  /**
+   * Whether an error says that this table cannot take heartbeat batches (no
+   * `dynamodb:PartiQLUpdate` permission, or a DynamoDB without PartiQL):
+   * batching is then switched off for good, and nothing was applied.
+   */
+  #refusesBatches(error: unknown): boolean {
+    const name = typeof error === 'object' && error !== null ? (error as { name?: unknown }).name : undefined;
+    const refused = name === 'AccessDeniedException' || name === 'UnknownOperationException' || isValidationError(error);
+    if (refused && this.#batching) {
+      this.#batching = false;
+      this.#logger?.warn({ err: error }, 'heartbeat batches were refused; sending one UpdateItem per heartbeat from now on');
+    }
+    return refused;
+  }
+
+  /** Waits for a write of the lock, unless a release of it starts meanwhile. */
+  async #unlessReleaseStarts<T>(held: HeldLock, sending: Promise<T>): Promise<T> {
+    try {
+      // A release started meanwhile stops waiting for this write rather than queue behind it. Its
+      // outcome is then unknown, as after any cut-off request; the call may carry other locks' writes
+      // or a deadline shared with them, so it cannot be aborted for this lock alone.
+      return await new Promise<T>((resolve, reject) => {
+        held.abortHeartbeat = () => reject(new DOMException('a release of the lock started', 'AbortError'));
+        sending.then(resolve, reject);
+      });
+    } finally {
+      held.abortHeartbeat = undefined;
+    }
+  }
+
+  /** A heartbeat failed or its outcome is unknown. Throws, except where Java's `holdLockOnServiceUnavailable` keeps the lock. */
+  #heartbeatNotConfirmed(held: HeldLock, newRecordVersionNumber: string, error: unknown): void {
+    if (isConditionalCheckFailed(error)) throw this.#lostByRefusal(held, 'its heartbeat was refused', error);
+    if (!wasRefusedUnapplied(error) && !wasNeverSent(error)) {
+      // No answer, a 5xx, or cut off: the write may have been applied, so its RVN may now be the lock's.
+      held.rememberUncertain(newRecordVersionNumber);
+    }
+    if (this.#settings.holdLockOnServiceUnavailable && httpStatusOf(error) === 503) {
+      // Java's opt-in: pretend the heartbeat worked although the RVN in the table may not have changed.
+      held.lookupTime = this.#clock.now();
+      this.#keeper.confirmed(held);
+      return;
+    }
+    throw error;
+  }
+
+  #heartbeatApplied(
+    held: HeldLock,
+    newRecordVersionNumber: string,
+    sentAt: number,
+    change: { leaseDurationMs: number; data?: Uint8Array | undefined; deleteData?: boolean | undefined },
+  ): void {
+    held.recordVersionNumber = newRecordVersionNumber;
+    if (held.uncertainRecordVersionNumbers.length > 0) held.uncertainRecordVersionNumbers = [];
+    held.lookupTime = sentAt;
+    held.leaseDurationMs = change.leaseDurationMs;
+    if (change.deleteData) held.data = undefined;
+    else if (change.data !== undefined) held.data = change.data;
+    this.#endangered.delete(held);
+    this.#keeper.confirmed(held);
   }
 
   /** A holder's write failed its condition: the item shows what happened to the lock. */
@@ -275,6 +387,8 @@ export class HeldLocks {
   #keeperHooks(): KeeperHooks {
     return {
       heartbeat: (held, until) => this.#heartbeat(held, { leaseDurationMs: held.leaseDurationMs }, until),
+      heartbeatBatch: (helds, until) => this.#heartbeatBatch(helds, until),
+      batchingAvailable: () => this.#batching,
       expire: (held) => this.#expire(held),
       giveUp: (held, reason) => this.#markLost(held, 'expired', reason),
       heartbeatFailed: (held, error, willRetry) => {

@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { MonotonicClock } from './clock.js';
 import { InvalidArgumentError } from './errors.js';
-import { DEFAULT_PARTITION_KEY_NAME } from './protocol/index.js';
+import { DEFAULT_PARTITION_KEY_NAME, MAX_BATCH_STATEMENTS } from './protocol/index.js';
 
 /** Either your own DynamoDB client, or a configuration for one the lock client creates and owns. */
 export type DynamoDBClientSource =
@@ -52,8 +52,19 @@ export interface LockClientSettings {
    * guards. @default a tenth of each lock's lease
    */
   readonly safetyMargin?: number;
-  /** How many heartbeats may be in flight at once. @default 32 */
+  /** How many heartbeats (or batches of them) may be in flight at once. @default 32 */
   readonly heartbeatConcurrency?: number;
+  /**
+   * Most background heartbeats sent together in one BatchExecuteStatement
+   * call (PartiQL UPDATE statements that write what the heartbeat UpdateItem
+   * writes, under the same condition), 1 to 25. Only heartbeats that are due
+   * at the same moment are batched, so batches fill up when the client falls
+   * behind; a lone heartbeat is a plain UpdateItem. Needs the
+   * `dynamodb:PartiQLUpdate` permission on the table; without it the first
+   * refused batch switches the client to one UpdateItem per heartbeat.
+   * 1: never batch. @default 25
+   */
+  readonly heartbeatBatchSize?: number;
   /**
    * Treat a heartbeat answered with HTTP 503 as a success, keeping the lock
    * locally although its RVN did not change. Unsafe: other clients will take
@@ -76,6 +87,7 @@ export const CLIENT_DEFAULTS = Object.freeze({
   heartbeatPeriod: 5_000,
   backgroundHeartbeats: true,
   heartbeatConcurrency: 32,
+  heartbeatBatchSize: MAX_BATCH_STATEMENTS,
   holdLockOnServiceUnavailable: false,
   maxLockObservationCacheSize: 10_000,
 });
@@ -114,9 +126,11 @@ export function checkDuration(name: string, value: unknown, options: { min?: num
   return value as number;
 }
 
-function checkCount(name: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw new InvalidArgumentError('INVALID_OPTION', `${name} must be a whole number ≥ 1, got ${String(value)}`);
+function checkCount(name: string, value: unknown, limits: { max?: number } = {}): number {
+  const max = limits.max ?? Number.MAX_SAFE_INTEGER;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > max) {
+    const range = limits.max === undefined ? '≥ 1' : `from 1 to ${max}`;
+    throw new InvalidArgumentError('INVALID_OPTION', `${name} must be a whole number ${range}, got ${String(value)}`);
   }
   return value;
 }
@@ -189,6 +203,7 @@ export interface ResolvedSettings {
   readonly heartbeatPeriod: number;
   readonly backgroundHeartbeats: boolean;
   readonly heartbeatConcurrency: number;
+  readonly heartbeatBatchSize: number;
   readonly holdLockOnServiceUnavailable: boolean;
   readonly maxLockObservationCacheSize: number;
   readonly safetyMargin: number | undefined;
@@ -205,6 +220,9 @@ export function resolveSettings(options: LockClientSettings): ResolvedSettings {
     heartbeatPeriod: checkDuration('heartbeatPeriod', options.heartbeatPeriod ?? CLIENT_DEFAULTS.heartbeatPeriod, { min: 1 }),
     backgroundHeartbeats: checkFlag('backgroundHeartbeats', options.backgroundHeartbeats ?? CLIENT_DEFAULTS.backgroundHeartbeats),
     heartbeatConcurrency: checkCount('heartbeatConcurrency', options.heartbeatConcurrency ?? CLIENT_DEFAULTS.heartbeatConcurrency),
+    heartbeatBatchSize: checkCount('heartbeatBatchSize', options.heartbeatBatchSize ?? CLIENT_DEFAULTS.heartbeatBatchSize, {
+      max: MAX_BATCH_STATEMENTS,
+    }),
     holdLockOnServiceUnavailable: checkFlag(
       'holdLockOnServiceUnavailable',
       options.holdLockOnServiceUnavailable ?? CLIENT_DEFAULTS.holdLockOnServiceUnavailable,

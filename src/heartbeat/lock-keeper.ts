@@ -6,7 +6,9 @@
  *   (the first one up to 10 % early at random, so locks taken together drift
  *   apart for good); transient failures are retried with backoff while the
  *   lease is still safe, and a lock whose safe time has become shorter than
- *   a heartbeat takes is given up rather than heartbeated;
+ *   a heartbeat takes is given up rather than heartbeated. Heartbeats due
+ *   together may go out as one batch (`beatBatch`); a lock whose batched
+ *   heartbeat failed retries on its own;
  * - expiry: the moment the lease minus the safety margin has passed since
  *   the last confirmed write, when the lock must be given up;
  * - session check: Java's session monitor (`safeTimeWithoutHeartbeat`).
@@ -18,12 +20,22 @@ import type { MonotonicClock } from '../clock.js';
 import { isTransient } from '../dynamodb-errors.js';
 import type { HeldLock } from '../held-lock.js';
 import { RoundTripEstimate } from './round-trip-estimate.js';
-import type { HeartbeatScheduler } from './scheduler.js';
+import type { HeartbeatScheduler, ScheduledTask } from './scheduler.js';
 import { SharedDeadlines } from './shared-deadlines.js';
+
+/**
+ * How one lock's heartbeat in a batch ended: confirmed, failed (`error`), or
+ * not sent because batches cannot be used (send it on its own).
+ */
+export type BatchHeartbeatOutcome = 'confirmed' | 'unbatchable' | { readonly error: unknown };
 
 export interface KeeperHooks {
   /** Sends one heartbeat; `deadline` aborts it once the lease is no longer safe. Throws on failure. */
   heartbeat(held: HeldLock, deadline: AbortSignal): Promise<void>;
+  /** Sends the heartbeats of several locks in one call; never throws. */
+  heartbeatBatch(helds: readonly HeldLock[], deadline: AbortSignal): Promise<BatchHeartbeatOutcome[]>;
+  /** Whether heartbeats may be batched at all (false once the table has refused a batch). */
+  batchingAvailable(): boolean;
   /** The lease minus the safety margin has passed without a confirmed heartbeat. */
   expire(held: HeldLock): void;
   /** The lock cannot be kept (`reason` says why); returns the error it was ended with. */
@@ -35,7 +47,7 @@ export interface KeeperHooks {
 }
 
 export interface LockKeeperOptions {
-  readonly scheduler: HeartbeatScheduler;
+  readonly scheduler: HeartbeatScheduler<HeldLock>;
   readonly clock: MonotonicClock;
   readonly heartbeatPeriod: number;
   /** When false, only expiry and session checks are scheduled; the caller heartbeats. */
@@ -44,6 +56,16 @@ export interface LockKeeperOptions {
   readonly logger?: Logger | undefined;
   /** In [0, 1); replace only in tests. @default Math.random */
   readonly random?: () => number;
+}
+
+/**
+ * Under overload a lock can reach the front of the queue with less safe time
+ * than a request takes: its write would most likely be cut off unconfirmed,
+ * and only take server capacity from locks that can still be kept. It is
+ * given up then, while its holder can still be told in time.
+ */
+function tooLateReason(safeFor: number, roundTrip: number): string {
+  return `its heartbeat could not be sent in time: ${Math.max(0, Math.round(safeFor))} ms of safe time were left, and a heartbeat takes about ${Math.round(roundTrip)} ms`;
 }
 
 /** A lock's first heartbeat is due up to this fraction of a period early, never late. */
@@ -65,9 +87,13 @@ export class LockKeeper {
 
   /** Starts keeping a lock that was just acquired (or is held again). */
   track(held: HeldLock): void {
-    const { scheduler, backgroundHeartbeats } = this.#options;
+    const { scheduler, backgroundHeartbeats, hooks } = this.#options;
     if (backgroundHeartbeats) {
-      held.heartbeatTask ??= scheduler.createTask(() => this.#beat(held), { limited: true });
+      held.heartbeatTask ??= scheduler.createTask(() => this.#beat(held), {
+        limited: true,
+        subject: held,
+        batchable: () => held.state === 'held' && !held.retriesAlone && !held.writing && hooks.batchingAvailable(),
+      });
       this.#scheduleHeartbeat(held, { jitter: true });
     }
     held.expiryTask ??= scheduler.createTask(() => this.#checkExpiry(held), { limited: false });
@@ -130,7 +156,7 @@ export class LockKeeper {
         if (!willRetry) throw error;
         // The backoff p-retry would have waited before its first retry (randomized 1-2×); p-retry
         // itself starts with an attempt, so its own delays start one step further.
-        const firstBackoff = Math.min(100, heartbeatPeriod / 10);
+        const firstBackoff = this.#firstBackoff();
         await abortableSleep(firstBackoff * (1 + this.#random()), held.signal, { unref: true });
         await pRetry(() => this.#attempt(held), {
           retries: RETRIES,
@@ -152,9 +178,74 @@ export class LockKeeper {
       failed = true;
       this.#options.logger?.debug({ err: error, partitionKey: held.partitionKey }, 'background heartbeat failed');
     }
+    held.retriesAlone = false;
     if (held.state !== 'held') return;
     // After a failed run, try again soon (not in a tight loop); the expiry task ends it if it is too late.
-    this.#scheduleHeartbeat(held, failed ? { retryAt: clock.now() + Math.min(heartbeatPeriod / 4, 1_000) } : {});
+    this.#scheduleHeartbeat(held, failed ? { retryAt: clock.now() + this.#pauseAfterFailedRun() } : {});
+  }
+
+  /**
+   * The heartbeats of several due locks in one request (the scheduler's
+   * batch, one concurrency slot). A lock whose heartbeat failed in it
+   * retries on its own, with `#beat`'s backoff.
+   */
+  async beatBatch(tasks: readonly ScheduledTask<HeldLock>[]): Promise<void> {
+    const { clock, hooks, heartbeatPeriod } = this.#options;
+    const startedAt = clock.now();
+    const roundTrip = this.#roundTrip.estimate();
+    const batch: { held: HeldLock; lagMs: number }[] = [];
+    let safeFor = heartbeatPeriod;
+    for (const task of tasks) {
+      const held = task.subject;
+      if (held === undefined || held.state !== 'held') continue;
+      const safe = this.#safeFor(held);
+      if (safe < roundTrip) {
+        hooks.giveUp(held, tooLateReason(safe, roundTrip));
+        continue;
+      }
+      batch.push({ held, lagMs: Math.max(0, startedAt - task.dueAt) });
+      safeFor = Math.min(safeFor, safe);
+    }
+    if (batch.length === 0) return;
+    const attempt = this.#deadlines.deadline(safeFor);
+    let outcomes: BatchHeartbeatOutcome[];
+    try {
+      outcomes = await hooks.heartbeatBatch(
+        batch.map(({ held }) => held),
+        attempt.signal,
+      );
+    } finally {
+      attempt.clear();
+    }
+    this.#roundTrip.add(clock.now() - startedAt);
+    batch.forEach(({ held, lagMs }, i) => {
+      const outcome = outcomes[i];
+      if (outcome === 'confirmed') {
+        hooks.heartbeatConfirmed(held, lagMs);
+        this.#scheduleHeartbeat(held, {});
+        return;
+      }
+      if (held.state !== 'held') return;
+      held.retriesAlone = true;
+      if (outcome === 'unbatchable' || outcome === undefined) {
+        // Not sent: on its own at once, still as overdue as it was.
+        this.#scheduleHeartbeat(held, { retryAt: startedAt - lagMs });
+        return;
+      }
+      const willRetry = this.#shouldRetry(held, outcome.error);
+      hooks.heartbeatFailed(held, outcome.error, willRetry);
+      const pause = willRetry ? this.#firstBackoff() * (1 + this.#random()) : this.#pauseAfterFailedRun();
+      this.#scheduleHeartbeat(held, { retryAt: clock.now() + pause });
+    });
+  }
+
+  /** The backoff before the first retry of a failed heartbeat. */
+  #firstBackoff(): number {
+    return Math.min(100, this.#options.heartbeatPeriod / 10);
+  }
+
+  #pauseAfterFailedRun(): number {
+    return Math.min(this.#options.heartbeatPeriod / 4, 1_000);
   }
 
   /** One heartbeat request, bounded by a period and by what is left of the safe time. */
@@ -162,15 +253,7 @@ export class LockKeeper {
     const { clock, hooks, heartbeatPeriod } = this.#options;
     const safeFor = this.#safeFor(held);
     const roundTrip = this.#roundTrip.estimate();
-    if (safeFor < roundTrip) {
-      // Under overload a lock can reach the front of the queue with less safe time than a request
-      // takes: its write would most likely be cut off unconfirmed, and only take server capacity
-      // from locks that can still be kept. Give it up now, while its holder can still be told in time.
-      throw hooks.giveUp(
-        held,
-        `its heartbeat could not be sent in time: ${Math.max(0, Math.round(safeFor))} ms of safe time were left, and a heartbeat takes about ${Math.round(roundTrip)} ms`,
-      );
-    }
+    if (safeFor < roundTrip) throw hooks.giveUp(held, tooLateReason(safeFor, roundTrip));
     // A period at most, so that a request stuck on a dead connection leaves time for a retry.
     const attempt = this.#deadlines.deadline(Math.min(heartbeatPeriod, safeFor));
     const sentAt = clock.now();

@@ -2,65 +2,82 @@
  * The one scheduler of a lock client. Every held lock has a heartbeat task,
  * an expiry check and, with a session monitor, a monitor check; all of them
  * wait in deadline heaps behind a single timer. Heartbeats run at most
- * `concurrency` at a time, most overdue first. The timer is unref'd: a
- * client holding locks never keeps the process alive by itself.
+ * `concurrency` at a time, most overdue first; heartbeats due together may
+ * share one slot as a batch. The timer is unref'd: a client holding locks
+ * never keeps the process alive by itself.
  */
 import type { Logger } from 'pino';
 import type { MonotonicClock } from '../clock.js';
 import { DeadlineHeap, type HeapEntry } from './deadline-heap.js';
 
-export interface ScheduledTask extends HeapEntry {
+export interface ScheduledTask<Subject = unknown> extends HeapEntry {
+  /** What the task is for (a held lock), for `runBatch`. */
+  readonly subject: Subject | undefined;
   /** Heartbeats (limited) share the concurrency budget; expiry and monitor checks (unlimited) run at once. */
   readonly limited: boolean;
   readonly run: () => Promise<void> | void;
+  /** Whether this limited task may run now as part of a batch rather than by `run`. */
+  readonly batchable: (() => boolean) | undefined;
   running: boolean;
 }
 
-export interface SchedulerOptions {
+export interface SchedulerOptions<Subject> {
   readonly clock: MonotonicClock;
-  /** Most heartbeats in flight at once. */
+  /** Most heartbeats (or batches of them) in flight at once. */
   readonly concurrency: number;
+  /** Most tasks in one batch; 1 runs every task by itself. @default 1 */
+  readonly batchSize?: number;
+  /** Runs due batchable tasks together in one slot, in place of their `run`. */
+  readonly runBatch?: ((tasks: readonly ScheduledTask<Subject>[]) => Promise<void>) | undefined;
   readonly logger?: Logger | undefined;
 }
 
 /** Timers may fire a fraction of a millisecond before the monotonic clock says the task is due. */
 const TIMER_SLACK_MS = 1;
 
-export class HeartbeatScheduler {
+export class HeartbeatScheduler<Subject = unknown> {
   /**
    * Limited tasks by due time. A due one stays here until a slot is free, so
    * the top is always the most overdue: a heartbeat is one removal from this
    * heap, however far behind the client is.
    */
-  readonly #limited = new DeadlineHeap<ScheduledTask>();
-  readonly #unlimited = new DeadlineHeap<ScheduledTask>();
+  readonly #limited = new DeadlineHeap<ScheduledTask<Subject>>();
+  readonly #unlimited = new DeadlineHeap<ScheduledTask<Subject>>();
   readonly #clock: MonotonicClock;
   readonly #concurrency: number;
+  readonly #batchSize: number;
+  readonly #runBatch: ((tasks: readonly ScheduledTask<Subject>[]) => Promise<void>) | undefined;
   readonly #logger: Logger | undefined;
   #running = 0;
   #timer: NodeJS.Timeout | undefined;
   #timerDueAt = Infinity;
   #closed = false;
 
-  constructor(options: SchedulerOptions) {
+  constructor(options: SchedulerOptions<Subject>) {
     this.#clock = options.clock;
     this.#concurrency = options.concurrency;
+    this.#runBatch = options.runBatch;
+    this.#batchSize = options.runBatch === undefined ? 1 : (options.batchSize ?? 1);
     this.#logger = options.logger;
   }
 
-  createTask(run: () => Promise<void> | void, options: { limited: boolean }): ScheduledTask {
-    return { dueAt: Infinity, heapIndex: -1, limited: options.limited, run, running: false };
+  createTask(
+    run: () => Promise<void> | void,
+    options: { limited: boolean; subject?: Subject; batchable?: () => boolean },
+  ): ScheduledTask<Subject> {
+    const { limited, subject, batchable } = options;
+    return { dueAt: Infinity, heapIndex: -1, subject, limited, run, batchable, running: false };
   }
 
   /** Runs `task` at `dueAt` on the monotonic clock (rescheduling it if already scheduled). */
-  schedule(task: ScheduledTask, dueAt: number): void {
+  schedule(task: ScheduledTask<Subject>, dueAt: number): void {
     if (this.#closed) return;
     this.#heapOf(task).upsert(task, dueAt);
     this.#arm();
   }
 
   /** Takes the task off the schedule; a run already under way finishes. */
-  cancel(task: ScheduledTask): void {
+  cancel(task: ScheduledTask<Subject>): void {
     this.#heapOf(task).remove(task);
     this.#arm();
   }
@@ -84,7 +101,7 @@ export class HeartbeatScheduler {
     this.#disarm();
   }
 
-  #heapOf(task: ScheduledTask): DeadlineHeap<ScheduledTask> {
+  #heapOf(task: ScheduledTask<Subject>): DeadlineHeap<ScheduledTask<Subject>> {
     return task.limited ? this.#limited : this.#unlimited;
   }
 
@@ -122,18 +139,49 @@ export class HeartbeatScheduler {
     this.#arm();
   }
 
-  /** Starts due heartbeats, most overdue first, while slots are free. */
+  /**
+   * Starts due heartbeats, most overdue first, while slots are free. A due
+   * batchable task takes the due batchable tasks right behind it into its
+   * slot, up to the batch size: the more the client is behind, the fuller
+   * its batches.
+   */
   #drain(): void {
     const now = this.#clock.now();
+    const isDue = (task: ScheduledTask<Subject> | undefined): task is ScheduledTask<Subject> =>
+      task !== undefined && task.dueAt - now < TIMER_SLACK_MS;
     while (this.#running < this.#concurrency) {
       const task = this.#limited.peek();
-      if (task === undefined || task.dueAt - now >= TIMER_SLACK_MS) return;
+      if (!isDue(task)) return;
       this.#limited.remove(task);
-      void this.#execute(task);
+      if (this.#batchSize === 1 || task.batchable?.() !== true) {
+        void this.#execute(task);
+        continue;
+      }
+      const batch = [task];
+      for (let next = this.#limited.peek(); batch.length < this.#batchSize && isDue(next) && next.batchable?.() === true; next = this.#limited.peek()) {
+        this.#limited.remove(next);
+        batch.push(next);
+      }
+      void (batch.length === 1 ? this.#execute(task) : this.#executeBatch(batch));
     }
   }
 
-  async #execute(task: ScheduledTask): Promise<void> {
+  async #executeBatch(batch: ScheduledTask<Subject>[]): Promise<void> {
+    for (const task of batch) task.running = true;
+    this.#running++;
+    try {
+      await this.#runBatch?.(batch);
+    } catch (error) {
+      this.#logger?.error({ err: error }, 'lock scheduler batch failed');
+    } finally {
+      for (const task of batch) task.running = false;
+      this.#running--;
+      this.#drain();
+      this.#arm();
+    }
+  }
+
+  async #execute(task: ScheduledTask<Subject>): Promise<void> {
     task.running = true;
     if (task.limited) this.#running++;
     try {

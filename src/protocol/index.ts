@@ -3,3 +3,4 @@ export * from './codec.js';
 export * from './expressions.js';
 export * from './limits.js';
 export * from './requests.js';
+export * from './statements.js';

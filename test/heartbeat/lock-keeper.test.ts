@@ -21,7 +21,7 @@ const refused = (): Error =>
 
 interface Harness {
   keeper: LockKeeper;
-  scheduler: HeartbeatScheduler;
+  scheduler: HeartbeatScheduler<HeldLock>;
   held: HeldLock;
   hooks: { [K in keyof KeeperHooks]: jest.Mock<KeeperHooks[K]> };
   /** What the next heartbeat attempts do, in order; 'ok' confirms like the client does. */
@@ -29,7 +29,7 @@ interface Harness {
 }
 
 function harness(options: { random?: number; backgroundHeartbeats?: boolean; sessionSafeTime?: number } = {}): Harness {
-  const scheduler = new HeartbeatScheduler({ clock: systemClock, concurrency: 4 });
+  const scheduler = new HeartbeatScheduler<HeldLock>({ clock: systemClock, concurrency: 4 });
   const held = new HeldLock({
     key: { partitionKey: 'job' },
     ownerName: 'me',
@@ -62,6 +62,10 @@ function harness(options: { random?: number; backgroundHeartbeats?: boolean; ses
       keeper?.untrack(held);
       return new Error(reason);
     }),
+    heartbeatBatch: jest.fn<KeeperHooks['heartbeatBatch']>(async () => {
+      throw new Error('one lock is never batched');
+    }),
+    batchingAvailable: jest.fn<KeeperHooks['batchingAvailable']>(() => false),
     heartbeatFailed: jest.fn<KeeperHooks['heartbeatFailed']>(),
     heartbeatConfirmed: jest.fn<KeeperHooks['heartbeatConfirmed']>(),
   };
@@ -336,7 +340,7 @@ describe('session monitor', () => {
   });
 
   it('never keeps a timer per lock: a thousand locks share one timer', () => {
-    const scheduler = new HeartbeatScheduler({ clock: systemClock, concurrency: 4 });
+    const scheduler = new HeartbeatScheduler<HeldLock>({ clock: systemClock, concurrency: 4 });
     const keeper = new LockKeeper({
       scheduler,
       clock: systemClock,
@@ -344,6 +348,8 @@ describe('session monitor', () => {
       backgroundHeartbeats: true,
       hooks: {
         heartbeat: async () => undefined,
+        heartbeatBatch: async () => [],
+        batchingAvailable: () => false,
         expire: () => undefined,
         giveUp: (_, reason) => new Error(reason),
         heartbeatFailed: () => undefined,

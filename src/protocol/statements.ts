@@ -1,0 +1,61 @@
+/**
+ * The heartbeat as a PartiQL statement, for sending many heartbeats in one
+ * BatchExecuteStatement call (at most {@link MAX_BATCH_STATEMENTS}). It writes
+ * exactly what the heartbeat UpdateItem (U3) writes, under the same condition
+ * (C9/C10 with this library's extensions): a PartiQL UPDATE fails its
+ * condition on an absent item rather than creating one, so the key equality
+ * stands in for `attribute_exists(#pk)`. Each statement succeeds or fails on
+ * its own; other clients, Java's included, only ever see the item.
+ */
+import type { AttributeValue, BatchStatementRequest } from '@aws-sdk/client-dynamodb';
+import { LockAttribute, type LockTable } from './attributes.js';
+import { formatLeaseDuration } from './codec.js';
+import { validateLockKey } from './limits.js';
+import type { HeartbeatRequestOptions, HeldLockState } from './requests.js';
+
+/** DynamoDB's limit on statements in one BatchExecuteStatement call. */
+export const MAX_BATCH_STATEMENTS = 25;
+
+/**
+ * PartiQL quotes identifiers in double quotes. DynamoDB's table names cannot
+ * contain one; a key attribute name could, and is then not batched.
+ */
+export function canBatchHeartbeats(table: LockTable): boolean {
+  const names = [table.tableName, table.partitionKeyName, table.sortKeyName ?? ''];
+  return names.every((name) => !name.includes('"'));
+}
+
+const quoted = (identifier: string): string => `"${identifier}"`;
+
+/** The background heartbeat (no data change) as one statement of a batch. */
+export function buildHeartbeatStatement(
+  table: LockTable,
+  held: HeldLockState,
+  options: Pick<HeartbeatRequestOptions, 'newRecordVersionNumber' | 'leaseDurationMs' | 'refuseReleased'>,
+): BatchStatementRequest {
+  if (!canBatchHeartbeats(table)) throw new Error(`cannot quote the key names of table ${table.tableName} in PartiQL`);
+  validateLockKey(table, held);
+  const parameters: AttributeValue[] = [
+    { S: formatLeaseDuration(options.leaseDurationMs) },
+    { S: options.newRecordVersionNumber },
+    { S: held.partitionKey },
+  ];
+  let statement =
+    `UPDATE ${quoted(table.tableName)}` +
+    ` SET ${quoted(LockAttribute.leaseDuration)} = ? SET ${quoted(LockAttribute.recordVersionNumber)} = ?` +
+    ` WHERE ${quoted(table.partitionKeyName)} = ?`;
+  if (table.sortKeyName !== undefined && held.sortKey !== undefined) {
+    statement += ` AND ${quoted(table.sortKeyName)} = ?`;
+    parameters.push({ S: held.sortKey });
+  }
+  const rvns = [held.recordVersionNumber, ...(held.uncertainRecordVersionNumbers ?? [])];
+  statement +=
+    rvns.length === 1
+      ? ` AND ${quoted(LockAttribute.recordVersionNumber)} = ?`
+      : ` AND ${quoted(LockAttribute.recordVersionNumber)} IN [${rvns.map(() => '?').join(', ')}]`;
+  for (const rvn of rvns) parameters.push({ S: rvn });
+  statement += ` AND ${quoted(LockAttribute.ownerName)} = ?`;
+  parameters.push({ S: held.ownerName });
+  if (options.refuseReleased === true) statement += ` AND ${quoted(LockAttribute.isReleased)} IS MISSING`;
+  return { Statement: statement, Parameters: parameters, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' };
+}

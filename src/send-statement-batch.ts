@@ -1,0 +1,60 @@
+/**
+ * Sends PartiQL statements in one BatchExecuteStatement call and reports each
+ * statement's outcome as the matching single call would have failed, so that
+ * the error classifiers of `dynamodb-errors.ts` sort them the same way.
+ */
+import { BatchExecuteStatementCommand, type BatchStatementRequest, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { LockItem } from './protocol/index.js';
+
+/** The SDK exception each `BatchStatementError` code stands for, and whether DynamoDB answered it as a server error. */
+const EXCEPTION_OF_CODE: Readonly<Record<string, { name: string; status: number }>> = {
+  ConditionalCheckFailed: { name: 'ConditionalCheckFailedException', status: 400 },
+  ProvisionedThroughputExceeded: { name: 'ProvisionedThroughputExceededException', status: 400 },
+  ThrottlingError: { name: 'ThrottlingException', status: 400 },
+  RequestLimitExceeded: { name: 'RequestLimitExceeded', status: 400 },
+  TransactionConflict: { name: 'TransactionConflictException', status: 400 },
+  ResourceNotFound: { name: 'ResourceNotFoundException', status: 400 },
+  AccessDenied: { name: 'AccessDeniedException', status: 400 },
+  ValidationError: { name: 'ValidationException', status: 400 },
+  DuplicateItem: { name: 'DuplicateItemException', status: 400 },
+  ItemCollectionSizeLimitExceeded: { name: 'ItemCollectionSizeLimitExceededException', status: 400 },
+  InternalServerError: { name: 'InternalServerError', status: 500 },
+};
+
+/** One statement of a batch failed; `name` is the SDK exception a single call would have thrown. */
+export class StatementFailedError extends Error {
+  readonly code: string;
+  /** The item as it was, when a condition failed (`ReturnValuesOnConditionCheckFailure: ALL_OLD`). */
+  readonly Item: LockItem | undefined;
+  readonly $metadata: { readonly httpStatusCode: number };
+
+  constructor(code: string, message: string | undefined, item: LockItem | undefined) {
+    // An unknown code is taken as a server error: the statement may have been applied.
+    const known = EXCEPTION_OF_CODE[code] ?? { name: code, status: 500 };
+    super(message ?? code);
+    this.name = known.name;
+    this.code = code;
+    this.Item = item;
+    this.$metadata = { httpStatusCode: known.status };
+  }
+}
+
+/**
+ * Resolves with one entry per statement, in order: `undefined` where it was
+ * applied, its error where it failed. Rejects when the call as a whole failed.
+ */
+export async function sendStatementBatch(
+  dynamoDB: Pick<DynamoDBClient, 'send'>,
+  statements: BatchStatementRequest[],
+  signal: AbortSignal,
+): Promise<(StatementFailedError | undefined)[]> {
+  const output = await dynamoDB.send(new BatchExecuteStatementCommand({ Statements: statements }), { abortSignal: signal });
+  const responses = output.Responses ?? [];
+  return statements.map((_, i) => {
+    const response = responses[i];
+    // A reply without an entry for a statement says nothing about it: as after a lost reply.
+    if (response === undefined) return new StatementFailedError('MissingResponse', 'no response for this statement', undefined);
+    const error = response.Error;
+    return error === undefined ? undefined : new StatementFailedError(error.Code ?? 'Unknown', error.Message, error.Item);
+  });
+}
