@@ -56,6 +56,7 @@ describe('resolveSettings: defaults', () => {
       heartbeatPeriod: 5_000,
       backgroundHeartbeats: true,
       heartbeatConcurrency: 32,
+      heartbeatBatchSize: 25,
       holdLockOnServiceUnavailable: false,
       maxLockObservationCacheSize: 10_000,
     });
@@ -68,6 +69,7 @@ describe('resolveSettings: defaults', () => {
       heartbeatPeriod: 5_000,
       backgroundHeartbeats: true,
       heartbeatConcurrency: 32,
+      heartbeatBatchSize: 25,
       holdLockOnServiceUnavailable: false,
       maxLockObservationCacheSize: 10_000,
     });
@@ -115,6 +117,7 @@ describe('resolveSettings: defaults', () => {
       heartbeatPeriod: 10_000,
       backgroundHeartbeats: false,
       heartbeatConcurrency: 1,
+      heartbeatBatchSize: 1,
       holdLockOnServiceUnavailable: true,
       maxLockObservationCacheSize: 1,
     });
@@ -127,6 +130,7 @@ describe('resolveSettings: defaults', () => {
       heartbeatPeriod: 10_000,
       backgroundHeartbeats: false,
       heartbeatConcurrency: 1,
+      heartbeatBatchSize: 1,
       holdLockOnServiceUnavailable: true,
       maxLockObservationCacheSize: 1,
     });
@@ -198,6 +202,15 @@ describe('resolveSettings: invalid values', () => {
       expect(error.message).toContain(name);
     }
     expect(resolveSettings(settings({ [name]: 1 }))[name as 'heartbeatConcurrency']).toBe(1);
+  });
+
+  it("heartbeatBatchSize must be a whole number from 1 to 25, DynamoDB's limit for one batch", () => {
+    for (const value of [0, 26, 1.5, Number.NaN, '25']) {
+      const error = expectCode(() => resolveSettings(settings({ heartbeatBatchSize: value })), 'INVALID_OPTION');
+      expect(error.message).toContain('heartbeatBatchSize must be a whole number from 1 to 25');
+    }
+    expect(resolveSettings(settings({ heartbeatBatchSize: 1 })).heartbeatBatchSize).toBe(1);
+    expect(resolveSettings(settings({ heartbeatBatchSize: 25 })).heartbeatBatchSize).toBe(25);
   });
 });
 

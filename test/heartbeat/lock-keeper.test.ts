@@ -377,3 +377,152 @@ describe('session monitor', () => {
     expect(jest.getTimerCount()).toBe(0);
   });
 });
+
+describe('batches', () => {
+  type Outcome = 'confirmed' | 'unbatchable' | { error: unknown };
+  interface BatchHarness {
+    helds: HeldLock[];
+    hooks: Pick<Harness['hooks'], 'heartbeat' | 'heartbeatBatch' | 'heartbeatFailed' | 'heartbeatConfirmed' | 'giveUp'>;
+    /** Outcome per partition key for the next batch; missing keys are confirmed. */
+    next: Map<string, Outcome>;
+    scheduler: HeartbeatScheduler<HeldLock>;
+  }
+
+  /** Several locks acquired at the same instant, so their heartbeats fall due together (no jitter). */
+  function batchHarness(count: number): BatchHarness {
+    let keeper: LockKeeper | undefined;
+    const next = new Map<string, Outcome>();
+    const confirm = (held: HeldLock): void => {
+      held.lookupTime = performance.now();
+      keeper?.confirmed(held);
+    };
+    const hooks = {
+      heartbeat: jest.fn<KeeperHooks['heartbeat']>(async (held) => confirm(held)),
+      heartbeatBatch: jest.fn<KeeperHooks['heartbeatBatch']>(async (batch) => {
+        const outcomes = batch.map((held) => next.get(held.partitionKey) ?? 'confirmed');
+        next.clear();
+        batch.forEach((held, i) => {
+          if (outcomes[i] === 'confirmed') confirm(held);
+        });
+        return outcomes;
+      }),
+      heartbeatFailed: jest.fn<KeeperHooks['heartbeatFailed']>(),
+      heartbeatConfirmed: jest.fn<KeeperHooks['heartbeatConfirmed']>(),
+      giveUp: jest.fn<KeeperHooks['giveUp']>((held, reason) => {
+        held.state = 'lost';
+        keeper?.untrack(held);
+        return new Error(reason);
+      }),
+    };
+    const scheduler = new HeartbeatScheduler<HeldLock>({
+      clock: systemClock,
+      concurrency: 1,
+      batchSize: 25,
+      runBatch: (tasks) => (keeper as LockKeeper).beatBatch(tasks),
+    });
+    keeper = new LockKeeper({
+      scheduler,
+      clock: systemClock,
+      heartbeatPeriod: PERIOD,
+      backgroundHeartbeats: true,
+      hooks: {
+        ...hooks,
+        batchingAvailable: () => true,
+        expire: (held) => {
+          held.state = 'lost';
+        },
+      },
+      random: () => 0,
+    });
+    const helds = Array.from(
+      { length: count },
+      (_, i) =>
+        new HeldLock({
+          key: { partitionKey: `lock-${i}` },
+          ownerName: 'me',
+          recordVersionNumber: 'rvn-0',
+          leaseDurationMs: LEASE,
+          lookupTime: performance.now(),
+          data: undefined,
+          additionalAttributes: {},
+          deleteLockOnRelease: true,
+          safetyMarginMs: MARGIN,
+        }),
+    );
+    for (const held of helds) keeper.track(held);
+    return { helds, hooks, next, scheduler };
+  }
+
+  /** Sorted: locks due at the same instant leave the heap in no particular order. */
+  const keysOf = (helds: readonly HeldLock[]): string[] => helds.map((held) => held.partitionKey).sort();
+
+  it('heartbeats locks due together in one batch, confirms each and schedules each a period later', async () => {
+    const { helds, hooks, scheduler } = batchHarness(3);
+    await jest.advanceTimersByTimeAsync(PERIOD);
+    expect(hooks.heartbeatBatch).toHaveBeenCalledTimes(1);
+    expect(keysOf(hooks.heartbeatBatch.mock.calls[0]?.[0] ?? [])).toEqual(keysOf(helds));
+    expect(hooks.heartbeat).not.toHaveBeenCalled();
+    expect(hooks.heartbeatConfirmed.mock.calls.map(([held]) => held.partitionKey).sort()).toEqual(keysOf(helds));
+    await jest.advanceTimersByTimeAsync(PERIOD);
+    expect(hooks.heartbeatBatch).toHaveBeenCalledTimes(2);
+    scheduler.close();
+  });
+
+  it('bounds the batch by the shortest safe time of its locks and by a period', async () => {
+    const { helds, hooks, scheduler } = batchHarness(2);
+    (helds[1] as HeldLock).lookupTime -= LEASE - MARGIN - PERIOD - 300; // 300 ms of safe time left when due
+    let deadline: AbortSignal | undefined;
+    hooks.heartbeatBatch.mockImplementationOnce(async (_, signal) => {
+      deadline = signal;
+      return new Promise<never>(() => undefined);
+    });
+    await jest.advanceTimersByTimeAsync(PERIOD);
+    expect(deadline?.aborted).toBe(false);
+    await jest.advanceTimersByTimeAsync(300);
+    expect(deadline?.aborted).toBe(true);
+    scheduler.close();
+  });
+
+  it('a lock whose heartbeat failed in a batch is reported and retries alone, after a backoff', async () => {
+    const { helds, hooks, next, scheduler } = batchHarness(3);
+    next.set('lock-1', { error: throttled() });
+    await jest.advanceTimersByTimeAsync(PERIOD);
+    expect(hooks.heartbeatFailed).toHaveBeenCalledTimes(1);
+    const [failedLock, , willRetry] = hooks.heartbeatFailed.mock.calls[0] as [HeldLock, unknown, boolean];
+    expect([failedLock.partitionKey, willRetry]).toEqual(['lock-1', true]);
+    expect(hooks.heartbeat).not.toHaveBeenCalled(); // not at once
+    await jest.advanceTimersByTimeAsync(200);
+    expect(hooks.heartbeat.mock.calls.map(([held]) => held.partitionKey)).toEqual(['lock-1']);
+    expect((helds[1] as HeldLock).retriesAlone).toBe(false); // its lone run is over: it may join batches again
+    expect(helds.every((held) => held.state === 'held')).toBe(true);
+    scheduler.close();
+  });
+
+  it('a refused condition in a batch is not retried', async () => {
+    const { hooks, next, scheduler } = batchHarness(2);
+    next.set('lock-0', { error: refused() });
+    await jest.advanceTimersByTimeAsync(PERIOD);
+    expect(hooks.heartbeatFailed.mock.calls.map(([held, , willRetry]) => [held.partitionKey, willRetry])).toEqual([['lock-0', false]]);
+    scheduler.close();
+  });
+
+  it('heartbeats the locks of a batch that could not be sent one by one, at once and as overdue as they were', async () => {
+    const { hooks, next, scheduler } = batchHarness(2);
+    next.set('lock-0', 'unbatchable');
+    next.set('lock-1', 'unbatchable');
+    await jest.advanceTimersByTimeAsync(PERIOD);
+    expect(hooks.heartbeatFailed).not.toHaveBeenCalled();
+    expect(hooks.heartbeat.mock.calls.map(([held]) => held.partitionKey).sort()).toEqual(['lock-0', 'lock-1']);
+    for (const [, lagMs] of hooks.heartbeatConfirmed.mock.calls) expect(lagMs).toBeLessThan(5);
+    scheduler.close();
+  });
+
+  it('gives up a lock of the batch with less safe time left than a heartbeat takes, and sends the others', async () => {
+    const { helds, hooks, scheduler } = batchHarness(3);
+    (helds[2] as HeldLock).lookupTime -= LEASE - MARGIN - PERIOD + 1; // its safe time ran out just before it was due
+    await jest.advanceTimersByTimeAsync(PERIOD);
+    expect(hooks.giveUp.mock.calls.map(([held]) => held.partitionKey)).toEqual(['lock-2']);
+    expect(keysOf(hooks.heartbeatBatch.mock.calls[0]?.[0] ?? [])).toEqual(['lock-0', 'lock-1']);
+    scheduler.close();
+  });
+});

@@ -643,3 +643,145 @@ describe('HeartbeatScheduler: how far behind', () => {
     scheduler.close();
   });
 });
+
+describe('HeartbeatScheduler: batches', () => {
+  interface Batching {
+    scheduler: HeartbeatScheduler<string>;
+    /** The subjects of each batch, in the order the batches started. */
+    batches: string[][];
+    /** Subjects whose own `run` was called. */
+    alone: string[];
+    /** Finishes every batch and lone run started so far. */
+    finishAll(): void;
+    add(subject: string, dueAt: number, batchable?: () => boolean): ScheduledTask<string>;
+  }
+
+  function batching(concurrency: number, batchSize: number): Batching {
+    const batches: string[][] = [];
+    const alone: string[] = [];
+    const gates: Deferred[] = [];
+    const gated = (): Promise<void> => {
+      const gate = deferred();
+      gates.push(gate);
+      return gate.promise;
+    };
+    const scheduler = new HeartbeatScheduler<string>({
+      clock: systemClock,
+      concurrency,
+      batchSize,
+      runBatch: (tasks) => {
+        batches.push(tasks.map((task) => task.subject ?? '?'));
+        return gated();
+      },
+    });
+    return {
+      scheduler,
+      batches,
+      alone,
+      finishAll: () => gates.splice(0).forEach((gate) => gate.resolve()),
+      add: (subject, dueAt, batchable = () => true) => {
+        const task = scheduler.createTask(
+          () => {
+            alone.push(subject);
+            return gated();
+          },
+          { limited: true, subject, batchable },
+        );
+        scheduler.schedule(task, dueAt);
+        return task;
+      },
+    };
+  }
+
+  it('puts due batchable tasks into one slot, most overdue first, up to the batch size', async () => {
+    const { scheduler, batches, alone, finishAll, add } = batching(1, 3);
+    add('blocker', at(10));
+    for (const [i, name] of ['a', 'b', 'c', 'd', 'e'].entries()) add(name, at(20 + i));
+    await advanceTo(15);
+    expect(alone).toEqual(['blocker']); // nothing else due yet: a lone task runs on its own
+    await advanceTo(100);
+    finishAll();
+    await settle();
+    expect(batches).toEqual([['a', 'b', 'c']]);
+    finishAll();
+    await settle();
+    expect(batches).toEqual([['a', 'b', 'c'], ['d', 'e']]);
+    expect(alone).toEqual(['blocker']);
+    finishAll();
+    await settle();
+    expect(scheduler.size).toBe(0);
+  });
+
+  it('counts a batch as one slot of the concurrency budget', async () => {
+    const { batches, alone, finishAll, add } = batching(2, 25);
+    for (let i = 0; i < 40; i++) add(`lock-${i}`, at(10));
+    await advanceTo(20);
+    expect(batches.map((batch) => batch.length)).toEqual([25, 15]);
+    expect(alone).toEqual([]);
+    finishAll();
+    await settle();
+  });
+
+  it('leaves tasks that are not due yet for later', async () => {
+    const { batches, finishAll, add } = batching(1, 25);
+    add('early', at(10));
+    add('now', at(10));
+    add('later', at(500));
+    await advanceTo(20);
+    expect(batches).toEqual([['early', 'now']]);
+    finishAll();
+    await advanceTo(600);
+    expect(batches).toEqual([['early', 'now']]);
+    finishAll();
+    await settle();
+  });
+
+  it('runs a task that may not join a batch on its own, and stops a batch at it', async () => {
+    const { batches, alone, finishAll, add } = batching(1, 25);
+    add('blocker', at(5));
+    add('a', at(10));
+    add('b', at(11));
+    add('solo', at(12), () => false);
+    add('c', at(13));
+    await advanceTo(20);
+    for (let i = 0; i < 3; i++) {
+      finishAll();
+      await settle();
+    }
+    expect(batches).toEqual([['a', 'b']]);
+    expect(alone).toEqual(['blocker', 'solo', 'c']); // c was the only one left: a batch of one is a lone run
+    finishAll();
+    await settle();
+  });
+
+  it('with a batch size of 1, every task runs on its own', async () => {
+    const { batches, alone, finishAll, add } = batching(4, 1);
+    for (const name of ['a', 'b', 'c']) add(name, at(10));
+    await advanceTo(20);
+    expect(batches).toEqual([]);
+    expect([...alone].sort()).toEqual(['a', 'b', 'c']);
+    finishAll();
+    await settle();
+  });
+
+  it('a batch that throws is logged and frees its slot', async () => {
+    const { logger, error } = fakeLogger();
+    const ran: string[][] = [];
+    const scheduler = new HeartbeatScheduler<string>({
+      clock: systemClock,
+      concurrency: 1,
+      batchSize: 25,
+      logger,
+      runBatch: async (tasks) => {
+        ran.push(tasks.map((task) => task.subject ?? '?'));
+        throw new Error('broken batch');
+      },
+    });
+    for (const name of ['a', 'b']) scheduler.schedule(scheduler.createTask(() => undefined, { limited: true, subject: name, batchable: () => true }), at(10));
+    for (const name of ['c', 'd']) scheduler.schedule(scheduler.createTask(() => undefined, { limited: true, subject: name, batchable: () => true }), at(50));
+    await advanceTo(100);
+    expect(ran).toEqual([['a', 'b'], ['c', 'd']]);
+    expect(error).toHaveBeenCalledTimes(2);
+    expect(scheduler.size).toBe(0);
+  });
+});

@@ -1,0 +1,120 @@
+/**
+ * Background heartbeats due together go out as one BatchExecuteStatement
+ * call, against DynamoDB Local: they keep every lock, leave items that are
+ * the heartbeat UpdateItem's to the attribute, lose only the lock whose
+ * condition failed, and give way to one UpdateItem per heartbeat when the
+ * table refuses batches.
+ *
+ * One heartbeat in flight at a time (`heartbeatConcurrency: 1`) and locks
+ * acquired together, so that heartbeats fall due while another is in flight
+ * and batches form without a heavy load.
+ */
+import type { BatchStatementRequest } from '@aws-sdk/client-dynamodb';
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { expect, it } from '@jest/globals';
+import type { Lock, LockClient } from '../src/index.js';
+import { LockLostError } from '../src/index.js';
+import { useLockTestBed } from './support/lock-test-bed-hook.js';
+import { recordEvents } from './support/lock-events.js';
+import { recording, sleep, waitUntil, type RecordingDynamoDB } from './support/test-locks.js';
+
+const LEASE_MS = 3_000;
+const HEARTBEAT_MS = 1_000;
+
+const bed = useLockTestBed('hb-batch');
+
+function batchingClient(ownerName: string): { client: LockClient; recorder: RecordingDynamoDB } {
+  const recorder = recording(bed.dynamoDBClient(ownerName));
+  const client = bed.client({ ownerName, leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS, heartbeatConcurrency: 1 }, recorder.dynamoDB);
+  return { client, recorder };
+}
+
+const acquireAll = (client: LockClient, keys: readonly string[]): Promise<Lock[]> => Promise.all(keys.map((key) => client.acquireLock(key)));
+
+/** The keys of every statement the recorder saw sent in batches. */
+function batchedKeys(recorder: RecordingDynamoDB): string[] {
+  return recorder
+    .named('BatchExecuteStatementCommand')
+    .flatMap((command) => (command.input['Statements'] as BatchStatementRequest[]).map((statement) => statement.Parameters?.[2]?.S ?? '?'));
+}
+
+it('batched heartbeats keep every lock across three leases and leave the heartbeat UpdateItem\'s item', async () => {
+  const { client, recorder } = batchingClient('batcher');
+  const events = recordEvents(client);
+  const keys = Array.from({ length: 40 }, (_, i) => `batch-${i}`);
+  const locks = await acquireAll(client, keys);
+  const firstRvns = locks.map((lock) => lock.recordVersionNumber);
+
+  await sleep(3 * LEASE_MS);
+
+  expect(events.of('lost').map((seen) => seen.event.error.message)).toEqual([]);
+  expect(events.of('heartbeatError')).toEqual([]);
+  expect(locks.filter((lock) => lock.state !== 'held').map((lock) => lock.partitionKey)).toEqual([]);
+  expect(locks.filter((lock, i) => lock.recordVersionNumber === firstRvns[i]).map((lock) => lock.partitionKey)).toEqual([]);
+  const batches = recorder.named('BatchExecuteStatementCommand');
+  expect(batches.some((command) => (command.input['Statements'] as unknown[]).length > 1)).toBe(true);
+  expect(new Set(batchedKeys(recorder)).size).toBeGreaterThan(keys.length / 2);
+
+  // In the table each item is what a heartbeat UpdateItem leaves: the new RVN and the lease, nothing else.
+  for (const lock of locks) {
+    expect(await bed.item(lock.partitionKey)).toEqual({
+      key: { S: lock.partitionKey },
+      ownerName: { S: 'batcher' },
+      recordVersionNumber: { S: lock.recordVersionNumber },
+      leaseDuration: { S: String(LEASE_MS) },
+    });
+  }
+  const released = await Promise.all(locks.map((lock) => lock.release()));
+  expect(released.filter((ok) => !ok)).toEqual([]);
+}, 30_000);
+
+it('a lock taken by another client is lost at its first batched heartbeat; the rest of the batch is kept', async () => {
+  const { client, recorder } = batchingClient('batch-victim');
+  const events = recordEvents(client);
+  const keys = Array.from({ length: 30 }, (_, i) => `taken-${i}`);
+  const locks = await acquireAll(client, keys);
+  const stolen = locks[7] as Lock;
+  // Another owner's item in its place, as after a takeover of an expired lease.
+  await bed.raw.send(
+    new PutItemCommand({
+      TableName: bed.tableName,
+      Item: { key: { S: stolen.partitionKey }, ownerName: { S: 'thief' }, recordVersionNumber: { S: 'thief-rvn' }, leaseDuration: { S: '20000' } },
+    }),
+  );
+
+  await waitUntil('the stolen lock is lost', () => stolen.signal.aborted, { timeoutMs: HEARTBEAT_MS + 2_000 });
+  const reason: unknown = stolen.signal.reason;
+  expect(reason).toBeInstanceOf(LockLostError);
+  expect((reason as LockLostError).kind).toBe('taken');
+  expect((reason as LockLostError).holder?.ownerName).toBe('thief');
+  expect(batchedKeys(recorder)).toContain(stolen.partitionKey);
+
+  await sleep(2 * HEARTBEAT_MS);
+  expect(events.of('lost').map((seen) => seen.event.lock.partitionKey)).toEqual([stolen.partitionKey]);
+  expect(locks.filter((lock) => lock !== stolen && lock.state !== 'held').map((lock) => lock.partitionKey)).toEqual([]);
+  expect(await bed.owner(stolen.partitionKey)).toBe('thief');
+}, 20_000);
+
+it('a table that refuses batches gets one UpdateItem per heartbeat from then on, and no lock is lost', async () => {
+  const { client, recorder } = batchingClient('no-partiql');
+  // DynamoDB Local has no IAM: answer batches the way DynamoDB does without dynamodb:PartiQLUpdate.
+  recorder.hold = (command) => {
+    if (command.name === 'BatchExecuteStatementCommand') {
+      throw Object.assign(new Error('not authorized to perform: dynamodb:PartiQLUpdate'), {
+        name: 'AccessDeniedException',
+        $metadata: { httpStatusCode: 400 },
+      });
+    }
+  };
+  const events = recordEvents(client);
+  const locks = await acquireAll(client, Array.from({ length: 30 }, (_, i) => `refused-${i}`));
+  const firstRvns = locks.map((lock) => lock.recordVersionNumber);
+
+  await sleep(2 * LEASE_MS);
+
+  expect(recorder.named('BatchExecuteStatementCommand')).toHaveLength(1);
+  expect(recorder.named('UpdateItemCommand').length).toBeGreaterThanOrEqual(2 * locks.length);
+  expect(events.of('heartbeatError')).toEqual([]);
+  expect(events.of('lost')).toEqual([]);
+  expect(locks.filter((lock, i) => lock.state !== 'held' || lock.recordVersionNumber === firstRvns[i])).toEqual([]);
+}, 20_000);
