@@ -83,8 +83,11 @@ export class HeldLocks {
     this.#scheduler = new HeartbeatScheduler<HeldLock>({
       clock: this.#clock,
       concurrency: this.#settings.heartbeatConcurrency,
-      batchSize: this.#settings.heartbeatBatchSize,
-      runBatch: (tasks) => this.#keeper.beatBatch(tasks),
+      batches: {
+        size: this.#settings.heartbeatBatchSize,
+        canJoin: (task) => this.#keeper.canBatch(task),
+        run: (tasks) => this.#keeper.beatBatch(tasks),
+      },
       logger: this.#logger,
     });
     this.#keeper = new LockKeeper({

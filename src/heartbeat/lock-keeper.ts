@@ -87,13 +87,9 @@ export class LockKeeper {
 
   /** Starts keeping a lock that was just acquired (or is held again). */
   track(held: HeldLock): void {
-    const { scheduler, backgroundHeartbeats, hooks } = this.#options;
+    const { scheduler, backgroundHeartbeats } = this.#options;
     if (backgroundHeartbeats) {
-      held.heartbeatTask ??= scheduler.createTask(() => this.#beat(held), {
-        limited: true,
-        subject: held,
-        batchable: () => held.state === 'held' && !held.retriesAlone && !held.writing && hooks.batchingAvailable(),
-      });
+      held.heartbeatTask ??= scheduler.createTask(() => this.#beat(held), { limited: true, subject: held });
       this.#scheduleHeartbeat(held, { jitter: true });
     }
     held.expiryTask ??= scheduler.createTask(() => this.#checkExpiry(held), { limited: false });
@@ -182,6 +178,12 @@ export class LockKeeper {
     if (held.state !== 'held') return;
     // After a failed run, try again soon (not in a tight loop); the expiry task ends it if it is too late.
     this.#scheduleHeartbeat(held, failed ? { retryAt: clock.now() + this.#pauseAfterFailedRun() } : {});
+  }
+
+  /** Whether a due heartbeat may go out in a batch: not while another write of the lock is under way or after a failed batch. */
+  canBatch(task: ScheduledTask<HeldLock>): boolean {
+    const held = task.subject;
+    return held !== undefined && held.state === 'held' && !held.retriesAlone && !held.writing && this.#options.hooks.batchingAvailable();
   }
 
   /**

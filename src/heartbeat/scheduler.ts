@@ -11,24 +11,30 @@ import type { MonotonicClock } from '../clock.js';
 import { DeadlineHeap, type HeapEntry } from './deadline-heap.js';
 
 export interface ScheduledTask<Subject = unknown> extends HeapEntry {
-  /** What the task is for (a held lock), for `runBatch`. */
+  /** What the task is for (a held lock), for the batches. */
   readonly subject: Subject | undefined;
   /** Heartbeats (limited) share the concurrency budget; expiry and monitor checks (unlimited) run at once. */
   readonly limited: boolean;
   readonly run: () => Promise<void> | void;
-  /** Whether this limited task may run now as part of a batch rather than by `run`. */
-  readonly batchable: (() => boolean) | undefined;
   running: boolean;
+}
+
+/** How limited tasks due together may share one slot. */
+export interface TaskBatches<Subject> {
+  /** Most tasks in one batch. */
+  readonly size: number;
+  /** Whether a due limited task may run now as part of a batch rather than by its `run`. */
+  canJoin(task: ScheduledTask<Subject>): boolean;
+  /** Runs a batch of two or more tasks, in place of their `run`. */
+  run(tasks: readonly ScheduledTask<Subject>[]): Promise<void>;
 }
 
 export interface SchedulerOptions<Subject> {
   readonly clock: MonotonicClock;
   /** Most heartbeats (or batches of them) in flight at once. */
   readonly concurrency: number;
-  /** Most tasks in one batch; 1 runs every task by itself. @default 1 */
-  readonly batchSize?: number;
-  /** Runs due batchable tasks together in one slot, in place of their `run`. */
-  readonly runBatch?: ((tasks: readonly ScheduledTask<Subject>[]) => Promise<void>) | undefined;
+  /** Without it (or with a size of 1) every task runs by itself. */
+  readonly batches?: TaskBatches<Subject> | undefined;
   readonly logger?: Logger | undefined;
 }
 
@@ -45,8 +51,7 @@ export class HeartbeatScheduler<Subject = unknown> {
   readonly #unlimited = new DeadlineHeap<ScheduledTask<Subject>>();
   readonly #clock: MonotonicClock;
   readonly #concurrency: number;
-  readonly #batchSize: number;
-  readonly #runBatch: ((tasks: readonly ScheduledTask<Subject>[]) => Promise<void>) | undefined;
+  readonly #batches: TaskBatches<Subject> | undefined;
   readonly #logger: Logger | undefined;
   #running = 0;
   #timer: NodeJS.Timeout | undefined;
@@ -56,17 +61,12 @@ export class HeartbeatScheduler<Subject = unknown> {
   constructor(options: SchedulerOptions<Subject>) {
     this.#clock = options.clock;
     this.#concurrency = options.concurrency;
-    this.#runBatch = options.runBatch;
-    this.#batchSize = options.runBatch === undefined ? 1 : (options.batchSize ?? 1);
+    this.#batches = options.batches !== undefined && options.batches.size > 1 ? options.batches : undefined;
     this.#logger = options.logger;
   }
 
-  createTask(
-    run: () => Promise<void> | void,
-    options: { limited: boolean; subject?: Subject; batchable?: () => boolean },
-  ): ScheduledTask<Subject> {
-    const { limited, subject, batchable } = options;
-    return { dueAt: Infinity, heapIndex: -1, subject, limited, run, batchable, running: false };
+  createTask(run: () => Promise<void> | void, options: { limited: boolean; subject?: Subject }): ScheduledTask<Subject> {
+    return { dueAt: Infinity, heapIndex: -1, subject: options.subject, limited: options.limited, run, running: false };
   }
 
   /** Runs `task` at `dueAt` on the monotonic clock (rescheduling it if already scheduled). */
@@ -149,28 +149,29 @@ export class HeartbeatScheduler<Subject = unknown> {
     const now = this.#clock.now();
     const isDue = (task: ScheduledTask<Subject> | undefined): task is ScheduledTask<Subject> =>
       task !== undefined && task.dueAt - now < TIMER_SLACK_MS;
+    const batches = this.#batches;
     while (this.#running < this.#concurrency) {
       const task = this.#limited.peek();
       if (!isDue(task)) return;
       this.#limited.remove(task);
-      if (this.#batchSize === 1 || task.batchable?.() !== true) {
+      if (batches === undefined || !batches.canJoin(task)) {
         void this.#execute(task);
         continue;
       }
       const batch = [task];
-      for (let next = this.#limited.peek(); batch.length < this.#batchSize && isDue(next) && next.batchable?.() === true; next = this.#limited.peek()) {
+      for (let next = this.#limited.peek(); batch.length < batches.size && isDue(next) && batches.canJoin(next); next = this.#limited.peek()) {
         this.#limited.remove(next);
         batch.push(next);
       }
-      void (batch.length === 1 ? this.#execute(task) : this.#executeBatch(batch));
+      void (batch.length === 1 ? this.#execute(task) : this.#executeBatch(batches, batch));
     }
   }
 
-  async #executeBatch(batch: ScheduledTask<Subject>[]): Promise<void> {
+  async #executeBatch(batches: TaskBatches<Subject>, batch: ScheduledTask<Subject>[]): Promise<void> {
     for (const task of batch) task.running = true;
     this.#running++;
     try {
-      await this.#runBatch?.(batch);
+      await batches.run(batch);
     } catch (error) {
       this.#logger?.error({ err: error }, 'lock scheduler batch failed');
     } finally {

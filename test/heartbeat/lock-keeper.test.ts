@@ -417,8 +417,11 @@ describe('batches', () => {
     const scheduler = new HeartbeatScheduler<HeldLock>({
       clock: systemClock,
       concurrency: 1,
-      batchSize: 25,
-      runBatch: (tasks) => (keeper as LockKeeper).beatBatch(tasks),
+      batches: {
+        size: 25,
+        canJoin: (task) => (keeper as LockKeeper).canBatch(task),
+        run: (tasks) => (keeper as LockKeeper).beatBatch(tasks),
+      },
     });
     keeper = new LockKeeper({
       scheduler,

@@ -653,7 +653,7 @@ describe('HeartbeatScheduler: batches', () => {
     alone: string[];
     /** Finishes every batch and lone run started so far. */
     finishAll(): void;
-    add(subject: string, dueAt: number, batchable?: () => boolean): ScheduledTask<string>;
+    add(subject: string, dueAt: number, options?: { alone: boolean }): ScheduledTask<string>;
   }
 
   function batching(concurrency: number, batchSize: number): Batching {
@@ -665,13 +665,17 @@ describe('HeartbeatScheduler: batches', () => {
       gates.push(gate);
       return gate.promise;
     };
+    const loners = new Set<string>();
     const scheduler = new HeartbeatScheduler<string>({
       clock: systemClock,
       concurrency,
-      batchSize,
-      runBatch: (tasks) => {
-        batches.push(tasks.map((task) => task.subject ?? '?'));
-        return gated();
+      batches: {
+        size: batchSize,
+        canJoin: (task) => !loners.has(task.subject ?? '?'),
+        run: (tasks) => {
+          batches.push(tasks.map((task) => task.subject ?? '?'));
+          return gated();
+        },
       },
     });
     return {
@@ -679,13 +683,14 @@ describe('HeartbeatScheduler: batches', () => {
       batches,
       alone,
       finishAll: () => gates.splice(0).forEach((gate) => gate.resolve()),
-      add: (subject, dueAt, batchable = () => true) => {
+      add: (subject, dueAt, options = { alone: false }) => {
+        if (options.alone) loners.add(subject);
         const task = scheduler.createTask(
           () => {
             alone.push(subject);
             return gated();
           },
-          { limited: true, subject, batchable },
+          { limited: true, subject },
         );
         scheduler.schedule(task, dueAt);
         return task;
@@ -741,7 +746,7 @@ describe('HeartbeatScheduler: batches', () => {
     add('blocker', at(5));
     add('a', at(10));
     add('b', at(11));
-    add('solo', at(12), () => false);
+    add('solo', at(12), { alone: true });
     add('c', at(13));
     await advanceTo(20);
     for (let i = 0; i < 3; i++) {
@@ -770,15 +775,18 @@ describe('HeartbeatScheduler: batches', () => {
     const scheduler = new HeartbeatScheduler<string>({
       clock: systemClock,
       concurrency: 1,
-      batchSize: 25,
       logger,
-      runBatch: async (tasks) => {
-        ran.push(tasks.map((task) => task.subject ?? '?'));
-        throw new Error('broken batch');
+      batches: {
+        size: 25,
+        canJoin: () => true,
+        run: async (tasks) => {
+          ran.push(tasks.map((task) => task.subject ?? '?'));
+          throw new Error('broken batch');
+        },
       },
     });
-    for (const name of ['a', 'b']) scheduler.schedule(scheduler.createTask(() => undefined, { limited: true, subject: name, batchable: () => true }), at(10));
-    for (const name of ['c', 'd']) scheduler.schedule(scheduler.createTask(() => undefined, { limited: true, subject: name, batchable: () => true }), at(50));
+    for (const name of ['a', 'b']) scheduler.schedule(scheduler.createTask(() => undefined, { limited: true, subject: name }), at(10));
+    for (const name of ['c', 'd']) scheduler.schedule(scheduler.createTask(() => undefined, { limited: true, subject: name }), at(50));
     await advanceTo(100);
     expect(ran).toEqual([['a', 'b'], ['c', 'd']]);
     expect(error).toHaveBeenCalledTimes(2);
