@@ -31,6 +31,8 @@ export interface HoldOptions {
   readonly locks: number;
   /** Undefined: the library default. */
   readonly concurrency: number | undefined;
+  /** Undefined: the library default. */
+  readonly batchSize: number | undefined;
   readonly windowSeconds: number;
   readonly leaseDuration: number;
   readonly heartbeatPeriod: number;
@@ -43,6 +45,7 @@ export interface HoldOptions {
 export interface HoldResult {
   readonly locks: number;
   readonly concurrency: number;
+  readonly batchSize: number;
   readonly leaseMs: number;
   readonly heartbeatPeriodMs: number;
   readonly acquireSeconds: number;
@@ -81,14 +84,16 @@ function snapshotHeap(moment: string): void {
 export async function holdLocks(options: HoldOptions): Promise<HoldResult> {
   const { locks: n, leaseDuration: lease } = options;
   const concurrency = options.concurrency ?? CLIENT_DEFAULTS.heartbeatConcurrency;
+  const batchSize = options.batchSize ?? CLIENT_DEFAULTS.heartbeatBatchSize;
   const dynamoDB = benchDynamoDBClient(options.endpoint, Math.max(concurrency, options.acquireParallelism) + 16);
-  const tableName = `bench-heartbeat-${n}-${concurrency}-${randomUUID().slice(0, 8)}`;
+  const tableName = `bench-heartbeat-${n}-${concurrency}-${batchSize}-${randomUUID().slice(0, 8)}`;
   const client = new LockClient({
     dynamoDB,
     tableName,
     leaseDuration: lease,
     heartbeatPeriod: options.heartbeatPeriod,
     ...(options.concurrency === undefined ? {} : { heartbeatConcurrency: options.concurrency }),
+    ...(options.batchSize === undefined ? {} : { heartbeatBatchSize: options.batchSize }),
   });
   try {
     await client.createLockTable();
@@ -167,7 +172,7 @@ export async function holdLocks(options: HoldOptions): Promise<HoldResult> {
       }
     };
     const progress = setInterval(() => {
-      process.stderr.write(`heartbeat bench: ${n} locks, concurrency ${concurrency}: acquired ${Math.min(next, n)}, lost ${lost}\n`);
+      process.stderr.write(`heartbeat bench: ${n} locks, concurrency ${concurrency}, batch size ${batchSize}: acquired ${Math.min(next, n)}, lost ${lost}\n`);
     }, 10_000);
     try {
       await Promise.all(Array.from({ length: options.acquireParallelism }, acquireLoop));
@@ -181,7 +186,7 @@ export async function holdLocks(options: HoldOptions): Promise<HoldResult> {
     const heldAfterAcquire = n - lost;
 
     // The window.
-    const stopProfile = await startCpuProfile(`heartbeat-${n}-${concurrency}`);
+    const stopProfile = await startCpuProfile(`heartbeat-${n}-${concurrency}-${batchSize}`);
     inWindow = true;
     const cpuBefore = process.cpuUsage();
     windowStart = performance.now();
@@ -194,7 +199,7 @@ export async function holdLocks(options: HoldOptions): Promise<HoldResult> {
       if (now - lastReport >= 10_000) {
         const rate = (heartbeatsInWindow - lastCount) / ((now - lastReport) / 1000);
         process.stderr.write(
-          `heartbeat bench: ${n} locks, concurrency ${concurrency}: ${rate.toFixed(0)} heartbeats/s, max lag ${lags.max.toFixed(0)} ms, lost ${lost}\n`,
+          `heartbeat bench: ${n} locks, concurrency ${concurrency}, batch size ${batchSize}: ${rate.toFixed(0)} heartbeats/s, max lag ${lags.max.toFixed(0)} ms, lost ${lost}\n`,
         );
         lastReport = now;
         lastCount = heartbeatsInWindow;
@@ -236,6 +241,7 @@ export async function holdLocks(options: HoldOptions): Promise<HoldResult> {
     return {
       locks: n,
       concurrency,
+      batchSize,
       leaseMs: lease,
       heartbeatPeriodMs: options.heartbeatPeriod,
       acquireSeconds,

@@ -3,7 +3,7 @@
  * so that rows do not share heap, sockets or JIT state. Prints its result as
  * one JSON line on stdout; progress goes to stderr.
  *
- *   node --expose-gc --import tsx bench/heartbeat-worker.ts hold --endpoint URL --locks N [--concurrency C]
+ *   node --expose-gc --import tsx bench/heartbeat-worker.ts hold --endpoint URL --locks N [--concurrency C] [--batch-size B]
  *        [--seconds 40] [--lease 20000] [--period 5000] [--acquire-parallelism 128] [--budget-ms MS]
  *   node --expose-gc --import tsx bench/heartbeat-worker.ts limit --endpoint URL [--concurrencies 32,64,128,256]
  *        [--seconds-per-level 2.5] [--sustain-seconds 10] [--items 8192] [--lease 20000] [--budget-ms MS]
@@ -23,6 +23,7 @@ const { values, positionals } = parseArgs({
     endpoint: { type: 'string' },
     locks: { type: 'string' },
     concurrency: { type: 'string' },
+    'batch-size': { type: 'string' },
     seconds: { type: 'string', default: '40' },
     lease: { type: 'string', default: '20000' },
     period: { type: 'string', default: '5000' },
@@ -66,6 +67,7 @@ switch (positionals[0]) {
       endpoint,
       locks,
       concurrency: values.concurrency === undefined ? undefined : positive('concurrency', values.concurrency),
+      batchSize: values['batch-size'] === undefined ? undefined : positive('batch-size', values['batch-size']),
       windowSeconds: seconds,
       leaseDuration: lease,
       heartbeatPeriod: positive('period', values.period),

@@ -1,10 +1,12 @@
 /**
- * `npm run bench -- heartbeat [--locks 1000,10000,40000] [--seconds 40] [--concurrency default,1]`
+ * `npm run bench -- heartbeat [--locks 1000,10000,40000] [--seconds 40] [--setups default/default,default/1,1/1]`
  *
  * One process holds N locks (lease 20 s, heartbeat every 5 s) with background
  * heartbeats against the run's DynamoDB Local, for a window of `--seconds`
- * after all N are held, once per heartbeat concurrency: the library default
- * and 1 (the sequential loop of the Java client), side by side. Before the
+ * after all N are held, once per setup (heartbeat concurrency / batch size),
+ * side by side: the library's defaults, the same without batches (one
+ * UpdateItem per heartbeat), and 1/1, the sequential loop of the Java client.
+ * Before the
  * first row and after each one, the same DynamoDB Local is probed for how many
  * heartbeat-shaped conditional UpdateItem calls per second it serves to one
  * process making bare SDK calls: a few seconds at each of several
@@ -25,19 +27,29 @@ import type { HoldResult } from './heartbeat-hold.js';
 import type { LimitResult } from './heartbeat-limit.js';
 import type { Row } from './report.js';
 
+/** How the client heartbeats in one row; `undefined` is the library default. */
+export interface HeartbeatSetup {
+  readonly concurrency: number | undefined;
+  readonly batchSize: number | undefined;
+}
+
 export interface HeartbeatBenchOptions {
-  /** Locks held at once, one row per value and concurrency. @default [1000, 10000, 40000] */
+  /** Locks held at once, one row per value and setup. @default [1000, 10000, 40000] */
   readonly locks?: readonly number[] | undefined;
   /** Measurement window in seconds, after all locks are held. @default 40 (two leases) */
   readonly seconds?: number | undefined;
-  /** Heartbeat concurrencies; `undefined` is the library default. @default [undefined, 1] */
-  readonly concurrencies?: readonly (number | undefined)[] | undefined;
+  /** @default defaults, defaults without batches, and Java's sequential loop (1/1) */
+  readonly setups?: readonly HeartbeatSetup[] | undefined;
 }
 
 export const HEARTBEAT_DEFAULTS = Object.freeze({
   locks: [1_000, 10_000, 40_000] as readonly number[],
   seconds: 40,
-  concurrencies: [undefined, 1] as readonly (number | undefined)[],
+  setups: [
+    { concurrency: undefined, batchSize: undefined },
+    { concurrency: undefined, batchSize: 1 },
+    { concurrency: 1, batchSize: 1 },
+  ] as readonly HeartbeatSetup[],
 });
 
 const LEASE_MS = 20_000;
@@ -50,7 +62,7 @@ const ACQUIRE_PARALLELISM = 64;
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const WORKER = fileURLToPath(new URL('./heartbeat-worker.ts', import.meta.url));
 
-/** Parses `--locks 1000,10000` and `--concurrency default,1,128`. */
+/** Parses `--locks 1000,10000`. */
 export function parseList(text: string, name: string): number[] {
   return text.split(',').map((part) => {
     const value = Number(part.trim().replaceAll('_', ''));
@@ -59,14 +71,22 @@ export function parseList(text: string, name: string): number[] {
   });
 }
 
-export function parseConcurrencies(text: string): (number | undefined)[] {
-  return text.split(',').map((part) => (part.trim() === 'default' ? undefined : (parseList(part, 'concurrency')[0] as number)));
+/** Parses `--setups default/default,16/25,1/1` (heartbeat concurrency / batch size). */
+export function parseSetups(text: string): HeartbeatSetup[] {
+  const value = (part: string): number | undefined => (part.trim() === 'default' ? undefined : (parseList(part, 'setups')[0] as number));
+  return text.split(',').map((setup) => {
+    const [concurrency, batchSize, ...rest] = setup.split('/');
+    if (concurrency === undefined || batchSize === undefined || rest.length > 0) {
+      throw new Error(`--setups: expected concurrency/batchSize pairs such as default/default or 1/1, got "${setup}"`);
+    }
+    return { concurrency: value(concurrency), batchSize: value(batchSize) };
+  });
 }
 
 export async function benchHeartbeat(endpoint: string, options: HeartbeatBenchOptions = {}): Promise<Row[]> {
   const locks = options.locks ?? HEARTBEAT_DEFAULTS.locks;
   const seconds = options.seconds ?? HEARTBEAT_DEFAULTS.seconds;
-  const concurrencies = options.concurrencies ?? HEARTBEAT_DEFAULTS.concurrencies;
+  const setups = options.setups ?? HEARTBEAT_DEFAULTS.setups;
 
   const measureLimit = async (): Promise<LimitResult> =>
     (await runWorker(
@@ -88,7 +108,7 @@ export async function benchHeartbeat(endpoint: string, options: HeartbeatBenchOp
   const probes: LimitResult[] = [await measureLimit()];
   const rows: Row[] = [];
   for (const n of locks) {
-    for (const concurrency of concurrencies) {
+    for (const { concurrency, batchSize } of setups) {
       // Acquiring is slow when the locks need more heartbeats than the server gives: while the
       // heartbeats are behind, the client lets only a few acquisitions through (heartbeats first).
       const budgetMs = 120_000 + seconds * 1000 + n * 15;
@@ -98,6 +118,7 @@ export async function benchHeartbeat(endpoint: string, options: HeartbeatBenchOp
           '--endpoint', endpoint,
           '--locks', String(n),
           ...(concurrency === undefined ? [] : ['--concurrency', String(concurrency)]),
+          ...(batchSize === undefined ? [] : ['--batch-size', String(batchSize)]),
           '--seconds', String(seconds),
           '--lease', String(LEASE_MS),
           '--period', String(HEARTBEAT_PERIOD_MS),
@@ -109,7 +130,7 @@ export async function benchHeartbeat(endpoint: string, options: HeartbeatBenchOp
       const before = probes.at(-1) as LimitResult;
       const after = await measureLimit();
       probes.push(after);
-      rows.push(holdRow(result, betterProbe(before, after), concurrency === undefined));
+      rows.push(holdRow(result, betterProbe(before, after), concurrency === undefined && batchSize === undefined));
     }
   }
   return [...rows, ...probes.map(probeRow)];
@@ -134,6 +155,7 @@ function holdRow(r: HoldResult, limit: ServerLimit, isDefault: boolean): Row {
     client: isDefault ? 'dynamodb-lock (default)' : 'dynamodb-lock',
     locks: r.locks,
     concurrency: r.concurrency,
+    batchSize: r.batchSize,
     seconds: round(r.windowSeconds),
     // Only a lock's first heartbeat is jittered early (src/heartbeat/lock-keeper.ts): one per period after that.
     neededPerSecond: round(r.locks / (HEARTBEAT_PERIOD_MS / 1000)),
@@ -159,6 +181,7 @@ function probeRow(probe: LimitResult): Row {
     client: 'plain SDK UpdateItem',
     locks: sustained.items,
     concurrency: sustained.concurrency,
+    batchSize: 1,
     seconds: sustained.seconds,
     neededPerSecond: '-',
     heartbeatsPerSecond: round(sustained.callsPerSecond),

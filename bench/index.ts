@@ -1,12 +1,12 @@
 /**
  * `npm run bench -- [acquire] [--cycles N] [--json]`: benchmarks against an
  * embedded DynamoDB Local. Not part of the test suite.
- * `npm run bench -- heartbeat [--locks 1000,10000,40000] [--seconds 40] [--concurrency default,1]`: see bench/heartbeat.ts.
+ * `npm run bench -- heartbeat [--locks 1000,10000,40000] [--seconds 40] [--setups default/default,default/1,1/1]`: see bench/heartbeat.ts.
  */
 import { parseArgs } from 'node:util';
 import { startDynamoDBLocal } from '../integration/support/dynamodb-local.js';
 import { benchAcquireRelease } from './acquire-release.js';
-import { benchHeartbeat, parseConcurrencies, parseList } from './heartbeat.js';
+import { benchHeartbeat, parseList, parseSetups } from './heartbeat.js';
 import { printRows, type Row } from './report.js';
 
 const BENCHMARKS: Record<string, (endpoint: string, cycles: number) => Promise<Row[]>> = {
@@ -15,7 +15,7 @@ const BENCHMARKS: Record<string, (endpoint: string, cycles: number) => Promise<R
     benchHeartbeat(endpoint, {
       locks: values.locks === undefined ? undefined : parseList(values.locks, 'locks'),
       seconds: values.seconds === undefined ? undefined : (parseList(values.seconds, 'seconds')[0] as number),
-      concurrencies: values.concurrency === undefined ? undefined : parseConcurrencies(values.concurrency),
+      setups: values.setups === undefined ? undefined : parseSetups(values.setups),
     }),
 };
 
@@ -27,7 +27,7 @@ const { values, positionals } = parseArgs({
     // heartbeat
     locks: { type: 'string' },
     seconds: { type: 'string' },
-    concurrency: { type: 'string' },
+    setups: { type: 'string' },
   },
 });
 const names = positionals.length > 0 ? positionals : Object.keys(BENCHMARKS);
