@@ -41,6 +41,8 @@ function batchedKeys(recorder: RecordingDynamoDB): string[] {
 it('batched heartbeats keep every lock across three leases and leave the heartbeat UpdateItem\'s item', async () => {
   const { client, recorder } = batchingClient('batcher');
   const events = recordEvents(client);
+  const written = new Set<string>(); // RVNs as each confirmed heartbeat left them
+  client.on('heartbeat', ({ lock }) => written.add(lock.recordVersionNumber));
   const keys = Array.from({ length: 40 }, (_, i) => `batch-${i}`);
   const locks = await acquireAll(client, keys);
   const firstRvns = locks.map((lock) => lock.recordVersionNumber);
@@ -55,15 +57,22 @@ it('batched heartbeats keep every lock across three leases and leave the heartbe
   expect(batches.some((command) => (command.input['Statements'] as unknown[]).length > 1)).toBe(true);
   expect(new Set(batchedKeys(recorder)).size).toBeGreaterThan(keys.length / 2);
 
-  // In the table each item is what a heartbeat UpdateItem leaves: the new RVN and the lease, nothing else.
+  // In the table each item is what a heartbeat UpdateItem leaves: the lease and a new RVN that this
+  // client's heartbeats wrote, nothing else. Heartbeats go on meanwhile: an RVN read from the table may
+  // belong to a heartbeat whose reply is still on its way, so membership is checked a moment later.
+  const stored: { key: string; rvn: string | undefined }[] = [];
   for (const lock of locks) {
-    expect(await bed.item(lock.partitionKey)).toEqual({
+    const item = await bed.item(lock.partitionKey);
+    expect(item).toEqual({
       key: { S: lock.partitionKey },
       ownerName: { S: 'batcher' },
-      recordVersionNumber: { S: lock.recordVersionNumber },
+      recordVersionNumber: { S: expect.any(String) },
       leaseDuration: { S: String(LEASE_MS) },
     });
+    stored.push({ key: lock.partitionKey, rvn: item?.['recordVersionNumber']?.S });
   }
+  await sleep(500);
+  expect(stored.filter(({ rvn }) => rvn === undefined || !written.has(rvn))).toEqual([]);
   const released = await Promise.all(locks.map((lock) => lock.release()));
   expect(released.filter((ok) => !ok)).toEqual([]);
 }, 30_000);

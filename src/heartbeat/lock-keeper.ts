@@ -77,6 +77,8 @@ export class LockKeeper {
   readonly #options: LockKeeperOptions;
   readonly #random: () => number;
   readonly #roundTrip = new RoundTripEstimate();
+  /** Apart from single heartbeats: a batch takes longer, and would make a lone heartbeat look slower than it is. */
+  readonly #batchRoundTrip = new RoundTripEstimate();
   readonly #deadlines: SharedDeadlines;
 
   constructor(options: LockKeeperOptions) {
@@ -194,7 +196,7 @@ export class LockKeeper {
   async beatBatch(tasks: readonly ScheduledTask<HeldLock>[]): Promise<void> {
     const { clock, hooks, heartbeatPeriod } = this.#options;
     const startedAt = clock.now();
-    const roundTrip = this.#roundTrip.estimate();
+    const roundTrip = this.#batchRoundTrip.estimate();
     const batch: { held: HeldLock; lagMs: number }[] = [];
     let safeFor = heartbeatPeriod;
     for (const task of tasks) {
@@ -216,10 +218,13 @@ export class LockKeeper {
         batch.map(({ held }) => held),
         attempt.signal,
       );
+    } catch (error) {
+      // Not expected; but a lock left without a scheduled heartbeat would only ever expire.
+      outcomes = batch.map(() => ({ error }));
     } finally {
       attempt.clear();
     }
-    this.#roundTrip.add(clock.now() - startedAt);
+    this.#batchRoundTrip.add(clock.now() - startedAt);
     batch.forEach(({ held, lagMs }, i) => {
       const outcome = outcomes[i];
       if (outcome === 'confirmed') {
@@ -230,7 +235,7 @@ export class LockKeeper {
       if (held.state !== 'held') return;
       held.retriesAlone = true;
       if (outcome === 'unbatchable' || outcome === undefined) {
-        // Not sent: on its own at once, still as overdue as it was.
+        // Not sent (or, past the end of the outcomes, not known to be): on its own at once, still as overdue as it was.
         this.#scheduleHeartbeat(held, { retryAt: startedAt - lagMs });
         return;
       }
