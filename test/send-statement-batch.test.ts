@@ -1,0 +1,75 @@
+/**
+ * Each statement of a batch that failed is reported as the error a single
+ * call would have thrown, so that the lock logic sorts it the same way: a
+ * refused condition loses the lock (and names the holder), throttling is
+ * retried and certainly not applied, a server error may have been applied.
+ */
+import type { BatchExecuteStatementCommandOutput, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { describe, expect, it } from '@jest/globals';
+import {
+  isConditionalCheckFailed,
+  isThrottling,
+  isTransient,
+  isValidationError,
+  itemOfFailedCondition,
+  wasRefusedUnapplied,
+} from '../src/dynamodb-errors.js';
+import { StatementFailedError, sendStatementBatch } from '../src/send-statement-batch.js';
+
+const STATEMENT = { Statement: 'UPDATE "locks" SET "leaseDuration" = ? WHERE "key" = ?', Parameters: [{ S: '1' }, { S: 'k' }] };
+
+/** A DynamoDB client whose every call answers with `responses` (DynamoDB Local cannot be made to throttle one statement). */
+function answering(responses: BatchExecuteStatementCommandOutput['Responses']): Pick<DynamoDBClient, 'send'> {
+  return { send: (async () => ({ Responses: responses, $metadata: {} })) as unknown as DynamoDBClient['send'] };
+}
+
+describe('StatementFailedError', () => {
+  it('a refused condition reads as ConditionalCheckFailedException and carries the item as it was', () => {
+    const item = { key: { S: 'k' }, ownerName: { S: 'thief' } };
+    const error = new StatementFailedError('ConditionalCheckFailed', 'The conditional request failed', item);
+    expect(isConditionalCheckFailed(error)).toBe(true);
+    expect(itemOfFailedCondition(error)).toBe(item);
+    expect(wasRefusedUnapplied(error)).toBe(true);
+    expect(isTransient(error)).toBe(false);
+  });
+
+  it.each(['ProvisionedThroughputExceeded', 'ThrottlingError', 'RequestLimitExceeded'])('%s is throttling: retried, and certainly not applied', (code) => {
+    const error = new StatementFailedError(code, undefined, undefined);
+    expect([isThrottling(error), isTransient(error), wasRefusedUnapplied(error)]).toEqual([true, true, true]);
+  });
+
+  it('a server error is retried, and may have been applied', () => {
+    const error = new StatementFailedError('InternalServerError', 'oops', undefined);
+    expect([isTransient(error), wasRefusedUnapplied(error)]).toEqual([true, false]);
+  });
+
+  it('an unknown code is taken as a server error, so the write counts as possibly applied', () => {
+    const error = new StatementFailedError('SomethingNew', undefined, undefined);
+    expect([error.name, isTransient(error), wasRefusedUnapplied(error)]).toEqual(['SomethingNew', true, false]);
+  });
+
+  it('a validation error reads as ValidationException, the message kept', () => {
+    const error = new StatementFailedError('ValidationError', 'bad statement', undefined);
+    expect(isValidationError(error)).toBe(true);
+    expect(error.message).toBe('bad statement');
+    expect(error).toBeInstanceOf(Error);
+  });
+});
+
+describe('sendStatementBatch', () => {
+  it('reports each statement in order: undefined where applied, its error where not', async () => {
+    const outcomes = await sendStatementBatch(
+      answering([{ TableName: 'locks' }, { Error: { Code: 'ConditionalCheckFailed', Message: 'no', Item: { key: { S: 'b' } } } }, {}]),
+      [STATEMENT, STATEMENT, STATEMENT],
+      new AbortController().signal,
+    );
+    expect(outcomes.map((outcome) => outcome?.name)).toEqual([undefined, 'ConditionalCheckFailedException', undefined]);
+    expect(itemOfFailedCondition(outcomes[1])).toEqual({ key: { S: 'b' } });
+  });
+
+  it('a statement the reply says nothing about counts as possibly applied', async () => {
+    const outcomes = await sendStatementBatch(answering([{}]), [STATEMENT, STATEMENT], new AbortController().signal);
+    expect(outcomes[0]).toBeUndefined();
+    expect([isTransient(outcomes[1]), wasRefusedUnapplied(outcomes[1])]).toEqual([true, false]);
+  });
+});
