@@ -737,7 +737,11 @@ describe('the background heartbeat survives a lock destroyed under it', () => {
     expect(survivor.state).toBe('held');
     expect(client.hasLock(survivorKey)).toBe(true);
     expect(client.hasLock(victimKey)).toBe(false);
-    expect((await rawItem(hashTable, { key: { S: survivorKey } }))?.['recordVersionNumber']?.S).toBe(survivor.recordVersionNumber);
+    // Heartbeats go on: a read may see a write whose reply has not arrived yet, so read until both agree.
+    const survivorRvnInTable = async (): Promise<string | undefined> => (await rawItem(hashTable, { key: { S: survivorKey } }))?.['recordVersionNumber']?.S;
+    await waitUntil('the table holds the survivor\'s last RVN', async () => (await survivorRvnInTable()) === survivor.recordVersionNumber, {
+      timeoutMs: 2 * HEARTBEAT,
+    });
     // The client never wrote over what the saboteur left.
     expect(await rawItem(hashTable, { key: { S: victimKey } })).toEqual(afterSabotage);
     await expect(victim.sendHeartbeat()).rejects.toBeInstanceOf(LockLostError);

@@ -16,7 +16,7 @@ import type { Lock, LockClient } from '../src/index.js';
 import { LockLostError } from '../src/index.js';
 import { useLockTestBed } from './support/lock-test-bed-hook.js';
 import { recordEvents } from './support/lock-events.js';
-import { recording, sleep, waitUntil, type RecordingDynamoDB } from './support/test-locks.js';
+import { LockTestBed, recording, sleep, waitUntil, type RecordingDynamoDB } from './support/test-locks.js';
 
 const LEASE_MS = 3_000;
 const HEARTBEAT_MS = 1_000;
@@ -126,4 +126,30 @@ it('a table that refuses batches gets one UpdateItem per heartbeat from then on,
   expect(events.of('heartbeatError')).toEqual([]);
   expect(events.of('lost')).toEqual([]);
   expect(locks.filter((lock, i) => lock.state !== 'held' || lock.recordVersionNumber === firstRvns[i])).toEqual([]);
+}, 20_000);
+
+it('on a table with a sort key, batched heartbeats renew the locks of one partition key each by its own sort key', async () => {
+  const sorted = new LockTestBed('hb-batch-sk', { partitionKeyName: 'pk', sortKeyName: 'sk' });
+  try {
+    await sorted.createTable();
+    const recorder = recording(sorted.dynamoDBClient('sorted'));
+    const client = sorted.client(
+      { ownerName: 'sorted', leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS, heartbeatConcurrency: 1 },
+      recorder.dynamoDB,
+    );
+    const events = recordEvents(client);
+    const locks = await Promise.all(Array.from({ length: 20 }, (_, i) => client.acquireLock('jobs', { sortKey: `part-${i}` })));
+    const firstRvns = locks.map((lock) => lock.recordVersionNumber);
+
+    await sleep(2.5 * HEARTBEAT_MS);
+
+    expect(recorder.named('BatchExecuteStatementCommand').length).toBeGreaterThan(0);
+    expect(events.of('lost')).toEqual([]);
+    expect(events.of('heartbeatError')).toEqual([]);
+    expect(locks.filter((lock, i) => lock.state !== 'held' || lock.recordVersionNumber === firstRvns[i]).map((lock) => lock.sortKey)).toEqual([]);
+    const released = await Promise.all(locks.map((lock) => lock.release()));
+    expect(released.filter((ok) => !ok)).toEqual([]);
+  } finally {
+    await sorted.dispose();
+  }
 }, 20_000);
