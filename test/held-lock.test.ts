@@ -142,4 +142,19 @@ describe('HeldLock', () => {
     await expect(syncFailed).rejects.toBe(boom);
     await expect(lock.exclusive(async () => 3)).resolves.toBe(3);
   });
+
+  it('writing: from the moment a write is queued until the last one settles, failed ones included', async () => {
+    const lock = heldLock();
+    expect(lock.writing).toBe(false);
+    let releaseFirst!: () => void;
+    const first = lock.exclusive(() => new Promise<void>((resolve) => (releaseFirst = resolve)));
+    const second = lock.exclusive(() => Promise.reject(new Error('refused')));
+    expect(lock.writing).toBe(true); // queued, not yet started
+    for (let i = 0; i < 10; i++) await Promise.resolve();
+    releaseFirst();
+    await first;
+    expect(lock.writing).toBe(true); // the second is still to run
+    await expect(second).rejects.toThrow('refused');
+    expect(lock.writing).toBe(false);
+  });
 });
