@@ -2,7 +2,8 @@
  * Heartbeats whose outcome the holder cannot know: the write reached
  * DynamoDB and was applied, but the reply was lost. The table then holds an
  * RVN the holder never saw confirmed; its next write must accept it, or the
- * holder would lose a lock nobody else has.
+ * holder would lose a lock nobody else has. The same for a batch of
+ * heartbeats: every lock in it.
  */
 import { describe, expect, it } from '@jest/globals';
 import type { Lock, LockClient } from '../src/index.js';
@@ -160,5 +161,55 @@ describe('many heartbeats with unknown outcome in a row (a long outage within a 
 
     await lock.sendHeartbeat();
     expect(await faults.bed.rvn('outage')).toBe(lock.recordVersionNumber);
+  }, 20_000);
+});
+
+describe('a batch of heartbeats applied by DynamoDB whose reply was lost', () => {
+  const isBatch = (request: ProxiedRequest): boolean => operationOf(request) === 'BatchExecuteStatement';
+  interface SentBatch {
+    Statements: { Parameters: { S?: string }[] }[];
+  }
+  /** Per statement of a batch request: the lock's partition key and the RVN it writes (parameters 3 and 2). */
+  const writesOf = (request: ProxiedRequest): { key: string; newRvn: string }[] =>
+    (JSON.parse(request.body.toString('utf8')) as SentBatch).Statements.map((statement) => ({
+      key: statement.Parameters[2]?.S ?? '?',
+      newRvn: statement.Parameters[1]?.S ?? '?',
+    }));
+  /** Every string a later write of the lock offered: single heartbeats' values and batched statements' parameters. */
+  const offeredLater = (network: ProxiedDynamoDB, after: number, key: string): string[] =>
+    network.proxy.exchanges
+      .filter((e) => e.request.seq > after)
+      .flatMap((e) => {
+        if (isUpdateItem(e.request)) {
+          const { Key } = JSON.parse(e.request.body.toString('utf8')) as { Key?: { key?: { S?: string } } };
+          return Key?.key?.S === key ? stringValuesOf(e.request) : [];
+        }
+        if (!isBatch(e.request)) return [];
+        const statements = (JSON.parse(e.request.body.toString('utf8')) as SentBatch).Statements;
+        return statements.filter((statement) => statement.Parameters[2]?.S === key).flatMap((statement) => statement.Parameters.map((p) => p.S ?? ''));
+      });
+
+  it('costs none of its locks: each lock\'s next write accepts the RVN the lost reply would have confirmed', async () => {
+    const network = await faults.proxied('batch-reply-lost');
+    // One request in flight at a time, so that heartbeats due meanwhile form batches.
+    const client = faults.bed.client(
+      { ownerName: 'batch-reply-lost', leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS, heartbeatConcurrency: 1 },
+      network.dynamoDB,
+    );
+    const events = recordEvents(client);
+    const locks = await Promise.all(Array.from({ length: 20 }, (_, i) => client.acquireLock(`batch-lost-${i}`)));
+    const dropped = await within(network.proxy.dropNextReply(isBatch), 5_000, 'a batch whose reply is dropped');
+    expect(dropped.swallowedStatusLine).toMatch(/^HTTP\/1\.1 200 /);
+    const lostWrites = writesOf(dropped.request);
+    expect(lostWrites.length).toBeGreaterThan(1);
+
+    await sleep(LEASE_MS); // a whole lease: every lock of the dropped batch heartbeated again since
+    expect(events.of('lost')).toEqual([]);
+    expect(locks.filter((lock) => lock.state !== 'held').map((lock) => lock.partitionKey)).toEqual([]);
+    for (const { key, newRvn } of lostWrites) {
+      expect(offeredLater(network, dropped.request.seq, key)).toContain(newRvn);
+    }
+    const released = await Promise.all(locks.map((lock) => lock.release()));
+    expect(released.filter((ok) => !ok)).toEqual([]);
   }, 20_000);
 });
