@@ -20,6 +20,7 @@ export {
 } from './options.js';
 export type { MonotonicClock } from './clock.js';
 export * from './errors.js';
+export { StatementFailedError } from './send-statement-batch.js';
 export {
   LeaderElection,
   ELECTION_DEFAULTS,

@@ -14,6 +14,7 @@ import {
   itemOfFailedCondition,
   wasRefusedUnapplied,
 } from '../src/dynamodb-errors.js';
+import { StatementFailedError as PublicStatementFailedError } from '../src/index.js';
 import { StatementFailedError, sendStatementBatch } from '../src/send-statement-batch.js';
 
 const STATEMENT = { Statement: 'UPDATE "locks" SET "leaseDuration" = ? WHERE "key" = ?', Parameters: [{ S: '1' }, { S: 'k' }] };
@@ -53,6 +54,10 @@ describe('StatementFailedError', () => {
     expect(isValidationError(error)).toBe(true);
     expect(error.message).toBe('bad statement');
     expect(error).toBeInstanceOf(Error);
+  });
+
+  it('is the class the package exports, for instanceof checks on heartbeatError events', () => {
+    expect(new StatementFailedError('ThrottlingError', undefined, undefined)).toBeInstanceOf(PublicStatementFailedError);
   });
 });
 
