@@ -10,7 +10,7 @@ export interface CheckOptions {
   readonly pollMs: number;
   /** Allowance beyond lease + poll for a takeover (see RELIABILITY.md). */
   readonly marginMs: number;
-  /** When the driver stopped: a key still unavailable then counts until here. */
+  /** When the driver stopped: a key someone still asked for then counts as unavailable until here. */
   readonly endNs: bigint;
 }
 
@@ -81,15 +81,24 @@ export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptio
   /** When each acquisition's caller started asking for the key, by worker + RVN. */
   const askedAt = new Map<string, bigint>();
   const asking = new Map<string, bigint>(); // by worker + key: the latest acquireLock call
+  /** Every acquireLock call, by key and by worker, in log order: who asked for a key that nobody got again, and until when. */
+  const asksByKey = new Map<string, { worker: string; atNs: bigint }[]>();
+  const asksByWorker = new Map<string, bigint[]>();
+  const killsByWorker = new Map<string, bigint[]>();
   /** Each worker's SIGSTOP pauses, [stopped, resumed); a pause not resumed lasts to the end. */
   const pauses = new Map<string, { from: bigint; to: bigint }[]>();
   let acts = 0;
 
   for (const event of events) {
     switch (event.type) {
-      case 'wanting':
+      case 'wanting': {
         asking.set(`${event.worker} ${event.key}`, BigInt(event.atNs));
+        const asks = asksByKey.get(event.key) ?? [];
+        asks.push({ worker: event.worker, atNs: BigInt(event.atNs) });
+        asksByKey.set(event.key, asks);
+        asksByWorker.set(event.worker, [...(asksByWorker.get(event.worker) ?? []), BigInt(event.atNs)]);
         break;
+      }
       case 'acquired': {
         const asked = asking.get(`${event.worker} ${event.key}`);
         if (asked !== undefined) askedAt.set(`${event.worker} ${event.rvn}`, asked);
@@ -123,6 +132,7 @@ export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptio
       case 'stop':
         processFaults[event.type]++;
         faults.push({ worker: event.worker, fault: event.type, atNs: BigInt(event.atNs) });
+        if (event.type === 'kill') killsByWorker.set(event.worker, [...(killsByWorker.get(event.worker) ?? []), BigInt(event.atNs)]);
         if (event.type === 'stop') {
           const list = pauses.get(event.worker) ?? [];
           list.push({ from: BigInt(event.atNs), to: options.endNs });
@@ -180,11 +190,33 @@ export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptio
       for (const other of byKey.get(hold.key) ?? []) {
         if (other.startNs > fault.atNs && (next === undefined || other.startNs < next.startNs)) next = other;
       }
-      const asked = next === undefined ? undefined : askedAt.get(`${next.worker} ${next.rvn}`);
-      const from = asked !== undefined && asked > fault.atNs ? asked : fault.atNs;
-      const until = next?.startNs ?? options.endNs;
-      // A waiter the driver paused cannot take anything over: its paused time is not the lock's delay.
-      const paused = next === undefined ? 0n : pausedWithin(pauses.get(next.worker) ?? [], from, until);
+      let from: bigint;
+      let until: bigint;
+      let paused: bigint;
+      if (next !== undefined) {
+        const asked = askedAt.get(`${next.worker} ${next.rvn}`);
+        from = asked !== undefined && asked > fault.atNs ? asked : fault.atNs;
+        until = next.startNs;
+        // A waiter the driver paused cannot take anything over: its paused time is not the lock's delay.
+        paused = pausedWithin(pauses.get(next.worker) ?? [], from, until);
+      } else {
+        // Nobody held the key again. It was unavailable only to those who asked for it after the
+        // fault, each from its ask until it gave up (its next ask, for any key), was killed, or the
+        // run ended: the longest such wait counts.
+        const waits = (asksByKey.get(hold.key) ?? [])
+          .filter((ask) => ask.atNs > fault.atNs && ask.worker !== fault.worker)
+          .map((ask) => {
+            const after = (times: readonly bigint[] | undefined): bigint => (times ?? []).find((at) => at > ask.atNs) ?? options.endNs;
+            const end = [after(asksByWorker.get(ask.worker)), after(killsByWorker.get(ask.worker)), options.endNs].reduce((a, b) => (b < a ? b : a));
+            return { from: ask.atNs, until: end, paused: pausedWithin(pauses.get(ask.worker) ?? [], ask.atNs, end) };
+          });
+        const longest = waits.reduce<(typeof waits)[number] | undefined>(
+          (w, x) => (w === undefined || x.until - x.from - x.paused > w.until - w.from - w.paused ? x : w),
+          undefined,
+        );
+        if (longest === undefined) continue;
+        ({ from, until, paused } = longest);
+      }
       unavailabilities.push({
         key: hold.key,
         worker: fault.worker,

@@ -78,6 +78,34 @@ describe('the chaos checker', () => {
     expect(report.slowTakeovers.map((u) => [u.worker, u.ms])).toEqual([['b', 3_500]]);
   });
 
+  it('measures nothing for a key that nobody asks for again after its holder died', () => {
+    const events: ChaosEvent[] = [
+      { type: 'acquired', worker: 'a', key: 'k', rvn: 'r1', atNs: s(1) },
+      { type: 'kill', worker: 'a', atNs: s(2) },
+      { type: 'wanting', worker: 'b', key: 'other', atNs: s(3) },
+    ];
+    const report = checkChaosLog(events, CHECK);
+    expect(report.slowTakeovers).toEqual([]);
+    expect(report.worstUnavailability).toBeUndefined();
+  });
+
+  it('counts a key nobody got again for as long as someone asked for it in vain', () => {
+    const events: ChaosEvent[] = [
+      { type: 'acquired', worker: 'a', key: 'k', rvn: 'r1', atNs: s(1) },
+      { type: 'kill', worker: 'a', atNs: s(2) },
+      // b asks at 3 s and gives up at 7 s (its next ask is for another key); c asks at 98 s, until the
+      // run ends at 100 s; d asks at 10 s and is killed at 11 s. The longest wait in vain counts.
+      { type: 'wanting', worker: 'b', key: 'k', atNs: s(3) },
+      { type: 'wanting', worker: 'b', key: 'other', atNs: s(7) },
+      { type: 'acquired', worker: 'b', key: 'other', rvn: 'r2', atNs: s(7.1) },
+      { type: 'wanting', worker: 'd', key: 'k', atNs: s(10) },
+      { type: 'kill', worker: 'd', atNs: s(11) },
+      { type: 'wanting', worker: 'c', key: 'k', atNs: s(98) },
+    ];
+    const report = checkChaosLog(events, CHECK);
+    expect(report.slowTakeovers).toEqual([{ key: 'k', worker: 'a', fault: 'kill', ms: 4_000, reacquired: false }]);
+  });
+
   it('judges only checked instants: an acquisition in which no check passed overlaps nothing', () => {
     const events: ChaosEvent[] = [
       { type: 'acquired', worker: 'a', key: 'k', rvn: 'r1', atNs: s(1) },
