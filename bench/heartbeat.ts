@@ -6,10 +6,9 @@
  * after all N are held, once per setup (heartbeat concurrency / batch size),
  * side by side: the library's defaults, the same without batches (one
  * UpdateItem per heartbeat), and 1/1, the sequential loop of the Java client.
- * Before the
- * first row and after each one, the same DynamoDB Local is probed for how many
- * heartbeat-shaped conditional UpdateItem calls per second it serves to one
- * process making bare SDK calls: a few seconds at each of several
+ * Before the first row and after each one, the same DynamoDB Local is probed
+ * for how many heartbeat-shaped conditional UpdateItem calls per second it
+ * serves to one process making bare SDK calls: a few seconds at each of several
  * concurrencies, then the best of them for as long as a row's window. A row's
  * `serverLimitPerSecond` is the better of the sustained probes just before and
  * after it; `serverPeakPerSecond`, the best short level of the two, is shown

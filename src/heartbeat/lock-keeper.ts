@@ -210,7 +210,10 @@ export class LockKeeper {
       batch.push({ held, lagMs: Math.max(0, startedAt - task.dueAt) });
       safeFor = Math.min(safeFor, safe);
     }
-    if (batch.length === 0) return;
+    const [first, ...others] = batch;
+    if (first === undefined) return;
+    // The others were given up: what is left goes as a lone heartbeat does, Java's UpdateItem.
+    if (others.length === 0) return this.#beat(first.held);
     const attempt = this.#deadlines.deadline(safeFor);
     let outcomes: BatchHeartbeatOutcome[];
     try {

@@ -8,6 +8,7 @@
  * its own; other clients, Java's included, only ever see the item.
  */
 import type { AttributeValue, BatchStatementRequest } from '@aws-sdk/client-dynamodb';
+import { InvalidArgumentError } from '../errors.js';
 import { LockAttribute, type LockTable } from './attributes.js';
 import { formatLeaseDuration } from './codec.js';
 import { validateLockKey } from './limits.js';
@@ -33,7 +34,9 @@ export function buildHeartbeatStatement(
   held: HeldLockState,
   options: Pick<HeartbeatRequestOptions, 'newRecordVersionNumber' | 'leaseDurationMs' | 'refuseReleased'>,
 ): BatchStatementRequest {
-  if (!canBatchHeartbeats(table)) throw new Error(`cannot quote the key names of table ${table.tableName} in PartiQL`);
+  if (!canBatchHeartbeats(table)) {
+    throw new InvalidArgumentError('INVALID_OPTION', `cannot quote the key names of table ${table.tableName} in PartiQL`);
+  }
   validateLockKey(table, held);
   const parameters: AttributeValue[] = [
     { S: formatLeaseDuration(options.leaseDurationMs) },

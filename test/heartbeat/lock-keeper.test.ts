@@ -28,10 +28,10 @@ interface Harness {
   outcomes: Array<'ok' | Error>;
 }
 
-function harness(options: { random?: number; backgroundHeartbeats?: boolean; sessionSafeTime?: number } = {}): Harness {
-  const scheduler = new HeartbeatScheduler<HeldLock>({ clock: systemClock, concurrency: 4 });
-  const held = new HeldLock({
-    key: { partitionKey: 'job' },
+/** A lock just acquired (its last confirmed write is now), with the test's lease and margin. */
+function newHeldLock(partitionKey: string): HeldLock {
+  return new HeldLock({
+    key: { partitionKey },
     ownerName: 'me',
     recordVersionNumber: 'rvn-0',
     leaseDurationMs: LEASE,
@@ -41,6 +41,11 @@ function harness(options: { random?: number; backgroundHeartbeats?: boolean; ses
     deleteLockOnRelease: true,
     safetyMarginMs: MARGIN,
   });
+}
+
+function harness(options: { random?: number; backgroundHeartbeats?: boolean; sessionSafeTime?: number } = {}): Harness {
+  const scheduler = new HeartbeatScheduler<HeldLock>({ clock: systemClock, concurrency: 4 });
+  const held = newHeldLock('job');
   if (options.sessionSafeTime !== undefined) {
     held.sessionMonitor = { safeTimeWithoutHeartbeat: options.sessionSafeTime, callback: jest.fn(), fired: false };
   }
@@ -357,17 +362,7 @@ describe('session monitor', () => {
       },
     });
     for (let i = 0; i < 1_000; i++) {
-      const held = new HeldLock({
-        key: { partitionKey: `job-${i}` },
-        ownerName: 'me',
-        recordVersionNumber: 'rvn',
-        leaseDurationMs: LEASE,
-        lookupTime: performance.now(),
-        data: undefined,
-        additionalAttributes: {},
-        deleteLockOnRelease: true,
-        safetyMarginMs: MARGIN,
-      });
+      const held = newHeldLock(`job-${i}`);
       held.sessionMonitor = { safeTimeWithoutHeartbeat: 2_000, callback: undefined, fired: false };
       keeper.track(held);
     }
@@ -437,21 +432,7 @@ describe('batches', () => {
       },
       random: () => 0,
     });
-    const helds = Array.from(
-      { length: count },
-      (_, i) =>
-        new HeldLock({
-          key: { partitionKey: `lock-${i}` },
-          ownerName: 'me',
-          recordVersionNumber: 'rvn-0',
-          leaseDurationMs: LEASE,
-          lookupTime: performance.now(),
-          data: undefined,
-          additionalAttributes: {},
-          deleteLockOnRelease: true,
-          safetyMarginMs: MARGIN,
-        }),
-    );
+    const helds = Array.from({ length: count }, (_, i) => newHeldLock(`lock-${i}`));
     for (const held of helds) keeper.track(held);
     return { helds, hooks, next, scheduler };
   }
@@ -517,6 +498,17 @@ describe('batches', () => {
     expect(hooks.heartbeatFailed).not.toHaveBeenCalled();
     expect(hooks.heartbeat.mock.calls.map(([held]) => held.partitionKey).sort()).toEqual(['lock-0', 'lock-1']);
     for (const [, lagMs] of hooks.heartbeatConfirmed.mock.calls) expect(lagMs).toBeLessThan(5);
+    scheduler.close();
+  });
+
+  it('sends the one lock left after the others were given up as a lone heartbeat, not a batch of one', async () => {
+    const { helds, hooks, scheduler } = batchHarness(2);
+    (helds[1] as HeldLock).lookupTime -= LEASE - MARGIN - PERIOD + 1; // its safe time ran out just before it was due
+    await jest.advanceTimersByTimeAsync(PERIOD);
+    expect(hooks.giveUp.mock.calls.map(([held]) => held.partitionKey)).toEqual(['lock-1']);
+    expect(hooks.heartbeatBatch).not.toHaveBeenCalled();
+    expect(hooks.heartbeat.mock.calls.map(([held]) => held.partitionKey)).toEqual(['lock-0']);
+    expect(hooks.heartbeatConfirmed).toHaveBeenCalledTimes(1);
     scheduler.close();
   });
 

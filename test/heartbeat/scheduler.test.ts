@@ -728,7 +728,7 @@ describe('HeartbeatScheduler: batches', () => {
   });
 
   it('leaves tasks that are not due yet for later', async () => {
-    const { batches, finishAll, add } = batching(1, 25);
+    const { batches, alone, finishAll, add } = batching(1, 25);
     add('early', at(10));
     add('now', at(10));
     add('later', at(500));
@@ -737,6 +737,7 @@ describe('HeartbeatScheduler: batches', () => {
     finishAll();
     await advanceTo(600);
     expect(batches).toEqual([['early', 'now']]);
+    expect(alone).toEqual(['later']); // due alone at its own time: a batch of one is a lone run
     finishAll();
     await settle();
   });

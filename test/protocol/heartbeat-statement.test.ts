@@ -60,6 +60,7 @@ describe('canBatchHeartbeats', () => {
     expect(canBatchHeartbeats({ ...TABLE, sortKeyName: 'sort key.with-dots' })).toBe(true);
     expect(canBatchHeartbeats({ ...TABLE, partitionKeyName: 'the "key"' })).toBe(false);
     expect(canBatchHeartbeats({ ...TABLE, sortKeyName: 'a"b' })).toBe(false);
+    expect(() => buildHeartbeatStatement({ ...TABLE, partitionKeyName: 'a"b' }, HELD, CHANGE)).toThrow(InvalidArgumentError);
     expect(() => buildHeartbeatStatement({ ...TABLE, partitionKeyName: 'a"b' }, HELD, CHANGE)).toThrow(/quote/);
   });
 });
