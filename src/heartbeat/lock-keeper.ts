@@ -20,7 +20,7 @@ import type { MonotonicClock } from '../clock.js';
 import { isTransient } from '../dynamodb-errors.js';
 import type { HeldLock } from '../held-lock.js';
 import { RoundTripEstimate } from './round-trip-estimate.js';
-import type { HeartbeatScheduler, ScheduledTask } from './scheduler.js';
+import type { HeartbeatScheduler, ScheduledTask, TaskKind } from './scheduler.js';
 import { SharedDeadlines } from './shared-deadlines.js';
 
 /**
@@ -80,6 +80,9 @@ export class LockKeeper {
   /** Apart from single heartbeats: a batch takes longer, and would make a lone heartbeat look slower than it is. */
   readonly #batchRoundTrip = new RoundTripEstimate();
   readonly #deadlines: SharedDeadlines;
+  readonly #heartbeat: TaskKind<HeldLock> = { limited: true, run: (held) => this.#beat(held) };
+  readonly #expiry: TaskKind<HeldLock> = { limited: false, run: (held) => this.#checkExpiry(held) };
+  readonly #session: TaskKind<HeldLock> = { limited: false, run: (held) => this.#checkSession(held) };
 
   constructor(options: LockKeeperOptions) {
     this.#options = options;
@@ -91,13 +94,13 @@ export class LockKeeper {
   track(held: HeldLock): void {
     const { scheduler, backgroundHeartbeats } = this.#options;
     if (backgroundHeartbeats) {
-      held.heartbeatTask ??= scheduler.createTask(() => this.#beat(held), { limited: true, subject: held });
+      held.heartbeatTask ??= scheduler.createTask(this.#heartbeat, held);
       this.#scheduleHeartbeat(held, { jitter: true });
     }
-    held.expiryTask ??= scheduler.createTask(() => this.#checkExpiry(held), { limited: false });
+    held.expiryTask ??= scheduler.createTask(this.#expiry, held);
     scheduler.schedule(held.expiryTask, held.safeUntil());
     if (held.sessionMonitor !== undefined) {
-      held.monitorTask ??= scheduler.createTask(() => this.#checkSession(held), { limited: false });
+      held.monitorTask ??= scheduler.createTask(this.#session, held);
     }
     this.confirmed(held);
   }
@@ -185,7 +188,7 @@ export class LockKeeper {
   /** Whether a due heartbeat may go out in a batch: not while another write of the lock is under way or after a failed batch. */
   canBatch(task: ScheduledTask<HeldLock>): boolean {
     const held = task.subject;
-    return held !== undefined && held.state === 'held' && !held.retriesAlone && !held.writing && this.#options.hooks.batchingAvailable();
+    return held.state === 'held' && !held.retriesAlone && !held.writing && this.#options.hooks.batchingAvailable();
   }
 
   /**
@@ -201,7 +204,7 @@ export class LockKeeper {
     let safeFor = heartbeatPeriod;
     for (const task of tasks) {
       const held = task.subject;
-      if (held === undefined || held.state !== 'held') continue;
+      if (held.state !== 'held') continue;
       const safe = this.#safeFor(held);
       if (safe < roundTrip) {
         hooks.giveUp(held, tooLateReason(safe, roundTrip));

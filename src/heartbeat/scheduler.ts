@@ -10,12 +10,22 @@ import type { Logger } from 'pino';
 import type { MonotonicClock } from '../clock.js';
 import { DeadlineHeap, type HeapEntry } from './deadline-heap.js';
 
-export interface ScheduledTask<Subject = unknown> extends HeapEntry {
-  /** What the task is for (a held lock), for the batches. */
-  readonly subject: Subject | undefined;
+/**
+ * What tasks of one kind do when due (a lock's heartbeat, its expiry check).
+ * Every task of a kind shares it, so that a task costs no closure of its own:
+ * with tens of thousands of locks, a closure and its context per task would
+ * weigh more than the task.
+ */
+export interface TaskKind<Subject> {
   /** Heartbeats (limited) share the concurrency budget; expiry and monitor checks (unlimited) run at once. */
   readonly limited: boolean;
-  readonly run: () => Promise<void> | void;
+  run(subject: Subject): Promise<void> | void;
+}
+
+export interface ScheduledTask<Subject = unknown> extends HeapEntry {
+  readonly kind: TaskKind<Subject>;
+  /** What the task is for (a held lock). */
+  readonly subject: Subject;
   running: boolean;
 }
 
@@ -23,9 +33,9 @@ export interface ScheduledTask<Subject = unknown> extends HeapEntry {
 export interface TaskBatches<Subject> {
   /** Most tasks in one batch. */
   readonly size: number;
-  /** Whether a due limited task may run now as part of a batch rather than by its `run`. */
+  /** Whether a due limited task may run now as part of a batch rather than by its kind's `run`. */
   canJoin(task: ScheduledTask<Subject>): boolean;
-  /** Runs a batch of two or more tasks, in place of their `run`. */
+  /** Runs a batch of two or more tasks, in place of their kind's `run`. */
   run(tasks: readonly ScheduledTask<Subject>[]): Promise<void>;
 }
 
@@ -65,8 +75,8 @@ export class HeartbeatScheduler<Subject = unknown> {
     this.#logger = options.logger;
   }
 
-  createTask(run: () => Promise<void> | void, options: { limited: boolean; subject?: Subject }): ScheduledTask<Subject> {
-    return { dueAt: Infinity, heapIndex: -1, subject: options.subject, limited: options.limited, run, running: false };
+  createTask(kind: TaskKind<Subject>, subject: Subject): ScheduledTask<Subject> {
+    return { dueAt: Infinity, heapIndex: -1, kind, subject, running: false };
   }
 
   /** Runs `task` at `dueAt` on the monotonic clock (rescheduling it if already scheduled). */
@@ -102,7 +112,7 @@ export class HeartbeatScheduler<Subject = unknown> {
   }
 
   #heapOf(task: ScheduledTask<Subject>): DeadlineHeap<ScheduledTask<Subject>> {
-    return task.limited ? this.#limited : this.#unlimited;
+    return task.kind.limited ? this.#limited : this.#unlimited;
   }
 
   #disarm(): void {
@@ -183,16 +193,17 @@ export class HeartbeatScheduler<Subject = unknown> {
   }
 
   async #execute(task: ScheduledTask<Subject>): Promise<void> {
+    const { limited } = task.kind;
     task.running = true;
-    if (task.limited) this.#running++;
+    if (limited) this.#running++;
     try {
-      await task.run();
+      await task.kind.run(task.subject);
     } catch (error) {
       // Tasks handle their own failures; this only keeps the loop alive if one does not.
       this.#logger?.error({ err: error }, 'lock scheduler task failed');
     } finally {
       task.running = false;
-      if (task.limited) {
+      if (limited) {
         this.#running--;
         this.#drain();
         this.#arm();

@@ -49,6 +49,15 @@ afterEach(() => {
   jest.restoreAllMocks();
 });
 
+/** A task with a kind of its own: most tests here follow one task at a time. */
+function newTask<Subject>(
+  scheduler: HeartbeatScheduler<Subject>,
+  run: () => Promise<void> | void,
+  options: { limited: boolean; subject?: Subject },
+): ScheduledTask<Subject> {
+  return scheduler.createTask({ limited: options.limited, run }, options.subject as Subject);
+}
+
 function newScheduler(concurrency = 32, logger?: Logger, clock: MonotonicClock = systemClock): HeartbeatScheduler {
   return new HeartbeatScheduler({ clock, concurrency, logger });
 }
@@ -57,7 +66,7 @@ describe('HeartbeatScheduler: timing', () => {
   it('runs a task at its due time and not before', async () => {
     const scheduler = newScheduler();
     const run = jest.fn<() => void>();
-    const task = scheduler.createTask(run, { limited: true });
+    const task = newTask(scheduler, run, { limited: true });
     scheduler.schedule(task, at(100));
     expect(scheduler.size).toBe(1);
 
@@ -74,17 +83,30 @@ describe('HeartbeatScheduler: timing', () => {
   it('runs unlimited tasks at their due time too', async () => {
     const scheduler = newScheduler();
     const run = jest.fn<() => void>();
-    scheduler.schedule(scheduler.createTask(run, { limited: false }), at(250));
+    scheduler.schedule(newTask(scheduler, run, { limited: false }), at(250));
     await advanceTo(249);
     expect(run).not.toHaveBeenCalled();
     await advanceTo(250);
     expect(run).toHaveBeenCalledTimes(1);
   });
 
+  it('runs the tasks of one kind with their own subjects, each when it is due', async () => {
+    const scheduler = new HeartbeatScheduler<string>({ clock: systemClock, concurrency: 32 });
+    const run = jest.fn<(subject: string) => void>();
+    const kind = { limited: true, run };
+    scheduler.schedule(scheduler.createTask(kind, 'b'), at(200));
+    scheduler.schedule(scheduler.createTask(kind, 'a'), at(100));
+    scheduler.schedule(scheduler.createTask({ limited: false, run }, 'check'), at(150));
+    await advanceTo(100);
+    expect(run.mock.calls).toEqual([['a']]);
+    await advanceTo(200);
+    expect(run.mock.calls).toEqual([['a'], ['check'], ['b']]);
+  });
+
   it('runs a task due now or in the past on the next tick', async () => {
     const scheduler = newScheduler();
     const run = jest.fn<() => void>();
-    const task = scheduler.createTask(run, { limited: true });
+    const task = newTask(scheduler, run, { limited: true });
     scheduler.schedule(task, at(-500));
     expect(run).not.toHaveBeenCalled(); // never synchronously inside schedule()
     await settle();
@@ -96,7 +118,7 @@ describe('HeartbeatScheduler: timing', () => {
     const order: string[] = [];
     for (const [name, due] of [['c', 300], ['a', 100], ['d', 400], ['b', 200]] as const) {
       scheduler.schedule(
-        scheduler.createTask(() => {
+        newTask(scheduler, () => {
           order.push(`${name}@${performance.now() - at(0)}`);
         }, { limited: name === 'a' || name === 'c' }),
         at(due),
@@ -112,7 +134,7 @@ describe('HeartbeatScheduler: timing', () => {
     const clock: MonotonicClock = { now: () => now };
     const scheduler = newScheduler(4, undefined, clock);
     const run = jest.fn<() => void>();
-    scheduler.schedule(scheduler.createTask(run, { limited: true }), 100);
+    scheduler.schedule(newTask(scheduler, run, { limited: true }), 100);
 
     now = 40; // timers say 100 ms passed; the clock says 40
     await jest.advanceTimersByTimeAsync(100);
@@ -132,7 +154,7 @@ describe('HeartbeatScheduler: timing', () => {
   it('rescheduling later moves the task', async () => {
     const scheduler = newScheduler();
     const run = jest.fn<() => void>();
-    const task = scheduler.createTask(run, { limited: true });
+    const task = newTask(scheduler, run, { limited: true });
     scheduler.schedule(task, at(100));
     scheduler.schedule(task, at(300));
     expect(scheduler.size).toBe(1);
@@ -147,7 +169,7 @@ describe('HeartbeatScheduler: timing', () => {
   it('rescheduling earlier moves the task', async () => {
     const scheduler = newScheduler();
     const run = jest.fn<() => void>();
-    const task = scheduler.createTask(run, { limited: false });
+    const task = newTask(scheduler, run, { limited: false });
     scheduler.schedule(task, at(300));
     await advanceTo(10);
     scheduler.schedule(task, at(50));
@@ -162,7 +184,7 @@ describe('HeartbeatScheduler: timing', () => {
   it('a task may reschedule itself from its own run (a periodic task)', async () => {
     const scheduler = newScheduler(1);
     const times: number[] = [];
-    const task: ScheduledTask = scheduler.createTask(async () => {
+    const task: ScheduledTask = newTask(scheduler, async () => {
       times.push(performance.now() - at(0));
       await Promise.resolve();
       if (times.length < 4) scheduler.schedule(task, performance.now() + 100);
@@ -176,9 +198,9 @@ describe('HeartbeatScheduler: timing', () => {
     const scheduler = newScheduler();
     const run = jest.fn<() => void>();
     const other = jest.fn<() => void>();
-    const task = scheduler.createTask(run, { limited: true });
+    const task = newTask(scheduler, run, { limited: true });
     scheduler.schedule(task, at(100));
-    scheduler.schedule(scheduler.createTask(other, { limited: true }), at(200));
+    scheduler.schedule(newTask(scheduler, other, { limited: true }), at(200));
     scheduler.cancel(task);
     expect(scheduler.size).toBe(1);
     await advanceTo(1_000);
@@ -189,7 +211,7 @@ describe('HeartbeatScheduler: timing', () => {
   it('cancelling the only task leaves no timer; cancelling an unscheduled task is harmless', async () => {
     const scheduler = newScheduler();
     const run = jest.fn<() => void>();
-    const task = scheduler.createTask(run, { limited: false });
+    const task = newTask(scheduler, run, { limited: false });
     scheduler.cancel(task);
     scheduler.schedule(task, at(100));
     expect(jest.getTimerCount()).toBe(1);
@@ -204,7 +226,7 @@ describe('HeartbeatScheduler: timing', () => {
   it('a cancelled task can be scheduled again', async () => {
     const scheduler = newScheduler();
     const run = jest.fn<() => void>();
-    const task = scheduler.createTask(run, { limited: true });
+    const task = newTask(scheduler, run, { limited: true });
     scheduler.schedule(task, at(100));
     scheduler.cancel(task);
     scheduler.schedule(task, at(200));
@@ -223,7 +245,7 @@ describe('HeartbeatScheduler: concurrency', () => {
     const gates: Deferred[] = [];
     const started: number[] = [];
     for (let i = 0; i < 10; i++) {
-      const task = scheduler.createTask(async () => {
+      const task = newTask(scheduler, async () => {
         started.push(i);
         current++;
         max = Math.max(max, current);
@@ -261,11 +283,11 @@ describe('HeartbeatScheduler: concurrency', () => {
     const blocker = deferred();
     const limitedSecond = jest.fn<() => void>();
     const unlimited = jest.fn(() => blocker.promise); // also never finishes until released
-    scheduler.schedule(scheduler.createTask(() => blocker.promise, { limited: true }), at(10));
-    scheduler.schedule(scheduler.createTask(limitedSecond, { limited: true }), at(20));
-    scheduler.schedule(scheduler.createTask(unlimited, { limited: false }), at(30));
+    scheduler.schedule(newTask(scheduler, () => blocker.promise, { limited: true }), at(10));
+    scheduler.schedule(newTask(scheduler, limitedSecond, { limited: true }), at(20));
+    scheduler.schedule(newTask(scheduler, unlimited, { limited: false }), at(30));
     const unlimited2 = jest.fn<() => void>();
-    scheduler.schedule(scheduler.createTask(unlimited2, { limited: false }), at(40));
+    scheduler.schedule(newTask(scheduler, unlimited2, { limited: false }), at(40));
 
     await advanceTo(100);
     expect(limitedSecond).not.toHaveBeenCalled();
@@ -280,10 +302,10 @@ describe('HeartbeatScheduler: concurrency', () => {
   it('unlimited tasks do not use up the budget of limited ones', async () => {
     const scheduler = newScheduler(1);
     const never = deferred();
-    scheduler.schedule(scheduler.createTask(() => never.promise, { limited: false }), at(10));
-    scheduler.schedule(scheduler.createTask(() => never.promise, { limited: false }), at(10));
+    scheduler.schedule(newTask(scheduler, () => never.promise, { limited: false }), at(10));
+    scheduler.schedule(newTask(scheduler, () => never.promise, { limited: false }), at(10));
     const limited = jest.fn<() => void>();
-    scheduler.schedule(scheduler.createTask(limited, { limited: true }), at(20));
+    scheduler.schedule(newTask(scheduler, limited, { limited: true }), at(20));
     await advanceTo(20);
     expect(limited).toHaveBeenCalledTimes(1);
     never.resolve();
@@ -293,10 +315,10 @@ describe('HeartbeatScheduler: concurrency', () => {
     const scheduler = newScheduler(1);
     const blocker = deferred();
     const order: string[] = [];
-    scheduler.schedule(scheduler.createTask(() => blocker.promise, { limited: true }), at(10));
+    scheduler.schedule(newTask(scheduler, () => blocker.promise, { limited: true }), at(10));
     // Scheduled out of order, all due while the blocker holds the only slot.
     for (const [name, due] of [['c', 50], ['a', 20], ['d', 60], ['b', 30]] as const) {
-      scheduler.schedule(scheduler.createTask(() => {
+      scheduler.schedule(newTask(scheduler, () => {
         order.push(name);
       }, { limited: true }), at(due));
     }
@@ -314,11 +336,11 @@ describe('HeartbeatScheduler: concurrency', () => {
     const scheduler = newScheduler(2);
     const blockers = [deferred(), deferred()];
     const order: number[] = [];
-    for (const b of blockers) scheduler.schedule(scheduler.createTask(() => b.promise, { limited: true }), at(1));
+    for (const b of blockers) scheduler.schedule(newTask(scheduler, () => b.promise, { limited: true }), at(1));
     // 50 tasks with shuffled deadlines, all overdue by the time the timer runs.
     const dues = Array.from({ length: 50 }, (_, i) => (i * 37) % 50);
     for (const due of dues) {
-      scheduler.schedule(scheduler.createTask(() => {
+      scheduler.schedule(newTask(scheduler, () => {
         order.push(due);
       }, { limited: true }), at(10 + due));
     }
@@ -335,12 +357,12 @@ describe('HeartbeatScheduler: concurrency', () => {
     const scheduler = newScheduler(1);
     const blocker = deferred();
     const order: string[] = [];
-    scheduler.schedule(scheduler.createTask(() => blocker.promise, { limited: true }), at(10));
-    scheduler.schedule(scheduler.createTask(() => {
+    scheduler.schedule(newTask(scheduler, () => blocker.promise, { limited: true }), at(10));
+    scheduler.schedule(newTask(scheduler, () => {
       order.push('due-50');
     }, { limited: true }), at(50));
     await advanceTo(100); // due-50 is now waiting for the slot
-    scheduler.schedule(scheduler.createTask(() => {
+    scheduler.schedule(newTask(scheduler, () => {
       order.push('due-5');
     }, { limited: true }), at(5));
     await settle();
@@ -354,10 +376,10 @@ describe('HeartbeatScheduler: concurrency', () => {
     const blocker = deferred();
     const waiting = jest.fn<() => void>();
     const after = jest.fn<() => void>();
-    scheduler.schedule(scheduler.createTask(() => blocker.promise, { limited: true }), at(10));
-    const task = scheduler.createTask(waiting, { limited: true });
+    scheduler.schedule(newTask(scheduler, () => blocker.promise, { limited: true }), at(10));
+    const task = newTask(scheduler, waiting, { limited: true });
     scheduler.schedule(task, at(20));
-    scheduler.schedule(scheduler.createTask(after, { limited: true }), at(30));
+    scheduler.schedule(newTask(scheduler, after, { limited: true }), at(30));
     await advanceTo(50);
     expect(scheduler.overdueMs()).toBe(30); // the task due at 20 waits for the slot
     expect(scheduler.size).toBe(3);
@@ -376,13 +398,13 @@ describe('HeartbeatScheduler: concurrency', () => {
     const scheduler = newScheduler(1);
     const gate = deferred();
     let finished = false;
-    const task = scheduler.createTask(async () => {
+    const task = newTask(scheduler, async () => {
       await gate.promise;
       finished = true;
     }, { limited: true });
     const next = jest.fn<() => void>();
     scheduler.schedule(task, at(10));
-    scheduler.schedule(scheduler.createTask(next, { limited: true }), at(20));
+    scheduler.schedule(newTask(scheduler, next, { limited: true }), at(20));
     await advanceTo(30);
     expect(task.running).toBe(true);
     scheduler.cancel(task);
@@ -398,8 +420,8 @@ describe('HeartbeatScheduler: concurrency', () => {
     const scheduler = newScheduler(1);
     const blocker = deferred();
     const run = jest.fn<() => void>();
-    scheduler.schedule(scheduler.createTask(() => blocker.promise, { limited: true }), at(10));
-    const task = scheduler.createTask(run, { limited: true });
+    scheduler.schedule(newTask(scheduler, () => blocker.promise, { limited: true }), at(10));
+    const task = newTask(scheduler, run, { limited: true });
     scheduler.schedule(task, at(20));
     await advanceTo(30);
     expect(scheduler.overdueMs()).toBe(10); // due at 20, waiting for the slot
@@ -418,8 +440,8 @@ describe('HeartbeatScheduler: concurrency', () => {
     const scheduler = newScheduler(1);
     const blocker = deferred();
     const run = jest.fn<() => void>();
-    scheduler.schedule(scheduler.createTask(() => blocker.promise, { limited: true }), at(10));
-    const task = scheduler.createTask(run, { limited: true });
+    scheduler.schedule(newTask(scheduler, () => blocker.promise, { limited: true }), at(10));
+    const task = newTask(scheduler, run, { limited: true });
     scheduler.schedule(task, at(20));
     await advanceTo(30);
     scheduler.schedule(task, at(40));
@@ -441,7 +463,7 @@ describe('HeartbeatScheduler: failures', () => {
     const { logger, error } = fakeLogger();
     const scheduler = newScheduler(1, logger);
     const boom = new Error('boom');
-    const bad = scheduler.createTask(
+    const bad = newTask(scheduler, 
       sync
         ? () => {
             throw boom;
@@ -452,8 +474,8 @@ describe('HeartbeatScheduler: failures', () => {
     const later = jest.fn<() => void>();
     const unlimitedLater = jest.fn<() => void>();
     scheduler.schedule(bad, at(10));
-    scheduler.schedule(scheduler.createTask(later, { limited: true }), at(20));
-    scheduler.schedule(scheduler.createTask(unlimitedLater, { limited: false }), at(30));
+    scheduler.schedule(newTask(scheduler, later, { limited: true }), at(20));
+    scheduler.schedule(newTask(scheduler, unlimitedLater, { limited: false }), at(30));
     await advanceTo(100);
 
     expect(later).toHaveBeenCalledTimes(1); // the failed task gave its slot back
@@ -468,11 +490,11 @@ describe('HeartbeatScheduler: failures', () => {
   it('an unlimited task that fails does not stop later tasks', async () => {
     const { logger, error } = fakeLogger();
     const scheduler = newScheduler(1, logger);
-    scheduler.schedule(scheduler.createTask(() => {
+    scheduler.schedule(newTask(scheduler, () => {
       throw new Error('monitor failed');
     }, { limited: false }), at(10));
     const later = jest.fn<() => void>();
-    scheduler.schedule(scheduler.createTask(later, { limited: false }), at(10));
+    scheduler.schedule(newTask(scheduler, later, { limited: false }), at(10));
     await advanceTo(20);
     expect(later).toHaveBeenCalledTimes(1);
     expect(error).toHaveBeenCalledTimes(1);
@@ -481,8 +503,8 @@ describe('HeartbeatScheduler: failures', () => {
   it('without a logger a failing task is swallowed quietly', async () => {
     const scheduler = newScheduler(1);
     const later = jest.fn<() => void>();
-    scheduler.schedule(scheduler.createTask(() => Promise.reject(new Error('x')), { limited: true }), at(10));
-    scheduler.schedule(scheduler.createTask(later, { limited: true }), at(20));
+    scheduler.schedule(newTask(scheduler, () => Promise.reject(new Error('x')), { limited: true }), at(10));
+    scheduler.schedule(newTask(scheduler, later, { limited: true }), at(20));
     await advanceTo(100);
     expect(later).toHaveBeenCalledTimes(1);
   });
@@ -495,13 +517,13 @@ describe('HeartbeatScheduler: close', () => {
     const waiting = jest.fn<() => void>();
     const scheduled = jest.fn<() => void>();
     let blockerDone = false;
-    scheduler.schedule(scheduler.createTask(async () => {
+    scheduler.schedule(newTask(scheduler, async () => {
       await blocker.promise;
       blockerDone = true;
     }, { limited: true }), at(10));
-    const waitingTask = scheduler.createTask(waiting, { limited: true });
+    const waitingTask = newTask(scheduler, waiting, { limited: true });
     scheduler.schedule(waitingTask, at(20));
-    const scheduledTask = scheduler.createTask(scheduled, { limited: false });
+    const scheduledTask = newTask(scheduler, scheduled, { limited: false });
     scheduler.schedule(scheduledTask, at(500));
     await advanceTo(100);
     expect(scheduler.overdueMs()).toBe(80); // due at 20, waiting for the slot
@@ -525,7 +547,7 @@ describe('HeartbeatScheduler: close', () => {
     const scheduler = newScheduler();
     scheduler.close();
     const run = jest.fn<() => void>();
-    const task = scheduler.createTask(run, { limited: false });
+    const task = newTask(scheduler, run, { limited: false });
     scheduler.schedule(task, at(10));
     expect(jest.getTimerCount()).toBe(0);
     expect(scheduler.size).toBe(0);
@@ -541,7 +563,7 @@ describe('HeartbeatScheduler: close', () => {
       await gate.promise;
       scheduler.schedule(task, performance.now() + 10);
     });
-    const task = scheduler.createTask(run, { limited: true });
+    const task = newTask(scheduler, run, { limited: true });
     scheduler.schedule(task, at(10));
     await advanceTo(20);
     scheduler.close();
@@ -554,7 +576,7 @@ describe('HeartbeatScheduler: close', () => {
 
   it('close() is idempotent and cancel() after close() is harmless', () => {
     const scheduler = newScheduler();
-    const task = scheduler.createTask(() => undefined, { limited: true });
+    const task = newTask(scheduler, () => undefined, { limited: true });
     scheduler.schedule(task, at(10));
     scheduler.close();
     scheduler.close();
@@ -568,9 +590,9 @@ describe('HeartbeatScheduler: the timer', () => {
     // Fake timers implement ref/unref/hasRef like Node's Timeout, so check the objects themselves.
     const setTimeoutSpy = jest.spyOn(globalThis, 'setTimeout');
     const scheduler = newScheduler(2);
-    const task = scheduler.createTask(() => undefined, { limited: true });
+    const task = newTask(scheduler, () => undefined, { limited: true });
     scheduler.schedule(task, at(300));
-    scheduler.schedule(scheduler.createTask(() => undefined, { limited: false }), at(100)); // re-arms earlier
+    scheduler.schedule(newTask(scheduler, () => undefined, { limited: false }), at(100)); // re-arms earlier
     await advanceTo(100); // fires, re-arms for 300
     scheduler.schedule(task, at(150)); // re-arms earlier again
     await advanceTo(400);
@@ -594,7 +616,7 @@ describe('HeartbeatScheduler: the timer', () => {
     const tasks: ScheduledTask[] = [];
     for (let i = 0; i < 1000; i++) {
       const due = Math.floor(random() * 10_000);
-      const task = scheduler.createTask(async () => {
+      const task = newTask(scheduler, async () => {
         ran.push(due);
         await Promise.resolve();
       }, { limited: i % 3 !== 0 });
@@ -630,9 +652,9 @@ describe('HeartbeatScheduler: how far behind', () => {
     const scheduler = newScheduler(1);
     expect(scheduler.overdueMs()).toBe(0);
     const running = deferred();
-    scheduler.schedule(scheduler.createTask(() => running.promise, { limited: true }), at(100));
-    scheduler.schedule(scheduler.createTask(() => undefined, { limited: true }), at(150));
-    scheduler.schedule(scheduler.createTask(() => undefined, { limited: false }), at(120)); // not a heartbeat
+    scheduler.schedule(newTask(scheduler, () => running.promise, { limited: true }), at(100));
+    scheduler.schedule(newTask(scheduler, () => undefined, { limited: true }), at(150));
+    scheduler.schedule(newTask(scheduler, () => undefined, { limited: false }), at(120)); // not a heartbeat
     await advanceTo(149);
     expect(scheduler.overdueMs()).toBe(0); // one heartbeat runs, none waits
     await advanceTo(400);
@@ -671,9 +693,9 @@ describe('HeartbeatScheduler: batches', () => {
       concurrency,
       batches: {
         size: batchSize,
-        canJoin: (task) => !loners.has(task.subject ?? '?'),
+        canJoin: (task) => !loners.has(task.subject),
         run: (tasks) => {
-          batches.push(tasks.map((task) => task.subject ?? '?'));
+          batches.push(tasks.map((task) => task.subject));
           return gated();
         },
       },
@@ -685,7 +707,7 @@ describe('HeartbeatScheduler: batches', () => {
       finishAll: () => gates.splice(0).forEach((gate) => gate.resolve()),
       add: (subject, dueAt, options = { alone: false }) => {
         if (options.alone) loners.add(subject);
-        const task = scheduler.createTask(
+        const task = newTask(scheduler, 
           () => {
             alone.push(subject);
             return gated();
@@ -781,13 +803,13 @@ describe('HeartbeatScheduler: batches', () => {
         size: 25,
         canJoin: () => true,
         run: async (tasks) => {
-          ran.push(tasks.map((task) => task.subject ?? '?'));
+          ran.push(tasks.map((task) => task.subject));
           throw new Error('broken batch');
         },
       },
     });
-    for (const name of ['a', 'b']) scheduler.schedule(scheduler.createTask(() => undefined, { limited: true, subject: name }), at(10));
-    for (const name of ['c', 'd']) scheduler.schedule(scheduler.createTask(() => undefined, { limited: true, subject: name }), at(50));
+    for (const name of ['a', 'b']) scheduler.schedule(newTask(scheduler, () => undefined, { limited: true, subject: name }), at(10));
+    for (const name of ['c', 'd']) scheduler.schedule(newTask(scheduler, () => undefined, { limited: true, subject: name }), at(50));
     await advanceTo(100);
     expect(ran).toEqual([['a', 'b'], ['c', 'd']]);
     expect(error).toHaveBeenCalledTimes(2);
