@@ -4,6 +4,7 @@
  */
 import type { LockLostError } from './errors.js';
 import type { ScheduledTask } from './heartbeat/scheduler.js';
+import type { Lock } from './lock.js';
 import type { LockItem, LockKey } from './protocol/index.js';
 
 /**
@@ -31,6 +32,15 @@ const MAX_UNCERTAIN_RVNS = 8;
 
 /** The next write waits for the previous one to settle, whatever its outcome (its caller sees that). */
 const ignore = (): void => undefined;
+/** Where the first write of an idle lock waits: it still starts on a later tick, as it would behind another write. */
+const IDLE: Promise<unknown> = Promise.resolve();
+/** Most locks have no additional attributes; they share one empty item rather than each keeping its own. */
+const NO_ADDITIONAL_ATTRIBUTES: LockItem = Object.freeze({});
+
+function isEmpty(item: LockItem): boolean {
+  for (const _ in item) return false;
+  return true;
+}
 
 export class HeldLock {
   readonly id: string;
@@ -41,8 +51,8 @@ export class HeldLock {
   /** As written to the table; decoded afresh for each reader. */
   readonly additionalAttributes: LockItem;
   recordVersionNumber: string;
-  /** RVNs of this client's writes whose replies were lost: the table may hold any of them. */
-  uncertainRecordVersionNumbers: string[] = [];
+  /** The user's handle on this lock, once made. */
+  handle: Lock | undefined;
   /** Stops waiting for the heartbeat in flight, if any (a release must not wait behind a stuck one). */
   abortHeartbeat: (() => void) | undefined;
   leaseDurationMs: number;
@@ -60,7 +70,10 @@ export class HeldLock {
   retriesAlone = false;
   readonly #loss = new AbortController();
   #endReason: LockLostError | undefined;
-  #tail: Promise<unknown> = Promise.resolve();
+  /** RVNs of this client's writes whose replies were lost; none (and no array) in the usual case. */
+  #uncertain: string[] | undefined;
+  /** The last write queued, while any is; none when the lock is idle. */
+  #tail: Promise<unknown> | undefined;
   #writes = 0;
 
   constructor(fields: {
@@ -82,7 +95,7 @@ export class HeldLock {
     this.leaseDurationMs = fields.leaseDurationMs;
     this.lookupTime = fields.lookupTime;
     this.data = fields.data;
-    this.additionalAttributes = fields.additionalAttributes;
+    this.additionalAttributes = isEmpty(fields.additionalAttributes) ? NO_ADDITIONAL_ATTRIBUTES : fields.additionalAttributes;
     this.deleteLockOnRelease = fields.deleteLockOnRelease;
     this.safetyMarginMs = fields.safetyMarginMs;
   }
@@ -111,6 +124,11 @@ export class HeldLock {
     return true;
   }
 
+  /** RVNs of this client's writes whose replies were lost: the table may hold any of them. */
+  get uncertainRecordVersionNumbers(): readonly string[] | undefined {
+    return this.#uncertain;
+  }
+
   /**
    * Remembers the RVN of a write whose outcome is unknown. Only the newest
    * few are kept: conditions have an operator limit, and dropping an old one
@@ -118,8 +136,14 @@ export class HeldLock {
    * never let two clients hold it.
    */
   rememberUncertain(recordVersionNumber: string): void {
-    this.uncertainRecordVersionNumbers.push(recordVersionNumber);
-    if (this.uncertainRecordVersionNumbers.length > MAX_UNCERTAIN_RVNS) this.uncertainRecordVersionNumbers.shift();
+    const uncertain = (this.#uncertain ??= []);
+    uncertain.push(recordVersionNumber);
+    if (uncertain.length > MAX_UNCERTAIN_RVNS) uncertain.shift();
+  }
+
+  /** A write was confirmed: the table holds its RVN, so none of the uncertain ones. */
+  forgetUncertain(): void {
+    this.#uncertain = undefined;
   }
 
   /** Lease ran out on this client's clock, or the lock is no longer held. */
@@ -138,11 +162,13 @@ export class HeldLock {
    */
   exclusive<T>(work: () => Promise<T>): Promise<T> {
     this.#writes++;
-    const result = this.#tail.then(async () => {
+    const result = (this.#tail ?? IDLE).then(async () => {
       try {
         return await work();
       } finally {
-        this.#writes--;
+        // The work has updated the lock (RVN, lease) before this point, so a write queued from
+        // now on may start at once; an idle lock keeps no promise.
+        if (--this.#writes === 0) this.#tail = undefined;
       }
     });
     this.#tail = result.catch(ignore);

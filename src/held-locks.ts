@@ -24,7 +24,7 @@ import { TypedEvents, type Subscription } from './events.js';
 import { LockKeeper, type BatchHeartbeatOutcome, type KeeperHooks } from './heartbeat/lock-keeper.js';
 import { HeartbeatScheduler } from './heartbeat/scheduler.js';
 import { HeldLock } from './held-lock.js';
-import { Lock, type LockOperations, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
+import { heldLockBehind, Lock, type LockOperations, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
 import type { LockClientEvents } from './lock-client-events.js';
 import { holderOf } from './lock-holder.js';
 import { checkLockLease, safetyMarginFor, type ResolvedSettings } from './options.js';
@@ -66,10 +66,8 @@ export class HeldLocks {
     this.#logger?.error({ err: error, event: name }, 'a lock client event listener threw'),
   );
   readonly #lockOperations: LockOperations;
-  /** Held locks by in-process lock id, and the record behind each handle (and back, for events). */
+  /** Held locks by in-process lock id. */
   readonly #locks = new Map<string, Lock>();
-  readonly #heldOf = new WeakMap<Lock, HeldLock>();
-  readonly #lockOf = new WeakMap<HeldLock, Lock>();
   /** Background heartbeats failed since the last confirmed one; `endangered` fires once per such episode. */
   readonly #endangered = new WeakSet<HeldLock>();
 
@@ -148,13 +146,12 @@ export class HeldLocks {
       safetyMarginMs: safetyMarginFor(record.leaseDurationMs, this.#settings),
     });
     const lock = new Lock(held, this.#lockOperations);
-    this.#heldOf.set(lock, held);
-    this.#lockOf.set(held, lock);
+    held.handle = lock;
 
     const previous = this.#locks.get(held.id);
     if (previous !== undefined) {
       // This client took over its own earlier, lapsed hold of the same lock.
-      this.#markLost(this.#heldOf.get(previous) as HeldLock, 'taken', 'this client acquired the lock again');
+      this.#markLost(this.heldLockOf(previous), 'taken', 'this client acquired the lock again');
     }
     this.#locks.set(held.id, lock);
 
@@ -329,7 +326,7 @@ export class HeldLocks {
     change: { leaseDurationMs: number; data?: Uint8Array | undefined; deleteData?: boolean | undefined },
   ): void {
     held.recordVersionNumber = newRecordVersionNumber;
-    if (held.uncertainRecordVersionNumbers.length > 0) held.uncertainRecordVersionNumbers = [];
+    held.forgetUncertain();
     held.lookupTime = sentAt;
     held.leaseDurationMs = change.leaseDurationMs;
     if (change.deleteData) held.data = undefined;
@@ -377,14 +374,9 @@ export class HeldLocks {
   /** Drops the lock from the held set and the scheduler; returns its handle. */
   #untrack(held: HeldLock): Lock | undefined {
     const current = this.#locks.get(held.id);
-    const mine = current !== undefined && this.#heldOf.get(current) === held;
-    if (mine) this.#locks.delete(held.id);
+    if (current !== undefined && current === held.handle) this.#locks.delete(held.id);
     this.#keeper.untrack(held);
-    return mine ? current : this.#handleOf(held);
-  }
-
-  #handleOf(held: HeldLock): Lock | undefined {
-    return this.#lockOf.get(held);
+    return held.handle;
   }
 
   #keeperHooks(): KeeperHooks {
@@ -395,7 +387,7 @@ export class HeldLocks {
       expire: (held) => this.#expire(held),
       giveUp: (held, reason) => this.#markLost(held, 'expired', reason),
       heartbeatFailed: (held, error, willRetry) => {
-        const lock = this.#handleOf(held);
+        const lock = held.handle;
         // A heartbeat cut short by the lock's own release is no news to anyone.
         if (lock === undefined || error instanceof LockLostError || held.state !== 'held') return;
         this.#logger?.warn({ err: error, partitionKey: held.partitionKey, sortKey: held.sortKey, willRetry }, 'heartbeat failed');
@@ -407,7 +399,7 @@ export class HeldLocks {
       },
       heartbeatConfirmed: (held, lagMs) => {
         if (!this.#events.hasListeners('heartbeat')) return;
-        const lock = this.#handleOf(held);
+        const lock = held.handle;
         if (lock !== undefined) this.#events.emit('heartbeat', { lock, lagMs });
       },
     };
@@ -468,7 +460,7 @@ export class HeldLocks {
 
   /** The record behind a handle of this client's. */
   heldLockOf(lock: Lock): HeldLock {
-    const held = lock instanceof Lock ? this.#heldOf.get(lock) : undefined;
+    const held = lock instanceof Lock ? heldLockBehind(lock, this.#lockOperations) : undefined;
     if (held === undefined) {
       throw new InvalidArgumentError('INVALID_OPTION', 'This lock was not acquired by this client; only the client that acquired a lock can heartbeat or release it');
     }

@@ -44,10 +44,22 @@ export interface LockOperations {
 }
 
 
+/**
+ * The record behind a handle, if the handle was made with `ops` (that is, by
+ * the client asking). Internal: the package's entry point does not export it.
+ */
+export let heldLockBehind: (lock: Lock, ops: LockOperations) => HeldLock | undefined;
+
 /** A lock acquired by this client. Getters return copies; the state changes as heartbeats, release or loss happen. */
 export class Lock implements AsyncDisposable {
   readonly #held: HeldLock;
   readonly #ops: LockOperations;
+
+  static {
+    // A field of the handle rather than a client-side map from handles to records: one
+    // pointer per lock instead of a weak map entry, with tens of thousands of locks held.
+    heldLockBehind = (lock, ops) => (#ops in lock && lock.#ops === ops ? lock.#held : undefined);
+  }
 
   /** @internal Locks are made by `LockClient`; this constructor is not part of the API. */
   constructor(held: HeldLock, ops: LockOperations) {

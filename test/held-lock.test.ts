@@ -67,8 +67,10 @@ describe('lockId', () => {
   });
 });
 
-function heldLock(overrides: Partial<{ lookupTime: number; leaseDurationMs: number; sortKey: string }> = {}): HeldLock {
-  return new HeldLock({
+type HeldLockFields = ConstructorParameters<typeof HeldLock>[0];
+
+function heldLockFields(overrides: Partial<{ lookupTime: number; leaseDurationMs: number; sortKey: string }> = {}): HeldLockFields {
+  return {
     key: key('p', overrides.sortKey),
     ownerName: 'me',
     recordVersionNumber: 'rvn-1',
@@ -78,7 +80,11 @@ function heldLock(overrides: Partial<{ lookupTime: number; leaseDurationMs: numb
     additionalAttributes: {},
     deleteLockOnRelease: true,
     safetyMarginMs: 10,
-  });
+  };
+}
+
+function heldLock(overrides: Parameters<typeof heldLockFields>[0] = {}): HeldLock {
+  return new HeldLock(heldLockFields(overrides));
 }
 
 describe('HeldLock', () => {
@@ -141,6 +147,58 @@ describe('HeldLock', () => {
     });
     await expect(syncFailed).rejects.toBe(boom);
     await expect(lock.exclusive(async () => 3)).resolves.toBe(3);
+  });
+
+  it('exclusive(): on an idle lock the work still starts on a later tick, never inside the call', async () => {
+    const lock = heldLock();
+    await lock.exclusive(async () => 'earlier, now settled');
+    const started: string[] = [];
+    const done = lock.exclusive(async () => {
+      started.push('work');
+    });
+    started.push('after the call');
+    await done;
+    expect(started).toEqual(['after the call', 'work']);
+  });
+
+  it('exclusive(): a write queued while the lock is idle again still waits for one queued before it', async () => {
+    const lock = heldLock();
+    await lock.exclusive(async () => undefined); // the lock went busy and idle once
+    const events: string[] = [];
+    let releaseFirst!: () => void;
+    const first = lock.exclusive(async () => {
+      events.push('first:start');
+      await new Promise<void>((resolve) => (releaseFirst = resolve));
+      events.push('first:end');
+    });
+    for (let i = 0; i < 10; i++) await Promise.resolve();
+    const second = lock.exclusive(async () => {
+      events.push('second:start');
+    });
+    for (let i = 0; i < 10; i++) await Promise.resolve();
+    expect(events).toEqual(['first:start']);
+    releaseFirst();
+    await Promise.all([first, second]);
+    expect(events).toEqual(['first:start', 'first:end', 'second:start']);
+  });
+
+  it('remembers the newest uncertain RVNs, up to eight, until a write is confirmed', () => {
+    const lock = heldLock();
+    expect(lock.uncertainRecordVersionNumbers).toBeUndefined();
+    for (let i = 1; i <= 10; i++) lock.rememberUncertain(`rvn-u${i}`);
+    expect(lock.uncertainRecordVersionNumbers).toEqual(['rvn-u3', 'rvn-u4', 'rvn-u5', 'rvn-u6', 'rvn-u7', 'rvn-u8', 'rvn-u9', 'rvn-u10']);
+    lock.forgetUncertain();
+    expect(lock.uncertainRecordVersionNumbers).toBeUndefined();
+  });
+
+  it('locks without additional attributes share one frozen empty item; others keep their own', () => {
+    const a = heldLock();
+    const b = heldLock();
+    expect(a.additionalAttributes).toBe(b.additionalAttributes);
+    expect(Object.isFrozen(a.additionalAttributes)).toBe(true);
+    const own = { team: { S: 'blue' } };
+    const c = new HeldLock({ ...heldLockFields(), additionalAttributes: own });
+    expect(c.additionalAttributes).toBe(own);
   });
 
   it('writing: from the moment a write is queued until the last one settles, failed ones included', async () => {
