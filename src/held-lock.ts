@@ -68,7 +68,8 @@ export class HeldLock {
   monitorTask: ScheduledTask<HeldLock> | undefined;
   /** Its batched heartbeat failed: the next one goes alone, with the single heartbeat's retries. */
   retriesAlone = false;
-  readonly #loss = new AbortController();
+  /** Made when the signal is first asked for: many locks never are, and Node's signals are not small. */
+  #loss: AbortController | undefined;
   #endReason: LockLostError | undefined;
   /** RVNs of this client's writes whose replies were lost; none (and no array) in the usual case. */
   #uncertain: string[] | undefined;
@@ -102,6 +103,10 @@ export class HeldLock {
 
   /** Aborts, with a {@link LockLostError}, once the lock ends for any reason. */
   get signal(): AbortSignal {
+    if (this.#loss === undefined) {
+      this.#loss = new AbortController();
+      if (this.#endReason !== undefined) this.#loss.abort(this.#endReason);
+    }
     return this.#loss.signal;
   }
 
@@ -120,7 +125,7 @@ export class HeldLock {
     if (this.state === 'released' || this.state === 'lost') return false;
     this.state = state;
     this.#endReason = reason;
-    this.#loss.abort(reason);
+    this.#loss?.abort(reason);
     return true;
   }
 

@@ -3,6 +3,7 @@
  * record's own logic: local expiry and one-at-a-time writes.
  */
 import { describe, expect, it } from '@jest/globals';
+import { LockLostError } from '../src/errors.js';
 import { HeldLock, lockId } from '../src/held-lock.js';
 import type { LockKey } from '../src/protocol/index.js';
 import { seededRandom as prng } from '../chaos/random.js';
@@ -180,6 +181,23 @@ describe('HeldLock', () => {
     releaseFirst();
     await Promise.all([first, second]);
     expect(events).toEqual(['first:start', 'first:end', 'second:start']);
+  });
+
+  it('signal: aborts with the end reason, whether it was first read before the lock ended or after', () => {
+    const readEarly = heldLock();
+    const early = readEarly.signal;
+    expect(early.aborted).toBe(false);
+    const reason = new LockLostError('taken', 'another client holds it', { partitionKey: 'p', sortKey: undefined });
+    expect(readEarly.end('lost', reason)).toBe(true);
+    expect(early.aborted).toBe(true);
+    expect(early.reason).toBe(reason);
+    expect(readEarly.signal).toBe(early);
+
+    const readLate = heldLock();
+    readLate.end('released', reason);
+    expect(readLate.signal.aborted).toBe(true);
+    expect(readLate.signal.reason).toBe(reason);
+    expect(readLate.signal).toBe(readLate.signal);
   });
 
   it('remembers the newest uncertain RVNs, up to eight, until a write is confirmed', () => {

@@ -26,7 +26,6 @@ export interface ScheduledTask<Subject = unknown> extends HeapEntry {
   readonly kind: TaskKind<Subject>;
   /** What the task is for (a held lock). */
   readonly subject: Subject;
-  running: boolean;
 }
 
 /** How limited tasks due together may share one slot. */
@@ -76,7 +75,7 @@ export class HeartbeatScheduler<Subject = unknown> {
   }
 
   createTask(kind: TaskKind<Subject>, subject: Subject): ScheduledTask<Subject> {
-    return { dueAt: Infinity, heapIndex: -1, kind, subject, running: false };
+    return { dueAt: Infinity, heapIndex: -1, kind, subject };
   }
 
   /** Runs `task` at `dueAt` on the monotonic clock (rescheduling it if already scheduled). */
@@ -178,14 +177,12 @@ export class HeartbeatScheduler<Subject = unknown> {
   }
 
   async #executeBatch(batches: TaskBatches<Subject>, batch: ScheduledTask<Subject>[]): Promise<void> {
-    for (const task of batch) task.running = true;
     this.#running++;
     try {
       await batches.run(batch);
     } catch (error) {
       this.#logger?.error({ err: error }, 'lock scheduler batch failed');
     } finally {
-      for (const task of batch) task.running = false;
       this.#running--;
       this.#drain();
       this.#arm();
@@ -194,7 +191,6 @@ export class HeartbeatScheduler<Subject = unknown> {
 
   async #execute(task: ScheduledTask<Subject>): Promise<void> {
     const { limited } = task.kind;
-    task.running = true;
     if (limited) this.#running++;
     try {
       await task.kind.run(task.subject);
@@ -202,7 +198,6 @@ export class HeartbeatScheduler<Subject = unknown> {
       // Tasks handle their own failures; this only keeps the loop alive if one does not.
       this.#logger?.error({ err: error }, 'lock scheduler task failed');
     } finally {
-      task.running = false;
       if (limited) {
         this.#running--;
         this.#drain();
