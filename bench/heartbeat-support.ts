@@ -40,12 +40,13 @@ export interface MemorySample {
 
 /**
  * RSS and heap after a full collection (the worker runs with --expose-gc).
- * V8 hands freed pages back to the OS from a background thread shortly
- * after a collection, so RSS read right after one still counts pages on
- * their way out: in 9 readings of a 10 000-lock worker, up to 32 MB (median
- * 11 MB) more than 50 ms later, while from 50 ms to 1 s after they moved by
- * at most 2.5 MB (heartbeats keep allocating). Collect, wait, collect again,
- * wait a little, then read.
+ * The heap is read right after the second collection: heartbeats go on
+ * allocating, and half a second later heapUsed also counts their garbage
+ * (at 10 000 locks about 600 bytes per lock). RSS is read later: V8 hands
+ * freed pages back to the OS from a background thread shortly after a
+ * collection, and in 9 readings of a 10 000-lock worker RSS right after one
+ * was up to 32 MB (median 11 MB) more than 50 ms later, while from 50 ms to
+ * 1 s after it moved by at most 2.5 MB.
  */
 const PAGES_RETURNED_MS = 500;
 
@@ -55,9 +56,9 @@ export async function memoryAfterGC(): Promise<MemorySample> {
   gc();
   await sleep(1_000);
   gc();
+  const { heapTotal, heapUsed, external } = process.memoryUsage();
   await sleep(PAGES_RETURNED_MS);
-  const { rss, heapTotal, heapUsed, external } = process.memoryUsage();
-  return { rss, heapTotal, heapUsed, external };
+  return { rss: process.memoryUsage.rss(), heapTotal, heapUsed, external };
 }
 
 /** Lags in 1 ms buckets up to a minute; allocated up front so it costs nothing per lock or per heartbeat. */
