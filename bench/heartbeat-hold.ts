@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { writeHeapSnapshot } from 'node:v8';
 import { LockClient, type Lock } from '../src/index.js';
 import { CLIENT_DEFAULTS } from '../src/options.js';
-import { LagHistogram, benchDynamoDBClient, dropTable, memoryAfterGC, sleep, startCpuProfile, type MemorySample } from './heartbeat-support.js';
+import { HeartbeatCallCounter, LagHistogram, benchDynamoDBClient, dropTable, memoryAfterGC, sleep, startCpuProfile, type MemorySample } from './heartbeat-support.js';
 
 export interface HoldOptions {
   readonly endpoint: string;
@@ -71,6 +71,11 @@ export interface HoldResult {
   readonly memoryPerLockAtEnd: MemorySample;
   readonly cpuMsPerHeartbeat: number;
   readonly cpuPercentOfOneCore: number;
+  /** Heartbeat calls in the window: single UpdateItems, and batch calls with their mean size and share sent full. */
+  readonly updateItemCalls: number;
+  readonly batchCalls: number;
+  readonly meanBatchSize: number;
+  readonly fullBatchesPct: number;
 }
 
 const KEY_PREFIX = 'hb-';
@@ -86,6 +91,7 @@ export async function holdLocks(options: HoldOptions): Promise<HoldResult> {
   const concurrency = options.concurrency ?? CLIENT_DEFAULTS.heartbeatConcurrency;
   const batchSize = options.batchSize ?? CLIENT_DEFAULTS.heartbeatBatchSize;
   const dynamoDB = benchDynamoDBClient(options.endpoint, Math.max(concurrency, options.acquireParallelism) + 16);
+  const calls = new HeartbeatCallCounter(dynamoDB, batchSize);
   const tableName = `bench-heartbeat-${n}-${concurrency}-${batchSize}-${randomUUID().slice(0, 8)}`;
   const client = new LockClient({
     dynamoDB,
@@ -188,6 +194,7 @@ export async function holdLocks(options: HoldOptions): Promise<HoldResult> {
     // The window.
     const stopProfile = await startCpuProfile(`heartbeat-${n}-${concurrency}-${batchSize}`);
     inWindow = true;
+    calls.counting = true;
     const cpuBefore = process.cpuUsage();
     windowStart = performance.now();
     const windowEndAt = windowStart + options.windowSeconds * 1000;
@@ -206,6 +213,7 @@ export async function holdLocks(options: HoldOptions): Promise<HoldResult> {
       }
     }
     inWindow = false;
+    calls.counting = false;
     const windowEnd = performance.now();
     const cpu = process.cpuUsage(cpuBefore);
     const windowSeconds = (windowEnd - windowStart) / 1000;
@@ -265,6 +273,10 @@ export async function holdLocks(options: HoldOptions): Promise<HoldResult> {
       memoryPerLockAtEnd: allPerLock(atEnd, heldAtEnd),
       cpuMsPerHeartbeat: cpuMs / Math.max(1, heartbeatsInWindow),
       cpuPercentOfOneCore: (100 * cpuMs) / (windowSeconds * 1000),
+      updateItemCalls: calls.updateItemCalls,
+      batchCalls: calls.batchCalls,
+      meanBatchSize: calls.meanBatchSize,
+      fullBatchesPct: calls.fullBatchesPct,
     };
   } finally {
     // No close(): it would release every lock, one call each. The worker exits right after; heartbeats

@@ -115,3 +115,53 @@ export async function startCpuProfile(name: string): Promise<() => Promise<void>
     session.disconnect();
   };
 }
+
+/**
+ * How the client's heartbeats went out while counting is on: single
+ * UpdateItem calls, and BatchExecuteStatement calls by their number of
+ * statements. Tells a client that is behind with full batches from one that
+ * sends part-full ones, which cost the server a whole call each. Counts in
+ * fixed arrays, so that it adds nothing per call to the memory measured.
+ */
+export class HeartbeatCallCounter {
+  counting = false;
+  updateItemCalls = 0;
+  /** Index k: batch calls of k statements. */
+  readonly #batchesBySize: Uint32Array;
+
+  constructor(client: Pick<DynamoDBClient, 'middlewareStack'>, maxBatchSize: number) {
+    this.#batchesBySize = new Uint32Array(maxBatchSize + 1);
+    client.middlewareStack.add(
+      (next, context) => (args) => {
+        if (this.counting) this.#count(context.commandName, args.input);
+        return next(args);
+      },
+      { step: 'initialize', name: 'benchHeartbeatCallCounter' },
+    );
+  }
+
+  #count(commandName: string | undefined, input: unknown): void {
+    if (commandName === 'UpdateItemCommand') {
+      this.updateItemCalls++;
+    } else if (commandName === 'BatchExecuteStatementCommand') {
+      const size = (input as { Statements?: unknown[] }).Statements?.length ?? 0;
+      const slot = Math.min(size, this.#batchesBySize.length - 1);
+      this.#batchesBySize[slot] = (this.#batchesBySize[slot] ?? 0) + 1;
+    }
+  }
+
+  get batchCalls(): number {
+    return this.#batchesBySize.reduce((sum, count) => sum + count, 0);
+  }
+
+  /** Mean statements per batch call, NaN without any. */
+  get meanBatchSize(): number {
+    const statements = this.#batchesBySize.reduce((sum, count, size) => sum + count * size, 0);
+    return statements / this.batchCalls;
+  }
+
+  /** Share of batch calls that went out full, in per cent. */
+  get fullBatchesPct(): number {
+    return (100 * (this.#batchesBySize[this.#batchesBySize.length - 1] ?? 0)) / this.batchCalls;
+  }
+}

@@ -170,6 +170,7 @@ function holdRow(r: HoldResult, limit: ServerLimit, isDefault: boolean): Row {
     rssBytesPerLock: round(r.rssBytesPerLock),
     heapBytesPerLock: round(r.heapBytesPerLock),
     cpuMsPerHeartbeat: round(r.cpuMsPerHeartbeat, 3),
+    meanBatchSize: r.batchCalls === 0 ? '-' : round(r.meanBatchSize, 1),
   };
 }
 
@@ -195,6 +196,7 @@ function probeRow(probe: LimitResult): Row {
     rssBytesPerLock: '-',
     heapBytesPerLock: '-',
     cpuMsPerHeartbeat: round(sustained.cpuMsPerCall, 3),
+    meanBatchSize: '-',
   };
 }
 
