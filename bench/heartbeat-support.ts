@@ -42,7 +42,7 @@ export interface MemorySample {
  * RSS and heap after a full collection (the worker runs with --expose-gc).
  * The heap is read right after the second collection: heartbeats go on
  * allocating, and half a second later heapUsed also counts their garbage
- * (at 10 000 locks about 600 bytes per lock). RSS is read later: V8 hands
+ * (at 10 000 locks about 600 bytes per lock in one run). RSS is read later: V8 hands
  * freed pages back to the OS from a background thread shortly after a
  * collection, and in 9 readings of a 10 000-lock worker RSS right after one
  * was up to 32 MB (median 11 MB) more than 50 ms later, while from 50 ms to
@@ -120,8 +120,11 @@ export async function startCpuProfile(name: string): Promise<() => Promise<void>
  * How the client's heartbeats went out while counting is on: single
  * UpdateItem calls, and BatchExecuteStatement calls by their number of
  * statements. Tells a client that is behind with full batches from one that
- * sends part-full ones, which cost the server a whole call each. Counts in
- * fixed arrays, so that it adds nothing per call to the memory measured.
+ * sends part-full ones, which cost the server a whole call each. Not the
+ * shared `countCalls` (integration/support/call-counter.ts): that one keeps
+ * every call's name, which over a window of 80 000 heartbeats would count as
+ * the locks' memory, and it does not look inside a batch. Counts go into a
+ * fixed array instead.
  */
 export class HeartbeatCallCounter {
   counting = false;

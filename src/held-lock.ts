@@ -37,11 +37,6 @@ const IDLE: Promise<unknown> = Promise.resolve();
 /** Most locks have no additional attributes; they share one empty item rather than each keeping its own. */
 const NO_ADDITIONAL_ATTRIBUTES: LockItem = Object.freeze({});
 
-function isEmpty(item: LockItem): boolean {
-  for (const _ in item) return false;
-  return true;
-}
-
 export class HeldLock {
   readonly id: string;
   readonly partitionKey: string;
@@ -96,7 +91,7 @@ export class HeldLock {
     this.leaseDurationMs = fields.leaseDurationMs;
     this.lookupTime = fields.lookupTime;
     this.data = fields.data;
-    this.additionalAttributes = isEmpty(fields.additionalAttributes) ? NO_ADDITIONAL_ATTRIBUTES : fields.additionalAttributes;
+    this.additionalAttributes = Object.keys(fields.additionalAttributes).length === 0 ? NO_ADDITIONAL_ATTRIBUTES : fields.additionalAttributes;
     this.deleteLockOnRelease = fields.deleteLockOnRelease;
     this.safetyMarginMs = fields.safetyMarginMs;
   }

@@ -43,7 +43,6 @@ export interface LockOperations {
   assertHeld(lock: Lock): void;
 }
 
-
 /**
  * The record behind a handle, if the handle was made with `ops` (that is, by
  * the client asking). Internal: the package's entry point does not export it.

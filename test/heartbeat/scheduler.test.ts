@@ -462,7 +462,8 @@ describe('HeartbeatScheduler: failures', () => {
     const { logger, error } = fakeLogger();
     const scheduler = newScheduler(1, logger);
     const boom = new Error('boom');
-    const bad = newTask(scheduler, 
+    const bad = newTask(
+      scheduler,
       sync
         ? () => {
             throw boom;
