@@ -44,6 +44,13 @@ import {
 import { sendStatementBatch, type StatementFailedError } from './send-statement-batch.js';
 import { sendWrite } from './send-write.js';
 
+/**
+ * The longest a due heartbeat waits for a fuller batch, as a share of the
+ * heartbeat period (100 ms by default): well under the twentieth of a period
+ * at which heartbeats count as behind and acquisitions are held back.
+ */
+const BATCH_WAIT_SHARE_OF_PERIOD = 1 / 50;
+
 export interface HeldLocksOptions {
   readonly dynamoDB: Pick<DynamoDBClient, 'send'>;
   readonly table: LockTable;
@@ -85,6 +92,7 @@ export class HeldLocks {
         size: this.#settings.heartbeatBatchSize,
         canJoin: (task) => this.#keeper.canBatch(task),
         run: (tasks) => this.#keeper.beatBatch(tasks),
+        maxWaitMs: this.#settings.heartbeatPeriod * BATCH_WAIT_SHARE_OF_PERIOD,
       },
       logger: this.#logger,
     });

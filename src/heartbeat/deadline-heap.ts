@@ -20,6 +20,24 @@ export class DeadlineHeap<T extends HeapEntry> {
     return this.#items[0];
   }
 
+  /**
+   * How many entries are due before `time`, counting no further than
+   * `atMost`. Only due entries and their children are visited, so the cost
+   * follows `atMost`, not the size of the heap.
+   */
+  countDueBefore(time: number, atMost: number): number {
+    const items = this.#items;
+    const pending = [0];
+    let count = 0;
+    for (let index = pending.pop(); index !== undefined && count < atMost; index = pending.pop()) {
+      const entry = items[index];
+      if (entry === undefined || entry.dueAt >= time) continue;
+      count++;
+      pending.push(2 * index + 1, 2 * index + 2);
+    }
+    return count;
+  }
+
   has(entry: T): boolean {
     return entry.heapIndex >= 0 && this.#items[entry.heapIndex] === entry;
   }

@@ -203,6 +203,43 @@ describe('DeadlineHeap', () => {
     expect(heap.pop()).toBe(a);
   });
 
+  it.each([7, 99, 512])('countDueBefore counts the entries due before a time, up to a cap (seed %i)', (seed) => {
+    const random = prng(seed);
+    for (let round = 0; round < 200; round++) {
+      const heap = new DeadlineHeap<Entry>();
+      const dues = Array.from({ length: Math.floor(random() * 80) }, () => Math.floor(random() * 100));
+      dues.forEach((due, i) => heap.upsert(entry(`e${i}`), due));
+      const time = Math.floor(random() * 110);
+      const atMost = 1 + Math.floor(random() * 30);
+      const due = dues.filter((d) => d < time).length;
+      expect(heap.countDueBefore(time, atMost)).toBe(Math.min(due, atMost));
+    }
+  });
+
+  it('countDueBefore looks at a few entries per one counted, however large the heap', () => {
+    const heap = new DeadlineHeap<Entry>();
+    let reads = 0;
+    for (let i = 0; i < 10_000; i++) {
+      let dueAt = Number.NaN;
+      const counted: Entry = {
+        name: `e${i}`,
+        heapIndex: -1,
+        get dueAt() {
+          reads++;
+          return dueAt;
+        },
+        set dueAt(value: number) {
+          dueAt = value;
+        },
+      };
+      heap.upsert(counted, i % 100);
+    }
+    reads = 0;
+    expect(heap.countDueBefore(1_000, 25)).toBe(25);
+    // Each entry counted puts its two children in line to be looked at.
+    expect(reads).toBeLessThanOrEqual(2 * 25 + 1);
+  });
+
   it.each([1, 2, 3, 42, 2024])('agrees with a reference model under random push/remove/upsert/pop (seed %i)', (seed) => {
     const random = prng(seed);
     const heap = new DeadlineHeap<Entry>();

@@ -416,6 +416,7 @@ describe('batches', () => {
         size: 25,
         canJoin: (task) => (keeper as LockKeeper).canBatch(task),
         run: (tasks) => (keeper as LockKeeper).beatBatch(tasks),
+        maxWaitMs: 0,
       },
     });
     keeper = new LockKeeper({

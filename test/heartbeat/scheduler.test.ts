@@ -665,60 +665,62 @@ describe('HeartbeatScheduler: how far behind', () => {
   });
 });
 
-describe('HeartbeatScheduler: batches', () => {
-  interface Batching {
-    scheduler: HeartbeatScheduler<string>;
-    /** The subjects of each batch, in the order the batches started. */
-    batches: string[][];
-    /** Subjects whose own `run` was called. */
-    alone: string[];
-    /** Finishes every batch and lone run started so far. */
-    finishAll(): void;
-    add(subject: string, dueAt: number, options?: { alone: boolean }): ScheduledTask<string>;
-  }
+interface Batching {
+  scheduler: HeartbeatScheduler<string>;
+  /** The subjects of each batch, in the order the batches started. */
+  batches: string[][];
+  /** Subjects whose own `run` was called. */
+  alone: string[];
+  /** Finishes every batch and lone run started so far. */
+  finishAll(): void;
+  add(subject: string, dueAt: number, options?: { alone: boolean }): ScheduledTask<string>;
+}
 
-  function batching(concurrency: number, batchSize: number): Batching {
-    const batches: string[][] = [];
-    const alone: string[] = [];
-    const gates: Deferred[] = [];
-    const gated = (): Promise<void> => {
-      const gate = deferred();
-      gates.push(gate);
-      return gate.promise;
-    };
-    const loners = new Set<string>();
-    const scheduler = new HeartbeatScheduler<string>({
-      clock: systemClock,
-      concurrency,
-      batches: {
-        size: batchSize,
-        canJoin: (task) => !loners.has(task.subject),
-        run: (tasks) => {
-          batches.push(tasks.map((task) => task.subject));
+/** `maxWaitMs` 0: a part-full batch never waits for company unless a test asks it to. */
+function batching(concurrency: number, batchSize: number, maxWaitMs = 0): Batching {
+  const batches: string[][] = [];
+  const alone: string[] = [];
+  const gates: Deferred[] = [];
+  const gated = (): Promise<void> => {
+    const gate = deferred();
+    gates.push(gate);
+    return gate.promise;
+  };
+  const loners = new Set<string>();
+  const scheduler = new HeartbeatScheduler<string>({
+    clock: systemClock,
+    concurrency,
+    batches: {
+      size: batchSize,
+      canJoin: (task) => !loners.has(task.subject),
+      run: (tasks) => {
+        batches.push(tasks.map((task) => task.subject));
+        return gated();
+      },
+      maxWaitMs,
+    },
+  });
+  return {
+    scheduler,
+    batches,
+    alone,
+    finishAll: () => gates.splice(0).forEach((gate) => gate.resolve()),
+    add: (subject, dueAt, options = { alone: false }) => {
+      if (options.alone) loners.add(subject);
+      const task = newTask(scheduler, 
+        () => {
+          alone.push(subject);
           return gated();
         },
-      },
-    });
-    return {
-      scheduler,
-      batches,
-      alone,
-      finishAll: () => gates.splice(0).forEach((gate) => gate.resolve()),
-      add: (subject, dueAt, options = { alone: false }) => {
-        if (options.alone) loners.add(subject);
-        const task = newTask(scheduler, 
-          () => {
-            alone.push(subject);
-            return gated();
-          },
-          { limited: true, subject },
-        );
-        scheduler.schedule(task, dueAt);
-        return task;
-      },
-    };
-  }
+        { limited: true, subject },
+      );
+      scheduler.schedule(task, dueAt);
+      return task;
+    },
+  };
+}
 
+describe('HeartbeatScheduler: batches', () => {
   it('puts due batchable tasks into one slot, most overdue first, up to the batch size', async () => {
     const { scheduler, batches, alone, finishAll, add } = batching(1, 3);
     add('blocker', at(10));
@@ -805,6 +807,7 @@ describe('HeartbeatScheduler: batches', () => {
           ran.push(tasks.map((task) => task.subject));
           throw new Error('broken batch');
         },
+        maxWaitMs: 0,
       },
     });
     for (const name of ['a', 'b']) scheduler.schedule(newTask(scheduler, () => undefined, { limited: true, subject: name }), at(10));
@@ -813,5 +816,91 @@ describe('HeartbeatScheduler: batches', () => {
     expect(ran).toEqual([['a', 'b'], ['c', 'd']]);
     expect(error).toHaveBeenCalledTimes(2);
     expect(scheduler.size).toBe(0);
+  });
+});
+
+describe('HeartbeatScheduler: part-full batches wait for company', () => {
+  // With concurrency 8, one call in flight (an eighth of the slots) is enough to hold back a part-full batch.
+
+  it('holds a part-full batch back while a call is in flight, and sends it when the call comes back', async () => {
+    const { scheduler, batches, alone, finishAll, add } = batching(8, 5, 100);
+    add('a', at(10));
+    add('b', at(10));
+    await advanceTo(15);
+    expect(batches).toEqual([['a', 'b']]); // nothing in flight: no waiting
+    add('c', at(20));
+    add('d', at(30));
+    await advanceTo(60);
+    expect(batches).toEqual([['a', 'b']]);
+    expect(alone).toEqual([]);
+    expect(scheduler.overdueMs()).toBe(40); // c has been due for 40 ms, held back
+    finishAll();
+    await settle();
+    expect(batches).toEqual([['a', 'b'], ['c', 'd']]);
+    finishAll();
+    await settle();
+    expect(scheduler.size).toBe(0);
+  });
+
+  it('sends a full batch at once while calls are in flight', async () => {
+    const { batches, alone, finishAll, add } = batching(8, 3, 100);
+    add('a', at(10));
+    add('b', at(10));
+    await advanceTo(15);
+    for (const name of ['c', 'd', 'e']) add(name, at(20));
+    add('f', at(30));
+    await advanceTo(50);
+    expect(batches).toEqual([['a', 'b'], ['c', 'd', 'e']]);
+    expect(alone).toEqual([]); // f waits: one due task cannot fill a batch
+    finishAll();
+    await settle();
+    expect(alone).toEqual(['f']);
+    finishAll();
+    await settle();
+  });
+
+  it('sends a part-full batch once it has waited maxWaitMs, without spinning meanwhile', async () => {
+    const { scheduler, batches, alone, finishAll, add } = batching(8, 5, 100);
+    add('a', at(10));
+    add('b', at(10));
+    await advanceTo(15);
+    add('c', at(20));
+    add('d', at(50));
+    await advanceTo(119);
+    expect(alone).toEqual([]);
+    expect(jest.getTimerCount()).toBe(1); // one timer, for the end of c's wait
+    await advanceTo(120);
+    expect(batches).toEqual([['a', 'b'], ['c', 'd']]);
+    expect(alone).toEqual([]);
+    finishAll();
+    await settle();
+    expect(scheduler.size).toBe(0);
+  });
+
+  it('does not hold back a task that may not join a batch', async () => {
+    const { batches, alone, finishAll, add } = batching(8, 5, 100);
+    add('a', at(10));
+    add('b', at(10));
+    await advanceTo(15);
+    add('solo', at(20), { alone: true });
+    await advanceTo(20);
+    expect(batches).toEqual([['a', 'b']]);
+    expect(alone).toEqual(['solo']);
+    finishAll();
+    await settle();
+  });
+
+  it('waits for company only once an eighth of the slots is busy', async () => {
+    const { alone, finishAll, add } = batching(32, 25, 100);
+    for (let i = 0; i < 5; i++) add(`lock-${i}`, at(10 + 10 * i));
+    await advanceTo(45);
+    expect(alone).toEqual(['lock-0', 'lock-1', 'lock-2', 'lock-3']); // each alone, none yet waiting
+    await advanceTo(100);
+    expect(alone).toHaveLength(4); // lock-4 waits: 4 of 32 slots are busy
+    finishAll();
+    await settle();
+    expect(alone).toHaveLength(5);
+    finishAll();
+    await settle();
   });
 });
