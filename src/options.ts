@@ -52,7 +52,10 @@ export interface LockClientSettings {
    * guards. @default a tenth of each lock's lease
    */
   readonly safetyMargin?: number;
-  /** How many heartbeats (or batches of them) may be in flight at once. @default 32 */
+  /**
+   * How many heartbeat requests may be in flight at once; batch calls may
+   * take at most a quarter of them (at least one). @default 32
+   */
   readonly heartbeatConcurrency?: number;
   /**
    * Most background heartbeats sent together in one BatchExecuteStatement

@@ -12,8 +12,11 @@
  * more heartbeats to fall due, up to `maxWaitMs`. A server that is nearly
  * keeping up then gets fewer, fuller batches, which cost it less per
  * heartbeat than many small ones, and fewer heartbeats sit in memory in
- * flight. Full batches still use every slot, so depth is there when the
- * client is truly behind.
+ * flight. Full batches may take a quarter of the slots: on DynamoDB Local a
+ * client that is far behind served as many heartbeats with 4 or 8 batches in
+ * flight as with 32 (BENCHMARKS.md), while each batch in flight holds 25
+ * heartbeats in memory; a quarter of the default 32 still moves over ten
+ * thousand heartbeats a second at DynamoDB's usual latency.
  */
 import type { Logger } from 'pino';
 import type { MonotonicClock } from '../clock.js';
@@ -62,6 +65,8 @@ export interface SchedulerOptions<Subject> {
 const TIMER_SLACK_MS = 1;
 /** Part-full batches are held back while at least this share of the slots is busy. */
 const PART_FULL_SHARE = 1 / 8;
+/** Batches may take at most this share of the slots. */
+const BATCH_SHARE = 1 / 4;
 
 export class HeartbeatScheduler<Subject = unknown> {
   /**
@@ -76,8 +81,10 @@ export class HeartbeatScheduler<Subject = unknown> {
   readonly #batches: TaskBatches<Subject> | undefined;
   /** Calls in flight from which a part-full batch waits for company. */
   readonly #partFullLimit: number;
+  readonly #batchLimit: number;
   readonly #logger: Logger | undefined;
   #running = 0;
+  #runningBatches = 0;
   /** The most overdue task is held back for a fuller batch (and `#running` is at least `#partFullLimit`). */
   #waitingForCompany = false;
   #timer: NodeJS.Timeout | undefined;
@@ -89,6 +96,7 @@ export class HeartbeatScheduler<Subject = unknown> {
     this.#concurrency = options.concurrency;
     this.#batches = options.batches !== undefined && options.batches.size > 1 ? options.batches : undefined;
     this.#partFullLimit = Math.max(1, Math.ceil(options.concurrency * PART_FULL_SHARE));
+    this.#batchLimit = Math.max(1, Math.ceil(options.concurrency * BATCH_SHARE));
     this.#logger = options.logger;
   }
 
@@ -166,15 +174,16 @@ export class HeartbeatScheduler<Subject = unknown> {
 
   /**
    * When the most overdue limited task could start: never while every slot
-   * is busy; at the end of its wait while it is held back for company (a
-   * returning call drains sooner).
+   * (or, for a batchable one, every batch slot) is busy; at the end of its
+   * wait while it is held back for company. A returning call drains sooner.
    */
   #nextLimitedStart(): number {
     const top = this.#limited.peek();
     if (top === undefined || this.#running >= this.#concurrency) return Infinity;
     const batches = this.#batches;
-    if (this.#waitingForCompany && batches !== undefined && batches.canJoin(top)) return top.dueAt + batches.maxWaitMs;
-    return top.dueAt;
+    if (batches === undefined || !batches.canJoin(top)) return top.dueAt;
+    if (this.#runningBatches >= this.#batchLimit) return Infinity;
+    return this.#waitingForCompany ? top.dueAt + batches.maxWaitMs : top.dueAt;
   }
 
   /**
@@ -197,6 +206,8 @@ export class HeartbeatScheduler<Subject = unknown> {
         void this.#execute(task);
         continue;
       }
+      // Most overdue first: the tasks behind a batchable one wait with it.
+      if (this.#runningBatches >= this.#batchLimit) return;
       if (this.#shouldWaitForCompany(batches, task, now)) {
         this.#waitingForCompany = true;
         return;
@@ -222,12 +233,14 @@ export class HeartbeatScheduler<Subject = unknown> {
 
   async #executeBatch(batches: TaskBatches<Subject>, batch: ScheduledTask<Subject>[]): Promise<void> {
     this.#running++;
+    this.#runningBatches++;
     try {
       await batches.run(batch);
     } catch (error) {
       this.#logger?.error({ err: error }, 'lock scheduler batch failed');
     } finally {
       this.#running--;
+      this.#runningBatches--;
       this.#drain();
       this.#arm();
     }

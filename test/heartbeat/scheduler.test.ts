@@ -741,11 +741,25 @@ describe('HeartbeatScheduler: batches', () => {
   });
 
   it('counts a batch as one slot of the concurrency budget', async () => {
-    const { batches, alone, finishAll, add } = batching(2, 25);
+    const { batches, alone, finishAll, add } = batching(8, 25);
     for (let i = 0; i < 40; i++) add(`lock-${i}`, at(10));
     await advanceTo(20);
     expect(batches.map((batch) => batch.length)).toEqual([25, 15]);
     expect(alone).toEqual([]);
+    finishAll();
+    await settle();
+  });
+
+  it('lets batches take a quarter of the slots; the batchable tasks behind them wait for a batch to come back', async () => {
+    const { batches, alone, finishAll, add } = batching(8, 5);
+    add('solo', at(5), { alone: true });
+    for (let i = 0; i < 15; i++) add(`lock-${i}`, at(10));
+    await advanceTo(20);
+    expect(alone).toEqual(['solo']);
+    expect(batches.map((batch) => batch.length)).toEqual([5, 5]); // 2 of 8 slots; 5 more slots are free
+    finishAll();
+    await settle();
+    expect(batches.map((batch) => batch.length)).toEqual([5, 5, 5]);
     finishAll();
     await settle();
   });
