@@ -12,7 +12,7 @@
  * more heartbeats to fall due, up to `maxWaitMs`. A server that is nearly
  * keeping up then gets fewer, fuller batches, which cost it less per
  * heartbeat than many small ones, and fewer heartbeats sit in memory in
- * flight. Full batches may take a quarter of the slots: on DynamoDB Local a
+ * flight. Batches take at most a quarter of the slots: on DynamoDB Local a
  * client that is far behind served as many heartbeats with 4 or 8 batches in
  * flight as with 32 (BENCHMARKS.md), while each batch in flight holds 25
  * heartbeats in memory; a quarter of the default 32 still moves over ten
