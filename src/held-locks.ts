@@ -127,8 +127,9 @@ export class HeldLocks {
   }
 
   /**
-   * True while a due heartbeat has waited for a free slot longer than a
-   * twentieth of a heartbeat period: the locks held are falling behind.
+   * True while a due heartbeat has waited to be sent longer than a twentieth
+   * of a heartbeat period (for a free slot, a free batch slot or a fuller
+   * batch): the locks held are falling behind.
    */
   heartbeatsBehind(): boolean {
     return this.#scheduler.overdueMs() > this.#settings.heartbeatPeriod / 20;
