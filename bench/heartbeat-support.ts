@@ -163,7 +163,7 @@ export class HeartbeatCallCounter {
     return statements / this.batchCalls;
   }
 
-  /** Share of batch calls that went out full, in per cent. */
+  /** Share of batch calls that went out full, in per cent; NaN without any. */
   get fullBatchesPct(): number {
     return (100 * (this.#batchesBySize[this.#batchesBySize.length - 1] ?? 0)) / this.batchCalls;
   }

@@ -647,7 +647,7 @@ describe('HeartbeatScheduler: the timer', () => {
 });
 
 describe('HeartbeatScheduler: how far behind', () => {
-  it('overdueMs is how long the most overdue heartbeat has waited for a slot, 0 when none waits', async () => {
+  it('overdueMs is how long the most overdue heartbeat has waited to be sent, 0 when none waits', async () => {
     const scheduler = newScheduler(1);
     expect(scheduler.overdueMs()).toBe(0);
     const running = deferred();
@@ -834,14 +834,21 @@ describe('HeartbeatScheduler: batches', () => {
 });
 
 describe('HeartbeatScheduler: part-full batches wait for company', () => {
-  // With concurrency 8, one call in flight (an eighth of the slots) is enough to hold back a part-full batch.
+  /**
+   * Concurrency 8 and a wait of up to 100 ms, with one batch (a, b) in
+   * flight: an eighth of the slots, enough to hold back a part-full batch.
+   */
+  async function oneBatchInFlight(batchSize: number): Promise<Batching> {
+    const inFlight = batching(8, batchSize, 100);
+    inFlight.add('a', at(10));
+    inFlight.add('b', at(10));
+    await advanceTo(15);
+    expect(inFlight.batches).toEqual([['a', 'b']]); // nothing was in flight: no waiting
+    return inFlight;
+  }
 
   it('holds a part-full batch back while a call is in flight, and sends it when the call comes back', async () => {
-    const { scheduler, batches, alone, finishAll, add } = batching(8, 5, 100);
-    add('a', at(10));
-    add('b', at(10));
-    await advanceTo(15);
-    expect(batches).toEqual([['a', 'b']]); // nothing in flight: no waiting
+    const { scheduler, batches, alone, finishAll, add } = await oneBatchInFlight(5);
     add('c', at(20));
     add('d', at(30));
     await advanceTo(60);
@@ -857,15 +864,12 @@ describe('HeartbeatScheduler: part-full batches wait for company', () => {
   });
 
   it('sends a full batch at once while calls are in flight', async () => {
-    const { batches, alone, finishAll, add } = batching(8, 3, 100);
-    add('a', at(10));
-    add('b', at(10));
-    await advanceTo(15);
+    const { batches, alone, finishAll, add } = await oneBatchInFlight(3);
     for (const name of ['c', 'd', 'e']) add(name, at(20));
     add('f', at(30));
     await advanceTo(50);
     expect(batches).toEqual([['a', 'b'], ['c', 'd', 'e']]);
-    expect(alone).toEqual([]); // f waits: one due task cannot fill a batch
+    expect(alone).toEqual([]); // f waits: the two batches in flight are all a quarter of 8 slots allows
     finishAll();
     await settle();
     expect(alone).toEqual(['f']);
@@ -874,10 +878,7 @@ describe('HeartbeatScheduler: part-full batches wait for company', () => {
   });
 
   it('sends a part-full batch once it has waited maxWaitMs, without spinning meanwhile', async () => {
-    const { scheduler, batches, alone, finishAll, add } = batching(8, 5, 100);
-    add('a', at(10));
-    add('b', at(10));
-    await advanceTo(15);
+    const { scheduler, batches, alone, finishAll, add } = await oneBatchInFlight(5);
     add('c', at(20));
     add('d', at(50));
     await advanceTo(119);
@@ -892,10 +893,7 @@ describe('HeartbeatScheduler: part-full batches wait for company', () => {
   });
 
   it('does not hold back a task that may not join a batch', async () => {
-    const { batches, alone, finishAll, add } = batching(8, 5, 100);
-    add('a', at(10));
-    add('b', at(10));
-    await advanceTo(15);
+    const { batches, alone, finishAll, add } = await oneBatchInFlight(5);
     add('solo', at(20), { alone: true });
     await advanceTo(20);
     expect(batches).toEqual([['a', 'b']]);
