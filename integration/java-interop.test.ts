@@ -1,6 +1,6 @@
 /**
  * Java ⇄ us against a real DynamoDB Local, from the recordings of the real
- * Java `AmazonDynamoDBLockClient` (/work/shared/fixtures/java-lock-client):
+ * Java `AmazonDynamoDBLockClient` (test/fixtures/java-lock-client):
  *
  * - Java → us: every item the Java client left in a table (`final_items` of
  *   every scenario file) is written raw into a fresh table and read back with

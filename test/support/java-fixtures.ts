@@ -1,6 +1,6 @@
 /**
  * Loads the recordings of the Java DynamoDB Lock Client
- * (`shared/fixtures/java-lock-client/*.json`, format described in the README
+ * (`test/fixtures/java-lock-client/*.json`, format described in the README
  * next to them). Every `*.json` file in the directory is a scenario, so a new
  * recording is picked up without touching the tests.
  */
@@ -62,11 +62,8 @@ export interface JavaScenario {
 
 function candidateDirectories(): string[] {
   const here = path.dirname(fileURLToPath(import.meta.url));
-  const candidates = [
-    // <repo>/test/support → <repo>/../shared/…
-    path.resolve(here, '../../../shared/fixtures/java-lock-client'),
-    path.resolve(process.cwd(), '../shared/fixtures/java-lock-client'),
-  ];
+  // <repo>/test/support → <repo>/test/fixtures/java-lock-client
+  const candidates = [path.resolve(here, '../fixtures/java-lock-client')];
   const fromEnvironment = process.env['JAVA_LOCK_FIXTURES_DIR'];
   if (fromEnvironment) candidates.unshift(path.resolve(fromEnvironment));
   return candidates;
