@@ -17,6 +17,7 @@ import {
   itemOfFailedCondition,
 } from './dynamodb-errors.js';
 import {
+  DynamoDBUnavailableError,
   InvalidArgumentError,
   LockCurrentlyUnavailableError,
   LockNotGrantedError,
@@ -344,7 +345,7 @@ export async function acquire(ctx: AcquireContext, key: LockKey, options: Acquir
           if (current !== undefined) following = { kind: 'decide', sighting: current, at: arrivedAt, refused: attempted };
         } else if (isThrottling(error) || isClientSideError(error) || (httpStatusOf(error) ?? 0) >= 500) {
           ctx.logger?.warn({ err: error, partitionKey: key.partitionKey, sortKey: key.sortKey }, 'lock acquisition attempt failed; retrying');
-          refusal = new LockNotGrantedError('DynamoDB did not answer successfully', key, lastHolder, { cause: error });
+          refusal = new DynamoDBUnavailableError(key, error, lastHolder);
         } else if (isMalformedLockItemError(error) || error instanceof LockCurrentlyUnavailableError || error instanceof InvalidArgumentError) {
           throw error;
         } else {

@@ -54,6 +54,27 @@ export class LockNotGrantedError extends DynamoDBLockError {
 }
 
 /**
+ * DynamoDB gave no usable answer until the acquire call's deadline: no
+ * connection, no reply, throttled or a 5xx on every attempt. Nobody is known
+ * to hold the lock; `cause` is the last error of the AWS SDK. A subclass of
+ * {@link LockNotGrantedError} (Java throws that here too), so code that tells
+ * "someone else holds it" from "DynamoDB is down" checks for this class first.
+ */
+export class DynamoDBUnavailableError extends LockNotGrantedError {
+  override name = 'DynamoDBUnavailableError';
+  constructor(lock: LockIdentity, cause: unknown, holder?: LockHolder) {
+    super(`DynamoDB did not answer successfully (${describeCause(cause)})`, lock, holder, { cause });
+  }
+}
+
+function describeCause(cause: unknown): string {
+  if (typeof cause !== 'object' || cause === null) return String(cause);
+  const { name, message, code } = cause as { name?: unknown; message?: unknown; code?: unknown };
+  const parts = [name, code, message].filter((part): part is string => typeof part === 'string' && part !== '');
+  return parts.length === 0 ? 'unknown error' : [...new Set(parts)].join(': ');
+}
+
+/**
  * The lock is held by someone else and `shouldSkipBlockingWait` asked not to
  * wait. Not a subclass of {@link LockNotGrantedError}, as in Java.
  */
@@ -184,7 +205,10 @@ function hasName(error: unknown, name: string): boolean {
   return error instanceof Error && error.name === name;
 }
 
-export const isLockNotGrantedError = (e: unknown): e is LockNotGrantedError => hasName(e, 'LockNotGrantedError');
+/** Also true for its subclass {@link DynamoDBUnavailableError}. */
+export const isLockNotGrantedError = (e: unknown): e is LockNotGrantedError =>
+  hasName(e, 'LockNotGrantedError') || hasName(e, 'DynamoDBUnavailableError');
+export const isDynamoDBUnavailableError = (e: unknown): e is DynamoDBUnavailableError => hasName(e, 'DynamoDBUnavailableError');
 export const isLockCurrentlyUnavailableError = (e: unknown): e is LockCurrentlyUnavailableError =>
   hasName(e, 'LockCurrentlyUnavailableError');
 export const isLockLostError = (e: unknown): e is LockLostError => hasName(e, 'LockLostError');

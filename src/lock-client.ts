@@ -11,6 +11,7 @@ import { childAbortController, type ChildAbortController } from './child-abort-c
 import { systemClock, type MonotonicClock } from './clock.js';
 import { deadline } from './deadline.js';
 import {
+  DynamoDBUnavailableError,
   InvalidArgumentError,
   LockClientCloseError,
   LockClientClosedError,
@@ -153,7 +154,8 @@ export class LockClient implements AsyncDisposable {
    * Acquires the lock on `partitionKey`, waiting while another client holds
    * it: up to that holder's lease plus `additionalTimeToWaitForLock`.
    *
-   * @throws LockNotGrantedError when the lock stayed held until the deadline.
+   * @throws LockNotGrantedError when the lock stayed held until the deadline;
+   *   its subclass DynamoDBUnavailableError when DynamoDB gave no usable answer until then.
    * @throws LockCurrentlyUnavailableError with `shouldSkipBlockingWait` while someone else holds it.
    */
   async acquireLock(partitionKey: string, options: AcquireLockOptions & LockKeyOptions = {}): Promise<Lock> {
@@ -191,11 +193,18 @@ export class LockClient implements AsyncDisposable {
     return lock;
   }
 
-  /** Like {@link acquireLock}, but resolves to `undefined` where that would throw `LockNotGrantedError` or `LockCurrentlyUnavailableError`. */
+  /**
+   * Like {@link acquireLock}, but resolves to `undefined` when someone else
+   * holds the lock (where that would throw `LockNotGrantedError` or
+   * `LockCurrentlyUnavailableError`).
+   *
+   * @throws DynamoDBUnavailableError when DynamoDB gave no usable answer until the deadline.
+   */
   async tryAcquireLock(partitionKey: string, options: AcquireLockOptions & LockKeyOptions = {}): Promise<Lock | undefined> {
     try {
       return await this.acquireLock(partitionKey, options);
     } catch (error) {
+      if (error instanceof DynamoDBUnavailableError) throw error;
       if (error instanceof LockNotGrantedError || error instanceof LockCurrentlyUnavailableError) return undefined;
       throw error;
     }

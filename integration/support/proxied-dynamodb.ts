@@ -1,9 +1,11 @@
 /**
- * A DynamoDB client that reaches DynamoDB Local through a {@link FaultProxy},
- * configured so that injected faults surface quickly: no SDK retries (the
- * lock client's own retries are under test) and short timeouts.
+ * A DynamoDB client that reaches DynamoDB Local through a {@link FaultProxy}.
+ * By default configured so that injected faults surface quickly: no SDK
+ * retries (the lock client's own retries are under test) and short timeouts.
+ * With `sdkDefaults` it is the client README tells users to build: the SDK's
+ * standard retries (3 attempts) and its own timeouts.
  */
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { newLocalClient, localEndpoint } from './aws.js';
 import { FaultProxy } from './fault-proxy.js';
 
@@ -20,19 +22,26 @@ export interface ProxiedDynamoDBOptions {
    * 0 for none, the SDK's default, which leaves the lock client's own deadlines. @default 500
    */
   readonly requestTimeout?: number;
+  /** The SDK's own retry and timeout settings, as `new DynamoDBClient({})` has them; `requestTimeout` is then ignored. @default false */
+  readonly sdkDefaults?: boolean;
+  /** With `sdkDefaults`: the SDK's `maxAttempts` (1 to 10). @default the SDK's, 3 */
+  readonly maxAttempts?: number;
 }
 
 export async function proxiedDynamoDB(identity: string, options: ProxiedDynamoDBOptions = {}): Promise<ProxiedDynamoDB> {
   const proxy = await FaultProxy.start(localEndpoint());
   // DynamoDB Local accepts access key ids of letters and digits only.
   const accessKeyId = `AKID${identity.replace(/[^A-Za-z0-9]/g, '')}`;
-  const dynamoDB = newLocalClient({
-    endpoint: proxy.endpoint,
-    credentials: { accessKeyId, secretAccessKey: `secret-${identity}` },
-    maxAttempts: 1,
-    // Without throwOnRequestTimeout the SDK only logs a warning when requestTimeout passes.
-    requestHandler: { connectionTimeout: 300, requestTimeout: options.requestTimeout ?? 500, throwOnRequestTimeout: true },
-  });
+  const credentials = { accessKeyId, secretAccessKey: `secret-${identity}` };
+  const dynamoDB = options.sdkDefaults
+    ? new DynamoDBClient({ endpoint: proxy.endpoint, region: 'us-east-1', credentials, maxAttempts: options.maxAttempts })
+    : newLocalClient({
+        endpoint: proxy.endpoint,
+        credentials,
+        maxAttempts: 1,
+        // Without throwOnRequestTimeout the SDK only logs a warning when requestTimeout passes.
+        requestHandler: { connectionTimeout: 300, requestTimeout: options.requestTimeout ?? 500, throwOnRequestTimeout: true },
+      });
   return {
     proxy,
     dynamoDB,

@@ -1,0 +1,57 @@
+/**
+ * A DynamoDB that gives no usable answer is not a lock someone else holds:
+ * acquiring then rejects with DynamoDBUnavailableError (still a
+ * LockNotGrantedError, as Java's), carrying the SDK's error, and
+ * tryAcquireLock rejects too instead of resolving to `undefined`. Clients
+ * here are built as README builds them: the SDK's own retries on.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { DynamoDBUnavailableError, LockNotGrantedError, isDynamoDBUnavailableError, isLockNotGrantedError } from '../src/index.js';
+import { useFaultBed } from './support/fault-bed.js';
+import { dynamoDBErrorReply } from './support/fault-proxy.js';
+import { rejectionOf } from './support/test-locks.js';
+
+const faults = useFaultBed('unavailable');
+
+describe('acquiring while DynamoDB does not answer', () => {
+  it('refused connections: tryAcquireLock rejects with DynamoDBUnavailableError carrying the connection error', async () => {
+    const network = await faults.proxied('refused', { sdkDefaults: true });
+    const client = faults.bed.client({ ownerName: 'refused' }, network.dynamoDB);
+    // The proxy stops listening: connections are refused by the operating system, as to a host that is down.
+    await network.proxy.close();
+
+    const error = await rejectionOf(client.tryAcquireLock('job', { additionalTimeToWaitForLock: 300, refreshPeriod: 100 }));
+
+    expect(error).toBeInstanceOf(DynamoDBUnavailableError);
+    expect(error).toBeInstanceOf(LockNotGrantedError);
+    expect(isDynamoDBUnavailableError(error)).toBe(true);
+    expect(isLockNotGrantedError(error)).toBe(true);
+    expect((error as DynamoDBUnavailableError).holder).toBeUndefined();
+    expect(String((error as Error).cause)).toMatch(/ECONNREFUSED/);
+    expect((error as Error).message).toMatch(/ECONNREFUSED/);
+  });
+
+  it('a 503 on every attempt: acquireLock rejects with DynamoDBUnavailableError naming the service error', async () => {
+    const network = await faults.proxied('unavailable-503', { sdkDefaults: true });
+    const client = faults.bed.client({ ownerName: 'unavailable-503' }, network.dynamoDB);
+    network.proxy.setRule(() => ({ action: 'respond', reply: dynamoDBErrorReply('ServiceUnavailable') }));
+
+    const error = await rejectionOf(client.acquireLock('job', { additionalTimeToWaitForLock: 300, refreshPeriod: 100 }));
+
+    expect(error).toBeInstanceOf(DynamoDBUnavailableError);
+    expect((error as Error).cause).toMatchObject({ $metadata: { httpStatusCode: 503 } });
+  });
+
+  it('someone else holding the lock is still a plain refusal: tryAcquireLock resolves to undefined', async () => {
+    const holder = faults.bed.client({ ownerName: 'holder', leaseDuration: 1_500, heartbeatPeriod: 300 });
+    await holder.acquireLock('job');
+    const network = await faults.proxied('waiter', { sdkDefaults: true });
+    const waiter = faults.bed.client({ ownerName: 'waiter' }, network.dynamoDB);
+
+    await expect(waiter.tryAcquireLock('job', { additionalTimeToWaitForLock: 0, refreshPeriod: 100 })).resolves.toBeUndefined();
+    const error = await rejectionOf(waiter.acquireLock('job', { additionalTimeToWaitForLock: 0, refreshPeriod: 100 }));
+    expect(error).toBeInstanceOf(LockNotGrantedError);
+    expect(error).not.toBeInstanceOf(DynamoDBUnavailableError);
+    expect((error as LockNotGrantedError).holder?.ownerName).toBe('holder');
+  });
+});
