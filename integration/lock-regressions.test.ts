@@ -90,11 +90,11 @@ describe('a release DynamoDB refused without applying it', () => {
     recorder.hold = async (command) => {
       if (command.name !== 'DeleteItemCommand' || !refuseNextDelete) return;
       refuseNextDelete = false;
-      // What the SDK throws when DynamoDB throttles: an HTTP 400 answer, nothing applied.
+      // What the SDK throws when DynamoDB throttles its only attempt: an HTTP 400 answer, nothing applied.
       throw Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), {
         name: 'ProvisionedThroughputExceededException',
         $fault: 'client',
-        $metadata: { httpStatusCode: 400 },
+        $metadata: { httpStatusCode: 400, attempts: 1 },
       });
     };
 

@@ -40,6 +40,7 @@ import {
   type AdditionalAttributes,
   type LockItem,
   type LockKey,
+  type LockRecord,
   type LockRecordToWrite,
   type LockTable,
 } from './protocol/index.js';
@@ -49,6 +50,7 @@ import type { LockPollers, PollSubscription } from './acquire/lock-poller.js';
 import { StaleWatch } from './acquire/stale-watch.js';
 import { readLock, type LockSighting } from './read-lock.js';
 import { sendWrite } from './send-write.js';
+import { classifyFailedWrite } from './write-outcome.js';
 
 /** Options of one `acquireLock` call (Java's `AcquireLockOptions`, PROTOCOL.md §8.2). */
 export interface AcquireLockOptions {
@@ -124,6 +126,8 @@ export interface Acquisition {
   readonly record: LockRecordToWrite;
   /** Monotonic time just before the write was sent. */
   readonly lookupTime: number;
+  /** Wall-clock time at `lookupTime`, where the clock has one. */
+  readonly lookupWallTime: number | undefined;
   readonly additionalAttributes: LockItem;
 }
 
@@ -227,6 +231,8 @@ export async function acquire(ctx: AcquireContext, key: LockKey, options: Acquir
   /** Arrival time of the newest response acted on; older poll outcomes tell nothing new. */
   let newestAt = -Infinity;
   let polls: PollSubscription | undefined;
+  /** This call's writes whose outcome is unknown: the table may hold any of them, and then the lock is ours. */
+  const unconfirmed: Acquisition[] = [];
   const start = clock.now();
 
   /** Writes `path`, unless it is the very write DynamoDB just refused on this same item. */
@@ -243,11 +249,13 @@ export async function acquire(ctx: AcquireContext, key: LockKey, options: Acquir
       data: !replaceData && existing?.record.data !== undefined ? existing.record.data : newData,
       additionalAttributes: options.additionalAttributes ?? {},
     };
-    return ctx.gate.run(() => writeLock(ctx, record, path, options, additionalAttributes), signal);
+    return ctx.gate.run(() => writeLock(ctx, { record, path, options, additionalAttributes, unconfirmed }), signal);
   };
 
   /** Java's decision on one sighting of the lock (the body of its loop after the read). */
   const decide = async (existing: LockSighting | undefined, refused?: RefusedWrite): Promise<Acquisition | undefined> => {
+    const ours = existing === undefined ? undefined : ourUnconfirmedWrite(existing.record, unconfirmed, ctx.ownerName);
+    if (ours !== undefined) return ours;
     if (existing !== undefined) lastHolder = holderOf(existing.record);
     if (options.acquireOnlyIfLockAlreadyExists && existing === undefined) {
       throw new RetryableRefusal(new LockNotGrantedError('Lock does not exist.', key));
@@ -369,21 +377,53 @@ function intendedWrite(existing: LockSighting | undefined): RefusedWrite {
   return { path: existing.record.isReleased ? 'released' : 'expired', recordVersionNumber: existing.record.recordVersionNumber };
 }
 
-/** Sends one acquisition write, asking for the current item should its condition fail. */
+/** The write of ours whose RVN the item carries, if the item is one this call wrote without learning so. */
+function ourUnconfirmedWrite(record: LockRecord, unconfirmed: readonly Acquisition[], ownerName: string): Acquisition | undefined {
+  if (record.ownerName !== ownerName || record.isReleased) return undefined;
+  return unconfirmed.find((write) => write.record.recordVersionNumber === record.recordVersionNumber);
+}
+
+/**
+ * Sends one acquisition write, asking for the current item should its
+ * condition fail. A write whose outcome is unknown (no answer, cut off by
+ * the signal, refused only after an SDK retry) joins `unconfirmed`; a
+ * refusal that shows one of those writes in the table means it was applied.
+ */
 async function writeLock(
   ctx: AcquireContext,
-  record: LockRecordToWrite,
-  path: AcquisitionPath,
-  options: AcquireLockOptions,
-  additionalAttributes: LockItem,
+  write: {
+    readonly record: LockRecordToWrite;
+    readonly path: AcquisitionPath;
+    readonly options: AcquireLockOptions;
+    readonly additionalAttributes: LockItem;
+    readonly unconfirmed: Acquisition[];
+  },
 ): Promise<Acquisition> {
+  const { record, options, unconfirmed } = write;
   const request = withOldItemOnConditionFailure(
-    buildAcquireRequest(ctx.table, record, path, { updateExistingLockRecord: options.updateExistingLockRecord }),
+    buildAcquireRequest(ctx.table, record, write.path, { updateExistingLockRecord: options.updateExistingLockRecord }),
   );
   // Stamped before sending: the lease counts from the earliest moment the write can have taken effect.
-  const lookupTime = ctx.clock.now();
-  // Not abortable: a write cut off mid-flight may still have taken the lock.
-  await sendWrite(ctx.dynamoDB, request);
+  const acquisition: Acquisition = {
+    record,
+    lookupTime: ctx.clock.now(),
+    lookupWallTime: ctx.clock.wallNow?.(),
+    additionalAttributes: write.additionalAttributes,
+  };
+  try {
+    await sendWrite(ctx.dynamoDB, request, options.signal);
+  } catch (error) {
+    const candidates = [acquisition, ...unconfirmed];
+    const failed = classifyFailedWrite(error, {
+      ownerName: ctx.ownerName,
+      recordVersionNumbers: candidates.map((candidate) => candidate.record.recordVersionNumber),
+    });
+    if (failed.outcome === 'unknown') unconfirmed.push(acquisition);
+    const applied = failed.outcome === 'applied' ? candidates.find((c) => c.record.recordVersionNumber === failed.recordVersionNumber) : undefined;
+    if (applied === undefined) throw error;
+    ctx.observations.forget(lockId(record));
+    return applied;
+  }
   ctx.observations.forget(lockId(record));
-  return { record, lookupTime, additionalAttributes };
+  return acquisition;
 }

@@ -73,13 +73,3 @@ export function isTransient(error: unknown): boolean {
   const status = httpStatusOf(error);
   return isThrottling(error) || (status !== undefined && status >= 500) || isClientSideError(error);
 }
-
-/**
- * DynamoDB answered with a client error (4xx, throttling included): the
- * request was refused and certainly not applied. 5xx answers and missing
- * answers leave the outcome unknown.
- */
-export function wasRefusedUnapplied(error: unknown): boolean {
-  const status = httpStatusOf(error);
-  return status !== undefined && status >= 400 && status < 500;
-}

@@ -162,6 +162,7 @@ export class MalformedLockItemError extends DynamoDBLockError {
 export type InvalidArgumentCode =
   | 'EMPTY_KEY'
   | 'KEY_TOO_LONG'
+  | 'MALFORMED_KEY'
   | 'SORT_KEY_REQUIRED'
   | 'SORT_KEY_NOT_ALLOWED'
   | 'ITEM_TOO_LARGE'

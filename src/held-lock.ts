@@ -2,6 +2,7 @@
  * The client's private, mutable record of a lock it holds. Users see it only
  * through the read-only {@link Lock} handle.
  */
+import type { MonotonicClock } from './clock.js';
 import type { LockLostError } from './errors.js';
 import type { ScheduledTask } from './heartbeat/scheduler.js';
 import type { Lock } from './lock.js';
@@ -53,11 +54,13 @@ export class HeldLock {
   leaseDurationMs: number;
   /** Monotonic time just before the last confirmed write was sent. */
   lookupTime: number;
+  /** Wall-clock time (`Date.now()`) at `lookupTime`, where the clock has one. */
+  lookupWallTime: number | undefined;
   data: Uint8Array | undefined;
   state: LockState = 'held';
   sessionMonitor: SessionMonitor | undefined;
-  /** Milliseconds before the lease runs out at which the lock is given up. */
-  readonly safetyMarginMs: number;
+  /** Milliseconds before a lease runs out at which the lock is given up: it follows the lease in force. */
+  readonly #marginFor: (leaseDurationMs: number) => number;
   heartbeatTask: ScheduledTask<HeldLock> | undefined;
   expiryTask: ScheduledTask<HeldLock> | undefined;
   monitorTask: ScheduledTask<HeldLock> | undefined;
@@ -66,8 +69,10 @@ export class HeldLock {
   /** Made when the signal is first asked for: many locks never are, and Node's signals are not small. */
   #loss: AbortController | undefined;
   #endReason: LockLostError | undefined;
-  /** RVNs of this client's writes whose replies were lost; none (and no array) in the usual case. */
+  /** RVNs of this client's writes whose outcome is unknown; none (and no array) in the usual case. */
   #uncertain: string[] | undefined;
+  /** The earliest safe time any of those writes allows, had it been applied; Infinity when there are none. */
+  #uncertainSafeUntil = Infinity;
   /** The last write queued, while any is; none when the lock is idle. */
   #tail: Promise<unknown> | undefined;
   #writes = 0;
@@ -78,10 +83,11 @@ export class HeldLock {
     recordVersionNumber: string;
     leaseDurationMs: number;
     lookupTime: number;
+    lookupWallTime: number | undefined;
     data: Uint8Array | undefined;
     additionalAttributes: LockItem;
     deleteLockOnRelease: boolean;
-    safetyMarginMs: number;
+    marginFor: (leaseDurationMs: number) => number;
   }) {
     this.id = lockId(fields.key);
     this.partitionKey = fields.key.partitionKey;
@@ -90,10 +96,16 @@ export class HeldLock {
     this.recordVersionNumber = fields.recordVersionNumber;
     this.leaseDurationMs = fields.leaseDurationMs;
     this.lookupTime = fields.lookupTime;
+    this.lookupWallTime = fields.lookupWallTime;
     this.data = fields.data;
     this.additionalAttributes = Object.keys(fields.additionalAttributes).length === 0 ? NO_ADDITIONAL_ATTRIBUTES : fields.additionalAttributes;
     this.deleteLockOnRelease = fields.deleteLockOnRelease;
-    this.safetyMarginMs = fields.safetyMarginMs;
+    this.#marginFor = fields.marginFor;
+  }
+
+  /** The safety margin of the lease in force. */
+  get safetyMarginMs(): number {
+    return this.#marginFor(this.leaseDurationMs);
   }
 
   /** Aborts, with a {@link LockLostError}, once the lock ends for any reason. */
@@ -110,9 +122,28 @@ export class HeldLock {
     return this.#endReason;
   }
 
-  /** Monotonic time until which the lock is safe to act on without a newer confirmed write. */
+  /**
+   * Monotonic time until which the lock is safe to act on without a newer
+   * confirmed write: the earliest that the last confirmed write, or any
+   * later write whose outcome is unknown, allows (each by its own send time
+   * and lease, less the margin of that lease).
+   */
   safeUntil(): number {
-    return this.lookupTime + this.leaseDurationMs - this.safetyMarginMs;
+    return Math.min(this.lookupTime + this.leaseDurationMs - this.safetyMarginMs, this.#uncertainSafeUntil);
+  }
+
+  /**
+   * Milliseconds of safe time left. Time counts on the monotonic clock, but
+   * also on the wall clock since the last confirmed write where the clock
+   * has one: the monotonic clock stands still while the host is suspended,
+   * and the lease runs on meanwhile. Either can only shorten what is left.
+   */
+  safeTimeLeft(clock: MonotonicClock): number {
+    let now = clock.now();
+    if (clock.wallNow !== undefined && this.lookupWallTime !== undefined) {
+      now = Math.max(now, this.lookupTime + (clock.wallNow() - this.lookupWallTime));
+    }
+    return this.safeUntil() - now;
   }
 
   /** Moves the lock to its final state and aborts its signal; only the first call counts. */
@@ -130,20 +161,38 @@ export class HeldLock {
   }
 
   /**
-   * Remembers the RVN of a write whose outcome is unknown. Only the newest
-   * few are kept: conditions have an operator limit, and dropping an old one
-   * can at worst give up a lock this client still holds (it then lapses),
-   * never let two clients hold it.
+   * Remembers a write whose outcome is unknown: its RVN, which the table may
+   * now hold, and the safe time it allows (shorter than the lock's if it
+   * shortened the lease). Only the newest few RVNs are kept: conditions have
+   * an operator limit, and dropping an old one can at worst give up a lock
+   * this client still holds (it then lapses), never let two clients hold it.
+   * The safe time of a dropped one still counts.
+   *
+   * Only a write that shortened the lease can end the safe time sooner: one
+   * sent later with the same or a longer lease would end it later. (That
+   * also leaves Java's `holdLockOnServiceUnavailable` its meaning.)
    */
-  rememberUncertain(recordVersionNumber: string): void {
+  rememberUncertain(write: { recordVersionNumber: string; sentAt: number; leaseDurationMs: number }): void {
     const uncertain = (this.#uncertain ??= []);
-    uncertain.push(recordVersionNumber);
+    uncertain.push(write.recordVersionNumber);
     if (uncertain.length > MAX_UNCERTAIN_RVNS) uncertain.shift();
+    if (write.leaseDurationMs < this.leaseDurationMs) {
+      const safeUntil = write.sentAt + write.leaseDurationMs - this.#marginFor(write.leaseDurationMs);
+      this.#uncertainSafeUntil = Math.min(this.#uncertainSafeUntil, safeUntil);
+    }
   }
 
-  /** A write was confirmed: the table holds its RVN, so none of the uncertain ones. */
-  forgetUncertain(): void {
+  /**
+   * A write was confirmed, sent at `sentAt` (wall-clock `sentAtWall`): the
+   * table holds its RVN, so none of the uncertain ones.
+   */
+  confirmWrite(write: { recordVersionNumber: string; sentAt: number; sentAtWall: number | undefined; leaseDurationMs: number }): void {
+    this.recordVersionNumber = write.recordVersionNumber;
+    this.lookupTime = write.sentAt;
+    this.lookupWallTime = write.sentAtWall;
+    this.leaseDurationMs = write.leaseDurationMs;
     this.#uncertain = undefined;
+    this.#uncertainSafeUntil = Infinity;
   }
 
   /** Lease ran out on this client's clock, or the lock is no longer held. */

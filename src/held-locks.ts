@@ -11,14 +11,7 @@ import type { AcquireLockOptions, Acquisition } from './acquire-lock.js';
 import { toBytes } from './bytes.js';
 import type { MonotonicClock } from './clock.js';
 import { deadline } from './deadline.js';
-import {
-  httpStatusOf,
-  isConditionalCheckFailed,
-  isValidationError,
-  itemOfFailedCondition,
-  wasNeverSent,
-  wasRefusedUnapplied,
-} from './dynamodb-errors.js';
+import { httpStatusOf, isValidationError } from './dynamodb-errors.js';
 import { InvalidArgumentError, LockLostError, type LockHolder, type LockLossKind } from './errors.js';
 import { TypedEvents, type Subscription } from './events.js';
 import { LockKeeper, type BatchHeartbeatOutcome, type KeeperHooks } from './heartbeat/lock-keeper.js';
@@ -39,10 +32,12 @@ import {
   decodeLockItem,
   validateItemSize,
   withOldItemOnConditionFailure,
+  type LockItem,
   type LockTable,
 } from './protocol/index.js';
 import { sendStatementBatch, type StatementFailedError } from './send-statement-batch.js';
 import { sendWrite } from './send-write.js';
+import { attemptsOf, classifyFailedWrite } from './write-outcome.js';
 
 /**
  * The longest a due heartbeat waits for a fuller batch, as a share of the
@@ -50,6 +45,20 @@ import { sendWrite } from './send-write.js';
  * at which heartbeats count as behind and acquisitions are held back.
  */
 const BATCH_WAIT_SHARE_OF_PERIOD = 1 / 50;
+
+/** What a heartbeat changes: the lease it writes, and data when a manual heartbeat sets or deletes it. */
+interface HeartbeatChange {
+  readonly leaseDurationMs: number;
+  readonly data?: Uint8Array | undefined;
+  readonly deleteData?: boolean | undefined;
+}
+
+interface HeartbeatWrite extends HeartbeatChange {
+  readonly recordVersionNumber: string;
+  /** Monotonic time just before it was sent. */
+  readonly sentAt: number;
+  readonly sentAtWall: number | undefined;
+}
 
 export interface HeldLocksOptions {
   readonly dynamoDB: Pick<DynamoDBClient, 'send'>;
@@ -77,6 +86,8 @@ export class HeldLocks {
   readonly #locks = new Map<string, Lock>();
   /** Background heartbeats failed since the last confirmed one; `endangered` fires once per such episode. */
   readonly #endangered = new WeakSet<HeldLock>();
+  /** Set by `stop()`: nothing is kept alive any more, so no lock may go back to being held. */
+  #stopped = false;
 
   constructor(options: HeldLocksOptions) {
     this.#dynamoDB = options.dynamoDB;
@@ -135,24 +146,33 @@ export class HeldLocks {
     return this.#scheduler.overdueMs() > this.#settings.heartbeatPeriod / 20;
   }
 
-  /** Stops every heartbeat and check; the locks still held then lapse after their lease. */
+  /**
+   * Stops every heartbeat and check. A lock still held then can no longer be
+   * kept: it ends as lost at once (its signal aborts, `lost` fires), and its
+   * item lapses after its lease.
+   */
   stop(): void {
+    this.#stopped = true;
+    for (const lock of [...this.#locks.values()]) {
+      this.#markLost(this.heldLockOf(lock), 'expired', 'the client was closed without releasing it; it lapses after its lease');
+    }
     this.#scheduler.close();
   }
 
   /** Starts holding a lock just acquired: its handle, its heartbeats, its expiry. */
   track(acquisition: Acquisition, options: AcquireLockOptions): Lock {
-    const { record, lookupTime } = acquisition;
+    const { record, lookupTime, lookupWallTime } = acquisition;
     const held = new HeldLock({
       key: record,
       ownerName: record.ownerName,
       recordVersionNumber: record.recordVersionNumber,
       leaseDurationMs: record.leaseDurationMs,
       lookupTime,
+      lookupWallTime,
       data: record.data,
       additionalAttributes: acquisition.additionalAttributes,
       deleteLockOnRelease: options.deleteLockOnRelease ?? true,
-      safetyMarginMs: safetyMarginFor(record.leaseDurationMs, this.#settings),
+      marginFor: (leaseDurationMs) => safetyMarginFor(leaseDurationMs, this.#settings),
     });
     const lock = new Lock(held, this.#lockOperations);
     held.handle = lock;
@@ -190,7 +210,7 @@ export class HeldLocks {
     const data = toBytes(options.data);
     if (data !== undefined) this.#checkItemSize(held, data, false);
     this.assertStillHeld(held);
-    const attempt = deadline(held.safeUntil() - this.#clock.now());
+    const attempt = deadline(held.safeTimeLeft(this.#clock));
     try {
       await this.#heartbeat(held, { leaseDurationMs, data, deleteData: options.deleteData }, attempt.signal);
     } finally {
@@ -199,25 +219,21 @@ export class HeldLocks {
   }
 
   /** One heartbeat write, serialized with the lock's other writes. */
-  #heartbeat(
-    held: HeldLock,
-    change: { leaseDurationMs: number; data?: Uint8Array | undefined; deleteData?: boolean | undefined },
-    until: AbortSignal,
-  ): Promise<void> {
+  #heartbeat(held: HeldLock, change: HeartbeatChange, until: AbortSignal): Promise<void> {
     return held.exclusive(async () => {
       this.assertStillHeld(held);
       const newRecordVersionNumber = randomUUID();
       const request = withOldItemOnConditionFailure(
         buildHeartbeatRequest(this.#table, held, { newRecordVersionNumber, refuseReleased: true, ...change }),
       );
-      const sentAt = this.#clock.now();
+      const write = this.#heartbeatWrite(newRecordVersionNumber, change);
       try {
         await this.#unlessReleaseStarts(held, sendWrite(this.#dynamoDB, request, until));
       } catch (error) {
-        this.#heartbeatNotConfirmed(held, newRecordVersionNumber, error);
+        this.#heartbeatNotConfirmed(held, write, error);
         return;
       }
-      this.#heartbeatApplied(held, newRecordVersionNumber, sentAt, change);
+      this.#heartbeatApplied(held, write);
     });
   }
 
@@ -244,15 +260,14 @@ export class HeldLocks {
     };
     const outcomes = helds.map((held) =>
       held.exclusive(async (): Promise<BatchHeartbeatOutcome> => {
-        let newRecordVersionNumber: string;
+        let write: HeartbeatWrite;
         let index: number;
-        const sentAt = this.#clock.now();
         try {
           this.assertStillHeld(held);
-          newRecordVersionNumber = randomUUID();
+          write = this.#heartbeatWrite(randomUUID(), { leaseDurationMs: held.leaseDurationMs });
           const statement = buildHeartbeatStatement(this.#table, held, {
-            newRecordVersionNumber,
-            leaseDurationMs: held.leaseDurationMs,
+            newRecordVersionNumber: write.recordVersionNumber,
+            leaseDurationMs: write.leaseDurationMs,
             refuseReleased: true,
           });
           index = statements.push(statement) - 1;
@@ -265,15 +280,19 @@ export class HeldLocks {
           const failure = (await this.#unlessReleaseStarts(held, reply))[index];
           if (failure !== undefined) throw failure;
         } catch (error) {
-          if (this.#refusesBatches(error)) return 'unbatchable';
+          if (this.#refusesBatches(error)) {
+            // Refused as a whole; but after an SDK retry, an earlier attempt may have been applied.
+            if (attemptsOf(error) !== 1) held.rememberUncertain(write);
+            return 'unbatchable';
+          }
           try {
-            this.#heartbeatNotConfirmed(held, newRecordVersionNumber, error);
+            this.#heartbeatNotConfirmed(held, write, error);
             return 'confirmed';
           } catch (notConfirmed) {
             return { error: notConfirmed };
           }
         }
-        this.#heartbeatApplied(held, newRecordVersionNumber, sentAt, { leaseDurationMs: held.leaseDurationMs });
+        this.#heartbeatApplied(held, write);
         return 'confirmed';
       }),
     );
@@ -312,41 +331,54 @@ export class HeldLocks {
     }
   }
 
-  /** A heartbeat failed or its outcome is unknown. Throws, except where Java's `holdLockOnServiceUnavailable` keeps the lock. */
-  #heartbeatNotConfirmed(held: HeldLock, newRecordVersionNumber: string, error: unknown): void {
-    if (isConditionalCheckFailed(error)) throw this.#lostByRefusal(held, 'its heartbeat was refused', error);
-    if (!wasRefusedUnapplied(error) && !wasNeverSent(error)) {
-      // No answer, a 5xx, or cut off: the write may have been applied, so its RVN may now be the lock's.
-      held.rememberUncertain(newRecordVersionNumber);
+  /** A heartbeat about to be sent: its RVN, its change, and when it left (the lease counts from then). */
+  #heartbeatWrite(recordVersionNumber: string, change: HeartbeatChange): HeartbeatWrite {
+    return { ...change, recordVersionNumber, sentAt: this.#clock.now(), sentAtWall: this.#clock.wallNow?.() };
+  }
+
+  /**
+   * A heartbeat's write did not succeed; sorts it by what it did to the
+   * table. Returns when it turns out applied (an SDK retry refused by the
+   * write of its own first attempt), or where Java's
+   * `holdLockOnServiceUnavailable` keeps the lock; throws otherwise.
+   */
+  #heartbeatNotConfirmed(held: HeldLock, write: HeartbeatWrite, error: unknown): void {
+    const failed = classifyFailedWrite(error, { ownerName: held.ownerName, recordVersionNumbers: [write.recordVersionNumber] });
+    switch (failed.outcome) {
+      case 'applied':
+        this.#heartbeatApplied(held, write);
+        return;
+      case 'refused':
+        throw this.#lostByRefusal(held, 'its heartbeat was refused', failed.item, error);
+      case 'unknown':
+        // The table may hold this write: its RVN must be accepted, and its lease may be the one in force.
+        held.rememberUncertain(write);
+        this.#keeper.safeTimeChanged(held);
+        break;
+      case 'unapplied':
+        break;
     }
     if (this.#settings.holdLockOnServiceUnavailable && httpStatusOf(error) === 503) {
       // Java's opt-in: pretend the heartbeat worked although the RVN in the table may not have changed.
+      // The safe time of a write of unknown outcome still bounds the lock (a shortened lease).
       held.lookupTime = this.#clock.now();
+      held.lookupWallTime = this.#clock.wallNow?.();
       this.#keeper.confirmed(held);
       return;
     }
     throw error;
   }
 
-  #heartbeatApplied(
-    held: HeldLock,
-    newRecordVersionNumber: string,
-    sentAt: number,
-    change: { leaseDurationMs: number; data?: Uint8Array | undefined; deleteData?: boolean | undefined },
-  ): void {
-    held.recordVersionNumber = newRecordVersionNumber;
-    held.forgetUncertain();
-    held.lookupTime = sentAt;
-    held.leaseDurationMs = change.leaseDurationMs;
-    if (change.deleteData) held.data = undefined;
-    else if (change.data !== undefined) held.data = change.data;
+  #heartbeatApplied(held: HeldLock, write: HeartbeatWrite): void {
+    held.confirmWrite(write);
+    if (write.deleteData) held.data = undefined;
+    else if (write.data !== undefined) held.data = write.data;
     this.#endangered.delete(held);
     this.#keeper.confirmed(held);
   }
 
-  /** A holder's write failed its condition: the item shows what happened to the lock. */
-  #lostByRefusal(held: HeldLock, what: string, error: unknown): LockLostError {
-    const item = itemOfFailedCondition(error);
+  /** A holder's write failed its condition: the item (ALL_OLD) shows what happened to the lock. */
+  #lostByRefusal(held: HeldLock, what: string, item: LockItem | undefined, error: unknown): LockLostError {
     let holder: LockHolder | undefined;
     try {
       holder = item === undefined ? undefined : holderOf(decodeLockItem(this.#table, item));
@@ -360,7 +392,7 @@ export class HeldLocks {
 
   /** Gives the lock up at once if its safe time has passed (even before the expiry task runs); throws unless held. */
   assertStillHeld(held: HeldLock): void {
-    if (held.state === 'held' && this.#clock.now() >= held.safeUntil()) this.#expire(held);
+    if (held.state === 'held' && held.safeTimeLeft(this.#clock) <= 0) this.#expire(held);
     const ended = held.endReason;
     if (ended !== undefined) throw ended;
     if (held.state !== 'held') throw new LockLostError('released', 'it is being released', held);
@@ -403,7 +435,7 @@ export class HeldLocks {
         this.#events.emit('heartbeatError', { lock, error, willRetry });
         if (!this.#endangered.has(held)) {
           this.#endangered.add(held);
-          this.#events.emit('endangered', { lock, error, msUntilLost: held.safeUntil() - this.#clock.now() });
+          this.#events.emit('endangered', { lock, error, msUntilLost: held.safeTimeLeft(this.#clock) });
         }
       },
       heartbeatConfirmed: (held, lagMs) => {
@@ -431,39 +463,45 @@ export class HeldLocks {
     this.#untrack(held);
     held.abortHeartbeat?.();
     return held.exclusive(async () => {
+      // A kept item gets a new RVN so that no late heartbeat or replayed release can match it.
+      const newRecordVersionNumber = deleteLock ? undefined : randomUUID();
       try {
         const request = withOldItemOnConditionFailure(
-          buildReleaseRequest(this.#table, held, {
-            deleteLock,
-            data,
-            // A kept item gets a new RVN so that no late heartbeat or replayed release can match it.
-            newRecordVersionNumber: deleteLock ? undefined : randomUUID(),
-            refuseReleased: true,
-          }),
+          buildReleaseRequest(this.#table, held, { deleteLock, data, newRecordVersionNumber, refuseReleased: true }),
         );
         await sendWrite(this.#dynamoDB, request, options.signal);
-        if (!held.end('released', new LockLostError('released', 'it was released by this client', held))) held.state = 'released';
-        return true;
       } catch (error) {
-        if (isConditionalCheckFailed(error)) {
-          this.#lostByRefusal(held, 'its release was refused', error);
+        const ours = { ownerName: held.ownerName, recordVersionNumbers: newRecordVersionNumber === undefined ? [] : [newRecordVersionNumber] };
+        const failed = classifyFailedWrite(error, ours);
+        if (failed.outcome === 'refused') {
+          this.#lostByRefusal(held, 'its release was refused', failed.item, error);
           return false;
         }
-        if (wasRefusedUnapplied(error) && !lapsed) {
-          // DynamoDB answered and changed nothing: the lock is still ours, so keep it alive.
-          held.state = 'held';
-          this.#locks.set(held.id, lock);
-          this.#keeper.track(held);
+        if (failed.outcome === 'unapplied' && !lapsed) {
+          // DynamoDB answered and changed nothing: the lock is still ours.
+          if (this.#stopped) {
+            // Nothing keeps it alive any more: it lapses after its lease.
+            this.#markLost(held, 'expired', 'its release was refused after the client was closed; it lapses after its lease', error);
+          } else {
+            held.state = 'held';
+            this.#locks.set(held.id, lock);
+            this.#keeper.track(held);
+          }
           throw error;
         }
-        // Unknown outcome: heartbeats have stopped, so the lock lapses unless the release was applied.
-        held.end('lost', new LockLostError('released', 'its release got no answer; it is released or will lapse', held, { cause: error }));
-        if (options.bestEffort) {
-          this.#logger?.warn({ err: error, partitionKey: held.partitionKey }, 'best-effort release failed; the lock will lapse');
-          return false;
+        if (failed.outcome !== 'applied') {
+          // Unknown outcome: heartbeats have stopped, so the lock lapses unless the release was applied.
+          held.end('lost', new LockLostError('released', 'its release got no answer; it is released or will lapse', held, { cause: error }));
+          if (options.bestEffort) {
+            this.#logger?.warn({ err: error, partitionKey: held.partitionKey }, 'best-effort release failed; the lock will lapse');
+            return false;
+          }
+          throw error;
         }
-        throw error;
+        // An SDK retry refused by the release its own first attempt applied.
       }
+      if (!held.end('released', new LockLostError('released', 'it was released by this client', held))) held.state = 'released';
+      return true;
     });
   }
 

@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { MonotonicClock } from './clock.js';
 import { InvalidArgumentError } from './errors.js';
-import { DEFAULT_PARTITION_KEY_NAME, MAX_BATCH_STATEMENTS } from './protocol/index.js';
+import { DEFAULT_PARTITION_KEY_NAME, LockAttribute, MAX_BATCH_STATEMENTS } from './protocol/index.js';
 
 /** Either your own DynamoDB client, or a configuration for one the lock client creates and owns. */
 export type DynamoDBClientSource =
@@ -118,16 +118,20 @@ export function checkDuration(name: string, value: unknown, options: { min?: num
   const min = options.min ?? 0;
   const ok =
     typeof value === 'number' &&
-    (Number.isSafeInteger(value) || (options.allowInfinity === true && value === Infinity)) &&
+    ((Number.isSafeInteger(value) && value <= MAX_DURATION_MS) || (options.allowInfinity === true && value === Infinity)) &&
     value >= min;
   if (!ok) {
     throw new InvalidArgumentError(
       'INVALID_DURATION',
-      `${name} must be a whole number of milliseconds ≥ ${min}${options.allowInfinity ? ' (or Infinity)' : ''}, got ${String(value)}`,
+      `${name} must be a whole number of milliseconds from ${min} to ${MAX_DURATION_MS} (about 24.8 days)` +
+        `${options.allowInfinity ? ', or Infinity' : ''}; got ${String(value)}`,
     );
   }
   return value as number;
 }
+
+/** The longest delay Node's timers take; a longer one fires after 1 ms. */
+export const MAX_DURATION_MS = 2 ** 31 - 1;
 
 function checkCount(name: string, value: unknown, limits: { max?: number } = {}): number {
   const max = limits.max ?? Number.MAX_SAFE_INTEGER;
@@ -149,7 +153,24 @@ function checkName(name: string, value: unknown): string {
   if (typeof value !== 'string' || value.length === 0) {
     throw new InvalidArgumentError('INVALID_OPTION', `${name} must be a non-empty string, got ${JSON.stringify(value)}`);
   }
+  // DynamoDB stores UTF-8: a lone surrogate would come back as another string, and no item would be ours.
+  if (!value.isWellFormed()) {
+    throw new InvalidArgumentError('INVALID_OPTION', `${name} must be well-formed UTF-16 (it has a lone surrogate): ${JSON.stringify(value)}`);
+  }
   return value;
+}
+
+/** A key attribute may not take a name the protocol writes itself: the lock's own fields would overwrite the key. */
+function checkKeyName(name: 'partitionKeyName' | 'sortKeyName', value: unknown): string {
+  const checked = checkName(name, value);
+  const protocolNames: readonly string[] = Object.values(LockAttribute);
+  if (protocolNames.includes(checked)) {
+    throw new InvalidArgumentError(
+      'RESERVED_ATTRIBUTE',
+      `${name} ${JSON.stringify(checked)} is an attribute every lock item carries (${protocolNames.join(', ')}); choose another key name`,
+    );
+  }
+  return checked;
 }
 
 type LeaseSettings = Pick<ResolvedSettings, 'backgroundHeartbeats' | 'heartbeatPeriod' | 'safetyMargin'>;
@@ -216,8 +237,8 @@ export interface ResolvedSettings {
 export function resolveSettings(options: LockClientSettings): ResolvedSettings {
   const settings: ResolvedSettings = {
     tableName: checkTableName(options.tableName),
-    partitionKeyName: checkName('partitionKeyName', options.partitionKeyName ?? CLIENT_DEFAULTS.partitionKeyName),
-    sortKeyName: options.sortKeyName === undefined ? undefined : checkName('sortKeyName', options.sortKeyName),
+    partitionKeyName: checkKeyName('partitionKeyName', options.partitionKeyName ?? CLIENT_DEFAULTS.partitionKeyName),
+    sortKeyName: options.sortKeyName === undefined ? undefined : checkKeyName('sortKeyName', options.sortKeyName),
     ownerName: options.ownerName === undefined ? defaultOwnerName() : checkName('ownerName', options.ownerName),
     leaseDuration: checkDuration('leaseDuration', options.leaseDuration ?? CLIENT_DEFAULTS.leaseDuration, { min: 1 }),
     heartbeatPeriod: checkDuration('heartbeatPeriod', options.heartbeatPeriod ?? CLIENT_DEFAULTS.heartbeatPeriod, { min: 1 }),

@@ -26,16 +26,17 @@ export class StatementFailedError extends Error {
   readonly code: string;
   /** The item as it was, when a condition failed (`ReturnValuesOnConditionCheckFailure: ALL_OLD`). */
   readonly Item: LockItem | undefined;
-  readonly $metadata: { readonly httpStatusCode: number };
+  /** `attempts`: how many times the SDK sent the whole batch; an earlier attempt may have applied this statement. */
+  readonly $metadata: { readonly httpStatusCode: number; readonly attempts: number | undefined };
 
-  constructor(code: string, message: string | undefined, item: LockItem | undefined) {
+  constructor(code: string, message: string | undefined, item: LockItem | undefined, attempts: number | undefined) {
     // An unknown code is taken as a server error: the statement may have been applied.
     const known = EXCEPTION_OF_CODE[code] ?? { name: code, status: 500 };
     super(message ?? code);
     this.name = known.name;
     this.code = code;
     this.Item = item;
-    this.$metadata = { httpStatusCode: known.status };
+    this.$metadata = { httpStatusCode: known.status, attempts };
   }
 }
 
@@ -50,11 +51,12 @@ export async function sendStatementBatch(
 ): Promise<(StatementFailedError | undefined)[]> {
   const output = await dynamoDB.send(new BatchExecuteStatementCommand({ Statements: statements }), { abortSignal: signal });
   const responses = output.Responses ?? [];
+  const attempts = output.$metadata.attempts;
   return statements.map((_, i) => {
     const response = responses[i];
     // A reply without an entry for a statement says nothing about it: as after a lost reply.
-    if (response === undefined) return new StatementFailedError('MissingResponse', 'no response for this statement', undefined);
+    if (response === undefined) return new StatementFailedError('MissingResponse', 'no response for this statement', undefined, attempts);
     const error = response.Error;
-    return error === undefined ? undefined : new StatementFailedError(error.Code ?? 'Unknown', error.Message, error.Item);
+    return error === undefined ? undefined : new StatementFailedError(error.Code ?? 'Unknown', error.Message, error.Item, attempts);
   });
 }

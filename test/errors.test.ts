@@ -7,7 +7,9 @@ import { describe, expect, it } from '@jest/globals';
 import * as errors from '../src/errors.js';
 import {
   DynamoDBLockError,
+  DynamoDBUnavailableError,
   InvalidArgumentError,
+  isDynamoDBUnavailableError,
   isLockCurrentlyUnavailableError,
   isLockLostError,
   isLockNotGrantedError,
@@ -32,6 +34,7 @@ const cause = new Error('underlying');
 const samples: ReadonlyArray<readonly [string, DynamoDBLockError]> = [
   ['DynamoDBLockError', new DynamoDBLockError('base', { cause })],
   ['LockNotGrantedError', new LockNotGrantedError('timed out', lock, holder, { cause })],
+  ['DynamoDBUnavailableError', new DynamoDBUnavailableError(lock, cause)],
   ['LockCurrentlyUnavailableError', new LockCurrentlyUnavailableError(lock, holder, { cause })],
   ['LockLostError', new LockLostError('taken', 'heartbeat refused', lock, { cause, holder })],
   ['LockTableDoesNotExistError', new LockTableDoesNotExistError('locks', { cause })],
@@ -73,6 +76,15 @@ describe('error classes', () => {
     expect(new LockLostError('deleted', 'r', lock).cause).toBeUndefined();
     expect(new LockNotGrantedError('r', lock).cause).toBeUndefined();
     expect('cause' in new LockLostError('deleted', 'r', lock)).toBe(false);
+  });
+
+  it('DynamoDBUnavailableError is a LockNotGrantedError (Java throws that), told apart by its class', () => {
+    const unavailable = new DynamoDBUnavailableError(lock, Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+    expect(unavailable).toBeInstanceOf(LockNotGrantedError);
+    expect(isLockNotGrantedError(unavailable)).toBe(true);
+    expect(isDynamoDBUnavailableError(unavailable)).toBe(true);
+    expect(isDynamoDBUnavailableError(new LockNotGrantedError('r', lock))).toBe(false);
+    expect(unavailable.message).toMatch(/DynamoDB did not answer successfully \(Error: ECONNREFUSED: connect ECONNREFUSED\)/);
   });
 
   it('LockCurrentlyUnavailableError is not a LockNotGrantedError (as in Java)', () => {

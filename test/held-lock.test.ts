@@ -77,10 +77,12 @@ function heldLockFields(overrides: Partial<{ lookupTime: number; leaseDurationMs
     recordVersionNumber: 'rvn-1',
     leaseDurationMs: overrides.leaseDurationMs ?? 100,
     lookupTime: overrides.lookupTime ?? 1_000,
+    lookupWallTime: undefined,
     data: undefined,
     additionalAttributes: {},
     deleteLockOnRelease: true,
-    safetyMarginMs: 10,
+    // A tenth of the lease, as the client's default.
+    marginFor: (leaseDurationMs) => leaseDurationMs / 10,
   };
 }
 
@@ -203,10 +205,43 @@ describe('HeldLock', () => {
   it('remembers the newest uncertain RVNs, up to eight, until a write is confirmed', () => {
     const lock = heldLock();
     expect(lock.uncertainRecordVersionNumbers).toBeUndefined();
-    for (let i = 1; i <= 10; i++) lock.rememberUncertain(`rvn-u${i}`);
+    for (let i = 1; i <= 10; i++) lock.rememberUncertain({ recordVersionNumber: `rvn-u${i}`, sentAt: 1_000 + i, leaseDurationMs: 100 });
     expect(lock.uncertainRecordVersionNumbers).toEqual(['rvn-u3', 'rvn-u4', 'rvn-u5', 'rvn-u6', 'rvn-u7', 'rvn-u8', 'rvn-u9', 'rvn-u10']);
-    lock.forgetUncertain();
+    lock.confirmWrite({ recordVersionNumber: 'rvn-2', sentAt: 1_020, sentAtWall: undefined, leaseDurationMs: 100 });
     expect(lock.uncertainRecordVersionNumbers).toBeUndefined();
+    expect(lock.recordVersionNumber).toBe('rvn-2');
+  });
+
+  it('is safe until the lease minus the margin of that lease after its last confirmed write', () => {
+    const lock = heldLock({ lookupTime: 1_000, leaseDurationMs: 100 });
+    expect(lock.safeUntil()).toBe(1_090);
+    // A confirmed heartbeat that shortened the lease to 50 ms: the margin follows, 5 ms.
+    lock.confirmWrite({ recordVersionNumber: 'rvn-2', sentAt: 1_020, sentAtWall: undefined, leaseDurationMs: 50 });
+    expect(lock.safeUntil()).toBe(1_065);
+  });
+
+  it('a write of unknown outcome that shortened the lease shortens the safe time; one that did not changes nothing', () => {
+    const lock = heldLock({ lookupTime: 1_000, leaseDurationMs: 100 });
+    lock.rememberUncertain({ recordVersionNumber: 'rvn-u1', sentAt: 1_030, leaseDurationMs: 100 });
+    expect(lock.safeUntil()).toBe(1_090);
+    lock.rememberUncertain({ recordVersionNumber: 'rvn-u2', sentAt: 1_040, leaseDurationMs: 20 });
+    expect(lock.safeUntil()).toBe(1_058);
+    // Pushed out of the newest eight, its safe time still counts.
+    for (let i = 3; i <= 12; i++) lock.rememberUncertain({ recordVersionNumber: `rvn-u${i}`, sentAt: 1_040 + i, leaseDurationMs: 100 });
+    expect(lock.uncertainRecordVersionNumbers).not.toContain('rvn-u2');
+    expect(lock.safeUntil()).toBe(1_058);
+    lock.confirmWrite({ recordVersionNumber: 'rvn-3', sentAt: 1_060, sentAtWall: undefined, leaseDurationMs: 100 });
+    expect(lock.safeUntil()).toBe(1_150);
+  });
+
+  it('counts wall-clock time the monotonic clock missed (a suspended host) against its safe time, never for it', () => {
+    const lock = new HeldLock({ ...heldLockFields({ lookupTime: 1_000, leaseDurationMs: 100 }), lookupWallTime: 50_000 });
+    // Monotonic 10 ms later, wall clock 200 ms later: the host slept through the lease.
+    expect(lock.safeTimeLeft({ now: () => 1_010, wallNow: () => 50_200 })).toBe(1_090 - 1_200);
+    // The wall clock stepped back: the monotonic clock still counts.
+    expect(lock.safeTimeLeft({ now: () => 1_010, wallNow: () => 40_000 })).toBe(80);
+    // A clock without a wall clock (tests' fake clocks) counts monotonic time only.
+    expect(lock.safeTimeLeft({ now: () => 1_010 })).toBe(80);
   });
 
   it('locks without additional attributes share one frozen empty item; others keep their own', () => {

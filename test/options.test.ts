@@ -189,6 +189,23 @@ describe('resolveSettings: invalid values', () => {
     expect(error.message).toContain(name);
   });
 
+  it.each(['leaseDuration', 'heartbeatPeriod', 'safetyMargin'])('refuses a %s over 2^31 - 1 ms', (name) => {
+    expectCode(() => resolveSettings(settings({ backgroundHeartbeats: false, [name]: 2 ** 31 })), 'INVALID_DURATION');
+  });
+
+  it.each(['ownerName', 'leaseDuration', 'recordVersionNumber', 'isReleased', 'data'])(
+    'refuses %s as a key attribute name: the lock item writes that attribute itself',
+    (name) => {
+      expect(expectCode(() => resolveSettings(settings({ partitionKeyName: name })), 'RESERVED_ATTRIBUTE').message).toContain(name);
+      expect(expectCode(() => resolveSettings(settings({ sortKeyName: name })), 'RESERVED_ATTRIBUTE').message).toContain('sortKeyName');
+    },
+  );
+
+  it.each(['partitionKeyName', 'sortKeyName', 'ownerName'])('refuses a %s with a lone surrogate (not well-formed UTF-16)', (name) => {
+    expectCode(() => resolveSettings(settings({ [name]: 'host\ud800' })), 'INVALID_OPTION');
+    expect(() => resolveSettings(settings({ [name]: 'h\u00f6st-\ud83d\udd12' }))).not.toThrow();
+  });
+
   it('refuses the same name for partition and sort key', () => {
     expectCode(() => resolveSettings({ tableName: 'locks', partitionKeyName: 'id', sortKeyName: 'id' }), 'CONFLICTING_OPTIONS');
     // The default partition key name counts too.
@@ -215,10 +232,18 @@ describe('resolveSettings: invalid values', () => {
 });
 
 describe('checkDuration', () => {
-  it('accepts whole milliseconds at or above the minimum', () => {
+  it('accepts whole milliseconds from the minimum up to what a Node timer can wait', () => {
     expect(checkDuration('d', 0)).toBe(0);
     expect(checkDuration('d', 5, { min: 5 })).toBe(5);
-    expect(checkDuration('d', Number.MAX_SAFE_INTEGER)).toBe(Number.MAX_SAFE_INTEGER);
+    expect(checkDuration('d', 2 ** 31 - 1)).toBe(2 ** 31 - 1);
+  });
+
+  it('refuses durations over 2^31 - 1 ms, which setTimeout would fire after 1 ms', () => {
+    for (const value of [2 ** 31, 2 ** 40, Number.MAX_SAFE_INTEGER]) {
+      const error = expectCode(() => checkDuration('refreshPeriod', value), 'INVALID_DURATION');
+      expect(error.message).toContain('2147483647');
+      expectCode(() => checkDuration('d', value, { allowInfinity: true }), 'INVALID_DURATION');
+    }
   });
 
   it('refuses values below the minimum', () => {

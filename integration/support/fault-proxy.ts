@@ -222,6 +222,35 @@ export class FaultProxy {
     return this.injectOnce(matches, { action: 'dropReply' });
   }
 
+  /**
+   * Loses the reply of the next request that `matches` (after the server
+   * applied it), and meets the AWS SDK's retries of that same call (same
+   * `amz-sdk-invocation-id`) with `retries`: forward them, or answer them in
+   * the server's place, e.g. with throttling. Resolves once the first reply
+   * was swallowed; the retries follow, and show in `exchanges`.
+   */
+  loseReplyThenRetries(matches: (request: ProxiedRequest) => boolean, retries: RequestFault): Promise<ProxiedExchange> {
+    const fallback = this.#rule;
+    let invocation: string | undefined;
+    return new Promise((resolve) => {
+      this.#rule = (request) => {
+        const id = request.headers['amz-sdk-invocation-id'];
+        if (invocation !== undefined) return id === invocation ? retries : fallback(request);
+        if (!matches(request)) return fallback(request);
+        if (id === undefined) throw new Error('the request carries no amz-sdk-invocation-id: not sent by the AWS SDK');
+        invocation = id;
+        this.#onApplied.set(request, resolve);
+        return { action: 'dropReply' };
+      };
+    });
+  }
+
+  /** The SDK's attempt number of a request (`amz-sdk-request: attempt=2; max=3`), 1 without the header. */
+  static attemptOf(request: ProxiedRequest): number {
+    const match = /attempt=(\d+)/.exec(request.headers['amz-sdk-request'] ?? '');
+    return match === null ? 1 : Number(match[1]);
+  }
+
   /** Destroys every connection and stops listening. Safe to call more than once. */
   close(): Promise<void> {
     this.#closing ??= new Promise<void>((resolve) => {

@@ -121,6 +121,17 @@ export class LockKeeper {
     }
   }
 
+  /**
+   * A write of unknown outcome may have shortened the lock's safe time (it
+   * wrote a shorter lease): bring its expiry forward if so.
+   */
+  safeTimeChanged(held: HeldLock): void {
+    const expiry = held.expiryTask;
+    if (held.state === 'held' && expiry !== undefined && held.safeUntil() < expiry.dueAt) {
+      this.#options.scheduler.schedule(expiry, held.safeUntil());
+    }
+  }
+
   /** Stops every task of the lock. A heartbeat already in flight finishes. */
   untrack(held: HeldLock): void {
     const { scheduler } = this.#options;
@@ -279,7 +290,7 @@ export class LockKeeper {
   }
 
   #safeFor(held: HeldLock): number {
-    return held.safeUntil() - this.#options.clock.now();
+    return held.safeTimeLeft(this.#options.clock);
   }
 
   #shouldRetry(held: HeldLock, error: unknown): boolean {
@@ -288,8 +299,9 @@ export class LockKeeper {
 
   #checkExpiry(held: HeldLock): void {
     if (held.state !== 'held' || held.expiryTask === undefined) return;
-    if (this.#options.clock.now() < held.safeUntil()) {
-      this.#options.scheduler.schedule(held.expiryTask, held.safeUntil());
+    const left = this.#safeFor(held);
+    if (left > 0) {
+      this.#options.scheduler.schedule(held.expiryTask, this.#options.clock.now() + left);
       return;
     }
     this.#options.hooks.expire(held);

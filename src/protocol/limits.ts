@@ -20,6 +20,10 @@ function checkKeyValue(role: 'partition' | 'sort', value: unknown, maxBytes: num
   if (value.length === 0) {
     throw new InvalidArgumentError('EMPTY_KEY', `The ${role} key must not be empty`);
   }
+  // DynamoDB keys are UTF-8: every lone surrogate would become U+FFFD, so two such keys would name one item.
+  if (!value.isWellFormed()) {
+    throw new InvalidArgumentError('MALFORMED_KEY', `The ${role} key is not well-formed UTF-16 (it has a lone surrogate): ${JSON.stringify(value)}`);
+  }
   const bytes = byteLength(value);
   if (bytes > maxBytes) {
     throw new InvalidArgumentError(

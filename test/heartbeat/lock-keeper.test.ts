@@ -36,10 +36,11 @@ function newHeldLock(partitionKey: string): HeldLock {
     recordVersionNumber: 'rvn-0',
     leaseDurationMs: LEASE,
     lookupTime: performance.now(),
+    lookupWallTime: undefined,
     data: undefined,
     additionalAttributes: {},
     deleteLockOnRelease: true,
-    safetyMarginMs: MARGIN,
+    marginFor: () => MARGIN,
   });
 }
 

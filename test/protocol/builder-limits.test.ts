@@ -83,8 +83,16 @@ describe.each(keyedBuilders)('%s', (_name, build) => {
     [`a partition key of ${MAX_PARTITION_KEY_BYTES + 2} UTF-8 bytes`, 'KEY_TOO_LONG', hashOnly, { partitionKey: twoByteString(MAX_PARTITION_KEY_BYTES + 2) }],
     [`a partition key of ${MAX_PARTITION_KEY_BYTES + 1} ASCII bytes`, 'KEY_TOO_LONG', hashOnly, { partitionKey: 'k'.repeat(MAX_PARTITION_KEY_BYTES + 1) }],
     [`a sort key of ${MAX_SORT_KEY_BYTES + 2} UTF-8 bytes`, 'KEY_TOO_LONG', withSortKey, { partitionKey: 'lock-1', sortKey: twoByteString(MAX_SORT_KEY_BYTES + 2) }],
+    // "x\ud800" and "x\ud801" would both be stored as "x\ufffd": one item for two locks.
+    ['a partition key with a lone high surrogate', 'MALFORMED_KEY', hashOnly, { partitionKey: 'x\ud800' }],
+    ['a partition key with a lone low surrogate', 'MALFORMED_KEY', hashOnly, { partitionKey: '\udc00x' }],
+    ['a sort key with a lone surrogate', 'MALFORMED_KEY', withSortKey, { partitionKey: 'lock-1', sortKey: 'x\ud801' }],
   ] as [string, InvalidArgumentCode, LockTable, LockKey][])('refuses %s with %s', (_title, code, table, key) => {
     expectInvalidArgument(() => build(table, key), code);
+  });
+
+  it('accepts keys with surrogate pairs (characters outside the BMP)', () => {
+    expect(build(withSortKey, { partitionKey: 'lock-\ud83d\udd12', sortKey: '\ud834\udd1e' })).toBeDefined();
   });
 
   it('accepts keys at the size limits', () => {

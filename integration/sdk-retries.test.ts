@@ -1,0 +1,142 @@
+/**
+ * The client README tells users to build (`new DynamoDBClient({})`: the
+ * SDK's standard retries, 3 attempts) under lost replies. The SDK then sends
+ * the same request again, and only the last attempt's answer reaches the
+ * lock client: a refusal may follow an attempt that was applied. Every path
+ * must read that as "may have been applied", or as applied when the old
+ * item shows the very RVN it sent.
+ */
+import { describe, expect, it } from '@jest/globals';
+import type { Lock, LockClient } from '../src/index.js';
+import { LockLostError } from '../src/index.js';
+import { useFaultBed } from './support/fault-bed.js';
+import { FaultProxy, dynamoDBErrorReply, operationOf, type ProxiedRequest, type RequestFault } from './support/fault-proxy.js';
+import { recordEvents, thrownBy, within, type EventLog } from './support/lock-events.js';
+import type { ProxiedDynamoDB } from './support/proxied-dynamodb.js';
+import { rejectionOf, sleep, waitUntil } from './support/test-locks.js';
+
+const LEASE_MS = 3_000;
+const HEARTBEAT_MS = 600;
+
+const faults = useFaultBed('sdk-retries');
+
+const operation =
+  (name: string) =>
+  (request: ProxiedRequest): boolean =>
+    operationOf(request) === name;
+const FORWARD: RequestFault = { action: 'forward' };
+const THROTTLE: RequestFault = { action: 'respond', reply: dynamoDBErrorReply('ThrottlingException') };
+
+/** A lock client on a README-built DynamoDB client behind a fault proxy. */
+async function readmeClient(
+  ownerName: string,
+  settings: { leaseDuration?: number; heartbeatPeriod?: number; backgroundHeartbeats?: boolean } = {},
+): Promise<{ client: LockClient; network: ProxiedDynamoDB; events: EventLog }> {
+  const network = await faults.proxied(ownerName, { sdkDefaults: true });
+  const client = faults.bed.client({ ownerName, leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS, ...settings }, network.dynamoDB);
+  return { client, network, events: recordEvents(client) };
+}
+
+/** The SDK's attempts of the call whose first reply was lost, as the proxy saw them. */
+function attemptsAfter(network: ProxiedDynamoDB, first: ProxiedRequest): number[] {
+  const invocation = first.headers['amz-sdk-invocation-id'];
+  return network.proxy.exchanges
+    .filter((e) => e.request.headers['amz-sdk-invocation-id'] === invocation)
+    .map((e) => FaultProxy.attemptOf(e.request));
+}
+
+describe('a release applied by its first attempt, whose retries are throttled', () => {
+  it('ends the lock: no second holder can pass throwIfLost beside it', async () => {
+    const { client, network } = await readmeClient('releaser');
+    const lock = await client.acquireLock('job');
+    const lost = network.proxy.loseReplyThenRetries(operation('DeleteItem'), THROTTLE);
+
+    const released = await rejectionOf(lock.release());
+    const dropped = await lost;
+
+    // The fault happened as described: the delete was applied, the SDK retried and was throttled.
+    expect(dropped.swallowedStatusLine).toMatch(/^HTTP\/1\.1 200 /);
+    // Every attempt the SDK's defaults allow (3 or 4, by SDK version): the first applied, the rest throttled.
+    const attempts = attemptsAfter(network, dropped.request);
+    expect(attempts.length).toBeGreaterThanOrEqual(3);
+    expect(attempts).toEqual(attempts.map((_, i) => i + 1));
+    expect((released as Error).name).toBe('ThrottlingException');
+    expect(await faults.bed.item('job')).toBeUndefined();
+
+    // The releasing client must not think it still holds the lock.
+    expect(lock.state).not.toBe('held');
+    expect(lock.signal.aborted).toBe(true);
+    expect(thrownBy(() => lock.throwIfLost())).toBeInstanceOf(LockLostError);
+
+    // Another client takes the free lock at once.
+    const other = faults.bed.client({ ownerName: 'other', leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS });
+    const theirs = await other.acquireLock('job', { additionalTimeToWaitForLock: 0 });
+    theirs.throwIfLost();
+    expect(thrownBy(() => lock.throwIfLost())).toBeInstanceOf(LockLostError);
+  }, 30_000);
+});
+
+describe('a heartbeat applied by its first attempt, retried by the SDK', () => {
+  it('UpdateItem: the retry refused by its own write confirms the heartbeat; the lock is kept', async () => {
+    const { client, network, events } = await readmeClient('beater');
+    const lock = await client.acquireLock('job');
+
+    const dropped = await within(network.proxy.loseReplyThenRetries(operation('UpdateItem'), FORWARD), 10_000, 'a heartbeat whose reply is lost');
+    const appliedRvn = (JSON.parse(dropped.request.body.toString('utf8')) as { ExpressionAttributeValues: Record<string, { S?: string }> })
+      .ExpressionAttributeValues[':newRvn']?.S;
+    await waitUntil('the SDK retried the heartbeat', () => attemptsAfter(network, dropped.request).includes(2));
+    await sleep(LEASE_MS); // a whole lease more: still held, heartbeats still confirmed
+
+    expect(events.of('lost').map((seen) => seen.event.error.message)).toEqual([]);
+    expect(lock.state).toBe('held');
+    expect(lock.signal.aborted).toBe(false);
+    expect(appliedRvn).toBeDefined();
+    await waitUntil('the table RVN equals lock.recordVersionNumber', async () => (await faults.bed.rvn('job')) === lock.recordVersionNumber);
+  }, 30_000);
+
+  it('BatchExecuteStatement: every lock of the batch is kept', async () => {
+    const { client, network, events } = await readmeClient('batcher', { leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS });
+    const keys = Array.from({ length: 12 }, (_, i) => `batch-${i}`);
+    const locks = await Promise.all(keys.map((key) => client.acquireLock(key)));
+
+    const dropped = await within(
+      network.proxy.loseReplyThenRetries((r) => operationOf(r) === 'BatchExecuteStatement' && (r.body.toString().match(/"Statement"/g)?.length ?? 0) > 1, FORWARD),
+      15_000,
+      'a batch of heartbeats whose reply is lost',
+    );
+    await waitUntil('the SDK retried the batch', () => attemptsAfter(network, dropped.request).includes(2));
+    await sleep(LEASE_MS);
+
+    expect(events.of('lost').map((seen) => seen.event.error.message)).toEqual([]);
+    expect(locks.filter((lock: Lock) => lock.state !== 'held').map((lock) => lock.partitionKey)).toEqual([]);
+  }, 40_000);
+});
+
+describe('an acquisition applied by its first attempt, retried by the SDK', () => {
+  it('a free lock is acquired at once: the refusal that shows our own new item is our win', async () => {
+    const { client, network } = await readmeClient('acquirer');
+    const lost = network.proxy.loseReplyThenRetries(operation('PutItem'), FORWARD);
+
+    // Without waiting out a lease: the deadline is shorter than one.
+    const lock = await client.acquireLock('job', { additionalTimeToWaitForLock: 0, refreshPeriod: 100, leaseDuration: 60_000 });
+    const dropped = await lost;
+
+    expect(attemptsAfter(network, dropped.request)).toEqual([1, 2]); // applied, then refused by itself
+    expect(lock.state).toBe('held');
+    expect(await faults.bed.rvn('job')).toBe(lock.recordVersionNumber);
+    await lock.release();
+    expect(await faults.bed.item('job')).toBeUndefined();
+  }, 30_000);
+
+  it('shouldSkipBlockingWait: the lock is ours, not "held by" ourselves', async () => {
+    const { client, network } = await readmeClient('skipper');
+    const lost = network.proxy.loseReplyThenRetries(operation('PutItem'), FORWARD);
+
+    const lock = await client.acquireLock('job', { shouldSkipBlockingWait: true });
+    await lost;
+
+    expect(lock.state).toBe('held');
+    expect(await faults.bed.owner('job')).toBe('skipper');
+    expect(await faults.bed.rvn('job')).toBe(lock.recordVersionNumber);
+  }, 30_000);
+});
