@@ -146,9 +146,13 @@ export class Lock implements AsyncDisposable {
     return this.millisecondsUntilDangerZoneEntered() <= 0;
   }
 
-  /** `await using lock = await client.acquireLock(…)` releases the lock when the scope ends. */
+  /**
+   * `await using lock = await client.acquireLock(…)` releases the lock when
+   * the scope ends, as `release()` does: also a lock given up because its
+   * lease ran out locally, which may still be this client's in the table.
+   */
   async [Symbol.asyncDispose](): Promise<void> {
-    if (this.#held.state === 'held') await this.release();
+    await this.release();
   }
 
   toJSON(): object {

@@ -62,12 +62,13 @@ export interface CannedReply {
   readonly body: string;
 }
 
-/** The error types DynamoDB answers with for overload and outages, with their HTTP status. */
+/** The error types DynamoDB answers with for overload, outages and missing permissions, with their HTTP status. */
 export type DynamoDBErrorKind =
   | 'ProvisionedThroughputExceededException'
   | 'ThrottlingException'
   | 'InternalServerError'
-  | 'ServiceUnavailable';
+  | 'ServiceUnavailable'
+  | 'AccessDeniedException';
 
 const ERROR_REPLIES: Readonly<Record<DynamoDBErrorKind, { status: number; type: string; message: string }>> = {
   // The namespaces are the ones DynamoDB puts in `__type`; the SDK reads the part after '#'.
@@ -85,6 +86,12 @@ const ERROR_REPLIES: Readonly<Record<DynamoDBErrorKind, { status: number; type: 
     status: 500,
     type: 'com.amazonaws.dynamodb.v20120810#InternalServerError',
     message: 'Internal server error',
+  },
+  // A refusal the SDK does not retry: nothing applied, and the same answer again.
+  AccessDeniedException: {
+    status: 400,
+    type: 'com.amazon.coral.service#AccessDeniedException',
+    message: 'User is not authorized to perform this action',
   },
   ServiceUnavailable: {
     status: 503,

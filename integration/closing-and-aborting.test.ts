@@ -1,0 +1,90 @@
+/**
+ * Ending work the user asked to end: close() and an aborted acquireLock()
+ * end even while a write is unanswered; a lock close() could not release is
+ * reported lost, not left looking held; `await using` releases what
+ * `release()` would.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { LockClientCloseError, LockClientClosedError, LockLostError } from '../src/index.js';
+import { useFaultBed } from './support/fault-bed.js';
+import { dynamoDBErrorReply, operationOf, type ProxiedRequest } from './support/fault-proxy.js';
+import { abortOf, expectLostOnce, recordEvents, thrownBy, within } from './support/lock-events.js';
+import { rejectionOf } from './support/test-locks.js';
+
+const faults = useFaultBed('closing');
+
+const isPutItem = (request: ProxiedRequest): boolean => operationOf(request) === 'PutItem';
+
+describe('an acquisition write that gets no answer', () => {
+  it('acquireLock({ signal }) rejects with the signal\'s reason when it aborts', async () => {
+    // The SDK's defaults: no request timeout, so only the signal can end the call.
+    const network = await faults.proxied('aborted', { sdkDefaults: true });
+    const client = faults.bed.client({ ownerName: 'aborted' }, network.dynamoDB);
+    network.proxy.setRule((request) => (isPutItem(request) ? { action: 'blackhole' } : { action: 'forward' }));
+    const controller = new AbortController();
+
+    const acquiring = client.acquireLock('job', { signal: controller.signal });
+    await within(
+      (async () => {
+        while (!network.proxy.exchanges.some((e) => isPutItem(e.request))) await new Promise((resolve) => setTimeout(resolve, 20));
+      })(),
+      10_000,
+      'the acquisition write is sent',
+    );
+    controller.abort(new Error('the caller gave up'));
+
+    expect(await within(rejectionOf(acquiring), 5_000, 'acquireLock ends after its signal aborted')).toMatchObject({ message: 'the caller gave up' });
+  }, 30_000);
+
+  it('close({ timeout }) ends, and the acquisition rejects with LockClientClosedError', async () => {
+    const network = await faults.proxied('closed', { sdkDefaults: true });
+    const client = faults.bed.client({ ownerName: 'closed' }, network.dynamoDB);
+    network.proxy.setRule((request) => (isPutItem(request) ? { action: 'blackhole' } : { action: 'forward' }));
+
+    const acquiring = rejectionOf(client.acquireLock('job'));
+    await within(
+      (async () => {
+        while (!network.proxy.exchanges.some((e) => isPutItem(e.request))) await new Promise((resolve) => setTimeout(resolve, 20));
+      })(),
+      10_000,
+      'the acquisition write is sent',
+    );
+
+    await within(client.close({ timeout: 500 }), 5_000, 'close() ends');
+    expect(await within(acquiring, 5_000, 'acquireLock ends after close()')).toBeInstanceOf(LockClientClosedError);
+  }, 30_000);
+});
+
+describe('close() when DynamoDB refuses a release', () => {
+  it('ends the lock as lost: its signal aborts and `lost` fires, rather than it staying "held" with nothing keeping it', async () => {
+    const network = await faults.proxied('refused-release', { sdkDefaults: true });
+    const client = faults.bed.client({ ownerName: 'refused-release', leaseDuration: 3_000, heartbeatPeriod: 600 }, network.dynamoDB);
+    const events = recordEvents(client);
+    const lock = await client.acquireLock('job');
+    network.proxy.setRule((request) =>
+      operationOf(request) === 'DeleteItem' ? { action: 'respond', reply: dynamoDBErrorReply('AccessDeniedException') } : { action: 'forward' },
+    );
+
+    expect(await rejectionOf(client.close())).toBeInstanceOf(LockClientCloseError);
+
+    const { reason } = await abortOf(lock.signal, 1_000);
+    expect(reason).toBeInstanceOf(LockLostError);
+    expect(lock.state).toBe('lost');
+    expectLostOnce(events, lock, reason);
+    expect(thrownBy(() => lock.throwIfLost())).toBe(reason);
+  }, 30_000);
+});
+
+describe('`await using` on a lock whose lease ran out locally', () => {
+  it('releases it, as release() does: the item, still this client\'s, is deleted', async () => {
+    const client = faults.bed.client({ ownerName: 'lapsed', leaseDuration: 1_000, backgroundHeartbeats: false });
+    const lock = await client.acquireLock('job');
+    const { reason } = await abortOf(lock.signal, 5_000);
+    expect(reason).toMatchObject({ kind: 'expired' });
+    expect(await faults.bed.owner('job')).toBe('lapsed');
+
+    await lock[Symbol.asyncDispose]();
+
+    expect(await faults.bed.item('job')).toBeUndefined();
+  }, 30_000);
+});

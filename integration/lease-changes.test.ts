@@ -1,0 +1,53 @@
+/**
+ * A manual heartbeat that changes the lease: the lease in force bounds the
+ * holder's safe time, whether its write was confirmed or its outcome is
+ * unknown, and the safety margin follows the new lease.
+ */
+import { describe, expect, it } from '@jest/globals';
+import type { MonotonicClock } from '../src/index.js';
+import { LockLostError } from '../src/index.js';
+import { useFaultBed } from './support/fault-bed.js';
+import { operationOf } from './support/fault-proxy.js';
+import { thrownBy } from './support/lock-events.js';
+import { rejectionOf } from './support/test-locks.js';
+
+const faults = useFaultBed('lease-changes');
+
+describe('a heartbeat that shortened the lease and lost its reply', () => {
+  it('bounds the holder by the shorter lease: when a waiter takes over, the holder can no longer pass throwIfLost', async () => {
+    // No SDK retries: the write is applied once, and only its reply is lost.
+    const network = await faults.proxied('shortener');
+    const holder = faults.bed.client({ ownerName: 'shortener', leaseDuration: 8_000, backgroundHeartbeats: false }, network.dynamoDB);
+    const lock = await holder.acquireLock('job');
+
+    const lost = network.proxy.dropNextReply((request) => operationOf(request) === 'UpdateItem');
+    await rejectionOf(lock.sendHeartbeat({ leaseDuration: 1_500 }));
+    expect((await lost).swallowedStatusLine).toMatch(/^HTTP\/1\.1 200 /);
+    expect((await faults.bed.item('job'))?.['leaseDuration']?.S).toBe('1500');
+
+    // The waiter reads the 1.5 s lease from the item and takes over after it, long before 8 s.
+    const waiter = faults.bed.client({ ownerName: 'waiter', leaseDuration: 8_000, heartbeatPeriod: 1_000 });
+    const theirs = await waiter.acquireLock('job', { refreshPeriod: 100, additionalTimeToWaitForLock: 5_000 });
+    expect(theirs.state).toBe('held');
+    expect(thrownBy(() => lock.throwIfLost())).toBeInstanceOf(LockLostError);
+    expect(lock.signal.aborted).toBe(true);
+  }, 30_000);
+});
+
+describe('a confirmed heartbeat that shortened the lease', () => {
+  it('gives the lock up at the new lease minus the new margin, not the old margin', async () => {
+    let now = 0;
+    const clock: MonotonicClock = { now: () => now };
+    const client = faults.bed.client({ ownerName: 'margin', leaseDuration: 100_000, backgroundHeartbeats: false, clock });
+    const lock = await client.acquireLock('job');
+
+    now = 1_000;
+    await lock.sendHeartbeat({ leaseDuration: 10_000 });
+    // A tenth of the new lease is the margin: safe until 1 000 + 10 000 - 1 000. (The old margin, 10 000, would end it at once.)
+    now = 9_900;
+    lock.throwIfLost();
+    expect(lock.state).toBe('held');
+    now = 10_000;
+    expect(thrownBy(() => lock.throwIfLost())).toMatchObject({ name: 'LockLostError', kind: 'expired' });
+  }, 30_000);
+});
