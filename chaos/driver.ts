@@ -25,6 +25,10 @@ export interface DriverOptions {
   readonly worker: Omit<WorkerConfig, 'worker' | 'seed' | 'logFile'>;
   /** Milliseconds between faults. */
   readonly faultGapMs: readonly [number, number];
+  /** Milliseconds before a dead worker is started again. @default [200, 1500] */
+  readonly restartDelayMs?: readonly [number, number];
+  /** The worker program, run with `node --import tsx`. @default chaos/worker.ts */
+  readonly workerScript?: string;
 }
 
 /** A worker that exited without the driver killing it: a crash the run must report. */
@@ -39,10 +43,9 @@ interface Slot {
   readonly index: number;
   incarnation: number;
   name: string;
+  /** The slot's current worker; an earlier one may still be exiting. */
   child: ChildProcess | undefined;
   paused: boolean;
-  killedByDriver: boolean;
-  stderr: string;
 }
 
 export class ChaosDriver {
@@ -51,6 +54,10 @@ export class ChaosDriver {
   readonly #random: Random;
   readonly #slots: Slot[] = [];
   readonly #timers = new Set<NodeJS.Timeout>();
+  /** Every worker process not yet exited, whichever slot it was started for. */
+  readonly #alive = new Set<ChildProcess>();
+  /** Workers the driver killed: their exit is no crash. Kept per process, as a restart may come before the exit. */
+  readonly #killed = new WeakSet<ChildProcess>();
   readonly #logFile: string;
   #stopping = false;
 
@@ -63,7 +70,7 @@ export class ChaosDriver {
   /** Starts every worker and the fault schedule. */
   start(): void {
     for (let i = 1; i <= this.#options.workers; i++) {
-      const slot: Slot = { index: i, incarnation: 0, name: '', child: undefined, paused: false, killedByDriver: false, stderr: '' };
+      const slot: Slot = { index: i, incarnation: 0, name: '', child: undefined, paused: false };
       this.#slots.push(slot);
       this.#spawn(slot);
     }
@@ -76,18 +83,17 @@ export class ChaosDriver {
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
     await Promise.all(
-      this.#slots.map(async (slot) => {
-        const child = slot.child;
-        if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+      [...this.#alive].map(async (child) => {
         const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+        this.#killed.add(child);
         child.kill('SIGKILL'); // also ends a stopped process
         await exited;
       }),
     );
   }
 
-  #log(type: ProcessEvent['type'], slot: Slot): void {
-    appendFileSync(this.#logFile, `${JSON.stringify({ type, worker: slot.name, atNs: nowNs() } satisfies ProcessEvent)}\n`);
+  #log(type: ProcessEvent['type'], worker: string): void {
+    appendFileSync(this.#logFile, `${JSON.stringify({ type, worker, atNs: nowNs() } satisfies ProcessEvent)}\n`);
   }
 
   #later(ms: number, action: () => void): void {
@@ -98,33 +104,41 @@ export class ChaosDriver {
     this.#timers.add(timer);
   }
 
+  #restartLater(slot: Slot): void {
+    this.#later(between(this.#random, ...(this.#options.restartDelayMs ?? [200, 1_500])), () => this.#spawn(slot));
+  }
+
   #spawn(slot: Slot): void {
     slot.incarnation++;
     slot.name = `w${slot.index}.${slot.incarnation}`;
-    slot.killedByDriver = false;
     slot.paused = false;
-    slot.stderr = '';
     const config: WorkerConfig = {
       ...this.#options.worker,
       worker: slot.name,
       seed: this.#options.seed * 1_000 + slot.index * 100 + slot.incarnation,
       logFile: join(this.#options.logDir, `${slot.name}.jsonl`),
     };
-    const child = spawn(process.execPath, ['--import', 'tsx', WORKER_SCRIPT, JSON.stringify(config)], {
+    const child = spawn(process.execPath, ['--import', 'tsx', this.#options.workerScript ?? WORKER_SCRIPT, JSON.stringify(config)], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
+    const name = slot.name;
+    let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => {
-      slot.stderr = (slot.stderr + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
+      stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
     });
+    this.#alive.add(child);
+    // Each exit is judged by the process that exited, never by what its slot holds by then.
     child.once('exit', (code, signal) => {
-      if (!slot.killedByDriver && !this.#stopping) {
-        this.crashes.push({ worker: slot.name, code, signal, stderrTail: slot.stderr });
-        this.#log('kill', slot); // gone all the same: its keys must be taken over
-        this.#later(between(this.#random, 200, 1_500), () => this.#spawn(slot));
-      }
+      this.#alive.delete(child);
+      if (this.#killed.has(child) || this.#stopping) return;
+      this.crashes.push({ worker: name, code, signal, stderrTail: stderr });
+      if (slot.child !== child) return; // the slot has moved on to a newer worker
+      this.#log('kill', name); // gone all the same: its keys must be taken over
+      slot.child = undefined;
+      this.#restartLater(slot);
     });
     slot.child = child;
-    this.#log('start', slot);
+    this.#log('start', slot.name);
   }
 
   #running(): Slot[] {
@@ -146,19 +160,20 @@ export class ChaosDriver {
     if (child === undefined) return;
     const leaseMs = this.#options.worker.leaseMs;
     if (this.#random() < 0.5) {
-      slot.killedByDriver = true;
+      this.#killed.add(child);
       child.kill('SIGKILL');
-      this.#log('kill', slot);
-      this.#later(between(this.#random, 200, 1_500), () => this.#spawn(slot));
+      this.#log('kill', slot.name);
+      slot.child = undefined;
+      this.#restartLater(slot);
     } else {
       child.kill('SIGSTOP');
       slot.paused = true;
-      this.#log('stop', slot);
+      this.#log('stop', slot.name);
       // Longer than the lease: the paused worker's lock is taken over while it cannot know.
       this.#later(leaseMs + between(this.#random, 200, 1_500), () => {
         child.kill('SIGCONT');
         slot.paused = false;
-        this.#log('cont', slot);
+        this.#log('cont', slot.name);
       });
     }
   }

@@ -10,6 +10,7 @@ export type NetworkFaultKind =
   | 'latency'
   | 'dropRequest'
   | 'dropReply'
+  | 'dropReplyThenThrottleRetries'
   | 'http500'
   | 'http503'
   | 'provisionedThroughputExceeded'
@@ -20,6 +21,8 @@ const FAULT_ODDS: ReadonlyArray<readonly [NetworkFaultKind, number]> = [
   ['latency', 0.08],
   ['dropRequest', 0.01],
   ['dropReply', 0.01],
+  // The request is applied, its reply lost, and the SDK's retries of it throttled: only a refusal reaches the client.
+  ['dropReplyThenThrottleRetries', 0.01],
   ['http500', 0.01],
   ['http503', 0.01],
   ['provisionedThroughputExceeded', 0.01],
@@ -35,14 +38,24 @@ export interface FaultSchedule {
   readonly counts: Readonly<Record<NetworkFaultKind, number>>;
 }
 
+/** SDK calls (by `amz-sdk-invocation-id`) whose retries are throttled; the oldest are forgotten. */
+const THROTTLED_CALLS_REMEMBERED = 1_000;
+
 export function seededFaultSchedule(seed: number): FaultSchedule {
   const random: Random = seededRandom(seed);
   const counts = Object.fromEntries(FAULT_ODDS.map(([kind]) => [kind, 0])) as Record<NetworkFaultKind, number>;
-  const rule: RequestRule = () => {
+  const throttledCalls = new Set<string>();
+  const rule: RequestRule = (request) => {
+    const invocation = request.headers['amz-sdk-invocation-id'];
+    if (invocation !== undefined && throttledCalls.has(invocation)) return THROTTLED;
     let roll = random();
     for (const [kind, odds] of FAULT_ODDS) {
       if (roll < odds) {
         counts[kind]++;
+        if (kind === 'dropReplyThenThrottleRetries' && invocation !== undefined) {
+          throttledCalls.add(invocation);
+          if (throttledCalls.size > THROTTLED_CALLS_REMEMBERED) throttledCalls.delete(throttledCalls.values().next().value as string);
+        }
         return faultOf(kind, random);
       }
       roll -= odds;
@@ -52,6 +65,8 @@ export function seededFaultSchedule(seed: number): FaultSchedule {
   return { rule, counts };
 }
 
+const THROTTLED: RequestFault = { action: 'respond', reply: dynamoDBErrorReply('ThrottlingException') };
+
 function faultOf(kind: NetworkFaultKind, random: Random): RequestFault {
   switch (kind) {
     case 'latency':
@@ -59,6 +74,7 @@ function faultOf(kind: NetworkFaultKind, random: Random): RequestFault {
     case 'dropRequest':
       return { action: 'dropRequest' };
     case 'dropReply':
+    case 'dropReplyThenThrottleRetries':
       return { action: 'dropReply' };
     case 'http500':
       return { action: 'respond', reply: dynamoDBErrorReply('InternalServerError') };
@@ -67,6 +83,6 @@ function faultOf(kind: NetworkFaultKind, random: Random): RequestFault {
     case 'provisionedThroughputExceeded':
       return { action: 'respond', reply: dynamoDBErrorReply('ProvisionedThroughputExceededException') };
     case 'throttling':
-      return { action: 'respond', reply: dynamoDBErrorReply('ThrottlingException') };
+      return THROTTLED;
   }
 }

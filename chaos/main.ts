@@ -1,6 +1,9 @@
 /**
  * `npm run chaos -- --seconds N --seed S [--workers W] [--keys K] [--lease MS]
- * [--heartbeat MS] [--poll MS] [--margin MS] [--endpoint URL] [--keep-logs] [--json]`
+ * [--heartbeat MS] [--poll MS] [--margin MS] [--max-attempts N] [--endpoint URL] [--keep-logs] [--json]`
+ *
+ * Workers use the DynamoDB client README tells users to build (the SDK's own
+ * retries); `--max-attempts N` sets the SDK's maxAttempts instead.
  *
  * Starts DynamoDB Local (unless --endpoint names one), runs the chaos run,
  * prints its report (one JSON line with --json) and exits 1 on any violation.
@@ -19,6 +22,7 @@ const { values } = parseArgs({
     heartbeat: { type: 'string' },
     poll: { type: 'string' },
     margin: { type: 'string' },
+    'max-attempts': { type: 'string' },
     endpoint: { type: 'string' },
     'keep-logs': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
@@ -38,7 +42,8 @@ function whole(name: string, text: string | undefined, fallback: number): number
 function summary(report: ChaosReport): string {
   const c = report.check;
   return [
-    `chaos run: ${report.seconds} s, seed ${report.options.seed}, ${report.options.workers} workers, ${report.options.keys} keys, lease ${report.options.leaseMs} ms`,
+    `chaos run: ${report.seconds} s, seed ${report.options.seed}, ${report.options.workers} workers, ${report.options.keys} keys, lease ${report.options.leaseMs} ms, ` +
+      `SDK maxAttempts ${report.options.maxAttempts ?? 'default'}`,
     `acquisitions ${c.acquisitions}, acts ${c.acts}, requests ${report.requests}`,
     `network faults ${JSON.stringify(report.networkFaults)}`,
     `process faults ${JSON.stringify(c.processFaults)}, losses seen by workers ${JSON.stringify(c.lossesByKind)}`,
@@ -67,11 +72,12 @@ try {
     heartbeatMs: whole('heartbeat', values.heartbeat, DEFAULT_CHAOS.heartbeatMs),
     pollMs: whole('poll', values.poll, DEFAULT_CHAOS.pollMs),
     marginMs: whole('margin', values.margin, DEFAULT_CHAOS.marginMs),
+    maxAttempts: values['max-attempts'] === undefined ? undefined : whole('max-attempts', values['max-attempts'], 1),
     keepLogs: values['keep-logs'],
     signal: stop.signal,
   });
 } finally {
   await local?.stop();
 }
-process.stdout.write(`${values.json ? JSON.stringify(report) : summary(report)}\n`);
-process.exitCode = report.violations.length === 0 ? 0 : 1;
+// Exit once the report is out, whatever handle may still be open: a run always ends after its report.
+process.stdout.write(`${values.json ? JSON.stringify(report) : summary(report)}\n`, () => process.exit(report.violations.length === 0 ? 0 : 1));

@@ -31,6 +31,8 @@ export interface ChaosOptions {
   readonly pollMs: number;
   /** Takeover allowance beyond lease + poll; see RELIABILITY.md. */
   readonly marginMs: number;
+  /** The workers' SDK `maxAttempts`; none for the SDK's own default (README's client). */
+  readonly maxAttempts: number | undefined;
   /** Milliseconds between process faults. */
   readonly faultGapMs: readonly [number, number];
   /** Keep the JSON-lines logs (their directory is in the report) instead of deleting them. */
@@ -48,6 +50,7 @@ export const DEFAULT_CHAOS: Omit<ChaosOptions, 'endpoint'> = {
   heartbeatMs: 300,
   pollMs: 250,
   marginMs: 1_500,
+  maxAttempts: undefined,
   faultGapMs: [500, 2_000],
   keepLogs: false,
 };
@@ -112,6 +115,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       leaseMs: options.leaseMs,
       heartbeatMs: options.heartbeatMs,
       pollMs: options.pollMs,
+      maxAttempts: options.maxAttempts,
     },
   });
   const startedAt = performance.now();

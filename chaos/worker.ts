@@ -23,6 +23,8 @@ export interface WorkerConfig {
   readonly leaseMs: number;
   readonly heartbeatMs: number;
   readonly pollMs: number;
+  /** The SDK's `maxAttempts`; none for the SDK's own default, as README's client has it. */
+  readonly maxAttempts: number | undefined;
   readonly seed: number;
   /** JSON lines are appended here, synchronously, so a SIGKILL loses nothing already acted on. */
   readonly logFile: string;
@@ -31,6 +33,8 @@ export interface WorkerConfig {
 /** Acts per hold and the pause before each: holds often outlast a heartbeat period, sometimes the lease. */
 const ACTS_PER_HOLD: readonly [number, number] = [1, 8];
 const ACT_GAP_MS: readonly [number, number] = [10, 250];
+/** Before an act, how often the worker sends a manual heartbeat that changes the lease (shorter, or back to the default). */
+const LEASE_CHANGE_ODDS = 0.1;
 
 const config = JSON.parse(process.argv[2] ?? '') as WorkerConfig;
 const random = seededRandom(config.seed);
@@ -42,13 +46,12 @@ process.on('unhandledRejection', (reason) => {
   process.exit(70);
 });
 
+// The client README tells users to build: the SDK's own retries and timeouts, unless the run varies maxAttempts.
 const dynamoDB = new DynamoDBClient({
   endpoint: config.endpoint,
   region: 'us-east-1',
   credentials: { accessKeyId: 'chaos', secretAccessKey: 'chaos' },
-  // The lock client's own retries are under test; the SDK's would hide the injected faults.
-  maxAttempts: 1,
-  requestHandler: { connectionTimeout: 500, requestTimeout: Math.max(500, Math.floor(config.leaseMs / 2)), throwOnRequestTimeout: true },
+  ...(config.maxAttempts === undefined ? {} : { maxAttempts: config.maxAttempts }),
 });
 const client = new LockClient({
   dynamoDB,
@@ -63,6 +66,7 @@ async function criticalSection(lock: Lock, key: string, acquiredRvn: string): Pr
   const acts = between(random, ...ACTS_PER_HOLD);
   for (let i = 0; i < acts; i++) {
     await sleep(between(random, ...ACT_GAP_MS));
+    if (random() < LEASE_CHANGE_ODDS) await changeLease(lock);
     // Read the clock before the check: the check vouches for every instant up to its own clock
     // read, so this one is vouched for even if a pause falls between the two reads.
     const checkedAtNs = nowNs();
@@ -76,6 +80,21 @@ async function criticalSection(lock: Lock, key: string, acquiredRvn: string): Pr
       return;
     }
     log({ type: 'act', worker: config.worker, key, acquiredRvn, checkedAtNs });
+  }
+}
+
+/**
+ * A manual heartbeat to 60 % of the lease or back to the whole lease. Its
+ * outcome may be unknown (a lost reply): the lock must then be bounded by
+ * the shorter of the two, which the checker's overlap test would catch.
+ */
+async function changeLease(lock: Lock): Promise<void> {
+  const leaseDuration = random() < 0.5 ? Math.round(config.leaseMs * 0.6) : config.leaseMs;
+  try {
+    await lock.sendHeartbeat({ leaseDuration });
+  } catch (error) {
+    // A lost lock shows at the next check; any other failure leaves it as it was.
+    if (!isLockLostError(error)) return;
   }
 }
 

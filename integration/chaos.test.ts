@@ -146,6 +146,7 @@ describe('the fault proxy in front of DynamoDB Local', () => {
     ['ProvisionedThroughputExceededException', 'ProvisionedThroughputExceededException'],
     ['ThrottlingException', 'ThrottlingException'],
     ['ServiceUnavailable', 'ServiceUnavailableException'],
+    ['AccessDeniedException', 'AccessDeniedException'],
   ])('answers %s in a form the AWS SDK reads as %s', async (kind, name) => {
     const proxy = await FaultProxy.start(localEndpoint());
     const dynamoDB = new DynamoDBClient({

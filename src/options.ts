@@ -123,8 +123,8 @@ export function checkDuration(name: string, value: unknown, options: { min?: num
   if (!ok) {
     throw new InvalidArgumentError(
       'INVALID_DURATION',
-      `${name} must be a whole number of milliseconds from ${min} to ${MAX_DURATION_MS} (about 24.8 days)` +
-        `${options.allowInfinity ? ', or Infinity' : ''}; got ${String(value)}`,
+      `${name} must be a whole number of milliseconds ≥ ${min} and ≤ ${MAX_DURATION_MS} (about 24.8 days)` +
+        `${options.allowInfinity ? ' (or Infinity)' : ''}, got ${String(value)}`,
     );
   }
   return value as number;

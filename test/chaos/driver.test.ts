@@ -1,0 +1,60 @@
+/**
+ * The chaos driver on a starved event loop, as on a loaded machine: a
+ * restart timer may run before the exit of the worker it replaces is seen.
+ * Each exit must still be judged by the process that exited, and stop()
+ * must end every process the driver started.
+ */
+import { expect, it } from '@jest/globals';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { ChaosDriver } from '../../chaos/driver.js';
+
+const IDLE_WORKER = fileURLToPath(new URL('../support/idle-worker.ts', import.meta.url));
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+it('takes no kill of its own for a crash, and leaves no worker running after stop()', async () => {
+  const logDir = await mkdtemp(join(tmpdir(), 'chaos-driver-test-'));
+  try {
+    const driver = new ChaosDriver({
+      workers: 2,
+      seed: 7,
+      logDir,
+      faultGapMs: [300, 600],
+      restartDelayMs: [0, 0],
+      workerScript: IDLE_WORKER,
+      worker: { endpoint: 'http://127.0.0.1:1', tableName: 't', keys: ['k'], leaseMs: 50, heartbeatMs: 10, pollMs: 10, maxAttempts: undefined },
+    });
+    // Busy stretches longer than the restart delay: a killed worker's exit then waits behind its restart.
+    const starve = setInterval(() => {
+      const until = performance.now() + 40;
+      while (performance.now() < until);
+    }, 10);
+    driver.start();
+    await sleep(8_000);
+    clearInterval(starve);
+    await driver.stop();
+
+    expect(driver.crashes).toEqual([]);
+    const pids: number[] = [];
+    for (const file of await readdir(logDir)) {
+      if (file === 'driver.jsonl') continue;
+      pids.push(...(await readFile(join(logDir, file), 'utf8')).split('\n').filter(Boolean).map(Number));
+    }
+    expect(pids.length).toBeGreaterThan(4); // workers were killed and restarted many times
+    await sleep(200); // the kernel reaps the last ones
+    expect(pids.filter(isAlive)).toEqual([]);
+  } finally {
+    await rm(logDir, { recursive: true, force: true });
+  }
+}, 30_000);
