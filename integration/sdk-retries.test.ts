@@ -31,8 +31,9 @@ const THROTTLE: RequestFault = { action: 'respond', reply: dynamoDBErrorReply('T
 async function readmeClient(
   ownerName: string,
   settings: { leaseDuration?: number; heartbeatPeriod?: number; backgroundHeartbeats?: boolean } = {},
+  retries?: SdkRetries,
 ): Promise<{ client: LockClient; network: ProxiedDynamoDB; events: EventLog }> {
-  const network = await faults.proxied(ownerName, { sdkDefaults: true });
+  const network = await faults.proxied(ownerName, { sdkDefaults: true, retries });
   const client = faults.bed.client({ ownerName, leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS, ...settings }, network.dynamoDB);
   return { client, network, events: recordEvents(client) };
 }
@@ -45,9 +46,16 @@ function attemptsAfter(network: ProxiedDynamoDB, first: ProxiedRequest): number[
     .map((e) => FaultProxy.attemptOf(e.request));
 }
 
-describe('a release applied by its first attempt, whose retries are throttled', () => {
+/** The SDK's own defaults, and the other retry settings README says work as they are. */
+type SdkRetries = { maxAttempts?: number; retryMode?: 'standard' | 'adaptive' } | undefined;
+const RETRY_SETTINGS: [string, SdkRetries][] = [
+  ['the SDK defaults', undefined],
+  ['adaptive retries', { retryMode: 'adaptive' }],
+];
+
+describe.each(RETRY_SETTINGS)('a release applied by its first attempt, whose retries are throttled (%s)', (_, retries) => {
   it('ends the lock: no second holder can pass throwIfLost beside it', async () => {
-    const { client, network } = await readmeClient('releaser');
+    const { client, network } = await readmeClient('releaser', {}, retries);
     const lock = await client.acquireLock('job');
     const lost = network.proxy.loseReplyThenRetries(operation('DeleteItem'), THROTTLE);
 
@@ -76,9 +84,9 @@ describe('a release applied by its first attempt, whose retries are throttled', 
   }, 30_000);
 });
 
-describe('a heartbeat applied by its first attempt, retried by the SDK', () => {
+describe.each<[string, SdkRetries]>([...RETRY_SETTINGS, ['maxAttempts 10', { maxAttempts: 10 }]])('a heartbeat applied by its first attempt, retried by the SDK (%s)', (_, retries) => {
   it('UpdateItem: the retry refused by its own write confirms the heartbeat; the lock is kept', async () => {
-    const { client, network, events } = await readmeClient('beater');
+    const { client, network, events } = await readmeClient('beater', {}, retries);
     const lock = await client.acquireLock('job');
 
     const dropped = await within(network.proxy.loseReplyThenRetries(operation('UpdateItem'), FORWARD), 10_000, 'a heartbeat whose reply is lost');
@@ -95,7 +103,7 @@ describe('a heartbeat applied by its first attempt, retried by the SDK', () => {
   }, 30_000);
 
   it('BatchExecuteStatement: every lock of the batch is kept', async () => {
-    const { client, network, events } = await readmeClient('batcher', { leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS });
+    const { client, network, events } = await readmeClient('batcher', { leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS }, retries);
     const keys = Array.from({ length: 12 }, (_, i) => `batch-${i}`);
     const locks = await Promise.all(keys.map((key) => client.acquireLock(key)));
 

@@ -24,8 +24,8 @@ export interface ProxiedDynamoDBOptions {
   readonly requestTimeout?: number;
   /** The SDK's own retry and timeout settings, as `new DynamoDBClient({})` has them; `requestTimeout` is then ignored. @default false */
   readonly sdkDefaults?: boolean;
-  /** With `sdkDefaults`: the SDK's `maxAttempts` (1 to 10). @default the SDK's, 3 */
-  readonly maxAttempts?: number;
+  /** With `sdkDefaults`: the SDK's retry settings. @default the SDK's own */
+  readonly retries?: { readonly maxAttempts?: number; readonly retryMode?: 'standard' | 'adaptive' };
 }
 
 export async function proxiedDynamoDB(identity: string, options: ProxiedDynamoDBOptions = {}): Promise<ProxiedDynamoDB> {
@@ -34,7 +34,7 @@ export async function proxiedDynamoDB(identity: string, options: ProxiedDynamoDB
   const accessKeyId = `AKID${identity.replace(/[^A-Za-z0-9]/g, '')}`;
   const credentials = { accessKeyId, secretAccessKey: `secret-${identity}` };
   const dynamoDB = options.sdkDefaults
-    ? new DynamoDBClient({ endpoint: proxy.endpoint, region: 'us-east-1', credentials, maxAttempts: options.maxAttempts })
+    ? new DynamoDBClient({ endpoint: proxy.endpoint, region: 'us-east-1', credentials, ...options.retries })
     : newLocalClient({
         endpoint: proxy.endpoint,
         credentials,
