@@ -7,20 +7,28 @@ import { describe, expect, it } from '@jest/globals';
 import type { MonotonicClock } from '../src/index.js';
 import { LockLostError } from '../src/index.js';
 import { useFaultBed } from './support/fault-bed.js';
-import { operationOf } from './support/fault-proxy.js';
+import { dynamoDBErrorReply, operationOf, type FaultProxy, type ProxiedExchange, type ProxiedRequest, type RequestFault } from './support/fault-proxy.js';
 import { thrownBy } from './support/lock-events.js';
 import { rejectionOf } from './support/test-locks.js';
 
 const faults = useFaultBed('lease-changes');
 
-describe('a heartbeat that shortened the lease and lost its reply', () => {
+const THROTTLED: RequestFault = { action: 'respond', reply: dynamoDBErrorReply('ThrottlingException') };
+
+const isUpdateItem = (request: ProxiedRequest): boolean => operationOf(request) === 'UpdateItem';
+
+describe.each<[string, boolean, (proxy: FaultProxy) => Promise<ProxiedExchange>]>([
+  // No SDK retries: the write is applied once, and only its reply is lost.
+  ['no SDK retries', false, (proxy: FaultProxy) => proxy.dropNextReply(isUpdateItem)],
+  // The SDK's defaults: the first attempt is applied, its reply lost, and every retry throttled.
+  ['the SDK defaults, retries throttled', true, (proxy: FaultProxy) => proxy.loseReplyThenRetries(isUpdateItem, THROTTLED)],
+])('a heartbeat that shortened the lease and lost its reply (%s)', (_, sdkDefaults, loseReply) => {
   it('bounds the holder by the shorter lease: when a waiter takes over, the holder can no longer pass throwIfLost', async () => {
-    // No SDK retries: the write is applied once, and only its reply is lost.
-    const network = await faults.proxied('shortener');
+    const network = await faults.proxied('shortener', { sdkDefaults });
     const holder = faults.bed.client({ ownerName: 'shortener', leaseDuration: 8_000, backgroundHeartbeats: false }, network.dynamoDB);
     const lock = await holder.acquireLock('job');
 
-    const lost = network.proxy.dropNextReply((request) => operationOf(request) === 'UpdateItem');
+    const lost = loseReply(network.proxy);
     await rejectionOf(lock.sendHeartbeat({ leaseDuration: 1_500 }));
     expect((await lost).swallowedStatusLine).toMatch(/^HTTP\/1\.1 200 /);
     expect((await faults.bed.item('job'))?.['leaseDuration']?.S).toBe('1500');

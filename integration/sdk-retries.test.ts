@@ -17,6 +17,12 @@ import { rejectionOf, sleep, waitUntil } from './support/test-locks.js';
 
 const LEASE_MS = 3_000;
 const HEARTBEAT_MS = 600;
+/**
+ * For heartbeats retried by the SDK: each heartbeat may take at most a period,
+ * so a longer one leaves room for the SDK's backoff and its retry on a busy machine.
+ */
+const RETRIED_LEASE_MS = 6_000;
+const RETRIED_HEARTBEAT_MS = 1_500;
 
 const faults = useFaultBed('sdk-retries');
 
@@ -86,38 +92,38 @@ describe.each(RETRY_SETTINGS)('a release applied by its first attempt, whose ret
 
 describe.each<[string, SdkRetries]>([...RETRY_SETTINGS, ['maxAttempts 10', { maxAttempts: 10 }]])('a heartbeat applied by its first attempt, retried by the SDK (%s)', (_, retries) => {
   it('UpdateItem: the retry refused by its own write confirms the heartbeat; the lock is kept', async () => {
-    const { client, network, events } = await readmeClient('beater', {}, retries);
+    const { client, network, events } = await readmeClient('beater', { leaseDuration: RETRIED_LEASE_MS, heartbeatPeriod: RETRIED_HEARTBEAT_MS }, retries);
     const lock = await client.acquireLock('job');
 
     const dropped = await within(network.proxy.loseReplyThenRetries(operation('UpdateItem'), FORWARD), 10_000, 'a heartbeat whose reply is lost');
     const appliedRvn = (JSON.parse(dropped.request.body.toString('utf8')) as { ExpressionAttributeValues: Record<string, { S?: string }> })
       .ExpressionAttributeValues[':newRvn']?.S;
     await waitUntil('the SDK retried the heartbeat', () => attemptsAfter(network, dropped.request).includes(2));
-    await sleep(LEASE_MS); // a whole lease more: still held, heartbeats still confirmed
+    await sleep(RETRIED_LEASE_MS); // a whole lease more: still held, heartbeats still confirmed
 
     expect(events.of('lost').map((seen) => seen.event.error.message)).toEqual([]);
     expect(lock.state).toBe('held');
     expect(lock.signal.aborted).toBe(false);
     expect(appliedRvn).toBeDefined();
     await waitUntil('the table RVN equals lock.recordVersionNumber', async () => (await faults.bed.rvn('job')) === lock.recordVersionNumber);
-  }, 30_000);
+  }, 45_000);
 
   it('BatchExecuteStatement: every lock of the batch is kept', async () => {
-    const { client, network, events } = await readmeClient('batcher', { leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS }, retries);
+    const { client, network, events } = await readmeClient('batcher', { leaseDuration: RETRIED_LEASE_MS, heartbeatPeriod: RETRIED_HEARTBEAT_MS }, retries);
     const keys = Array.from({ length: 12 }, (_, i) => `batch-${i}`);
     const locks = await Promise.all(keys.map((key) => client.acquireLock(key)));
 
     const dropped = await within(
       network.proxy.loseReplyThenRetries((r) => operationOf(r) === 'BatchExecuteStatement' && (r.body.toString().match(/"Statement"/g)?.length ?? 0) > 1, FORWARD),
-      15_000,
+      20_000,
       'a batch of heartbeats whose reply is lost',
     );
     await waitUntil('the SDK retried the batch', () => attemptsAfter(network, dropped.request).includes(2));
-    await sleep(LEASE_MS);
+    await sleep(RETRIED_LEASE_MS);
 
     expect(events.of('lost').map((seen) => seen.event.error.message)).toEqual([]);
     expect(locks.filter((lock: Lock) => lock.state !== 'held').map((lock) => lock.partitionKey)).toEqual([]);
-  }, 40_000);
+  }, 60_000);
 });
 
 describe('an acquisition applied by its first attempt, retried by the SDK', () => {
