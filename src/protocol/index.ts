@@ -4,3 +4,4 @@ export * from './expressions.js';
 export * from './limits.js';
 export * from './requests.js';
 export * from './statements.js';
+export * from './guard.js';
