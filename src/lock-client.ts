@@ -234,7 +234,9 @@ export class LockClient implements AsyncDisposable {
    * Acquires the lock, runs `routine(signal, lock)`, and always releases the
    * lock afterwards. `signal` aborts (with a {@link LockLostError}) the moment
    * the lock can no longer be trusted, or when `options.signal` aborts; check
-   * `lock.throwIfLost()` right before each effect that needs the lock.
+   * `lock.throwIfLost()` right before each effect that needs the lock, or
+   * write to DynamoDB with `lock.transactWrite(items)`, which commits only
+   * while the lock is held.
    *
    * The release is one attempt bounded by `releaseTimeout`; if it fails, the
    * lock lapses after its lease. Resolves with the routine's result.
