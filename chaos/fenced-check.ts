@@ -4,7 +4,8 @@
  * of the counter items, which no log can miss: a write of unknown outcome,
  * or one by a worker killed before it could log, still shows there).
  */
-import { CreateTableCommand, DynamoDBClient, ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { createIdKeyedTable } from '../integration/support/data-table.js';
 import type { ChaosEvent, WriteOutcome } from './events.js';
 
 export interface FencedReport {
@@ -33,14 +34,7 @@ function dynamoDBAt(endpoint: string): DynamoDBClient {
 export async function createCounterTable(endpoint: string, tableName: string): Promise<void> {
   const dynamoDB = dynamoDBAt(endpoint);
   try {
-    await dynamoDB.send(
-      new CreateTableCommand({
-        TableName: tableName,
-        KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-        AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
-        BillingMode: 'PAY_PER_REQUEST',
-      }),
-    );
+    await createIdKeyedTable(dynamoDB, tableName);
   } finally {
     dynamoDB.destroy();
   }

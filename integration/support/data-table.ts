@@ -6,9 +6,15 @@ import { CreateTableCommand, GetItemCommand, type DynamoDBClient } from '@aws-sd
 import { uniqueTableName } from './aws.js';
 import type { Item } from './test-locks.js';
 
-/** Creates an on-demand table with partition key `id` (S); DynamoDB Local makes it ACTIVE at once. */
+/** Creates an on-demand table with a unique name from `prefix` and partition key `id` (S); DynamoDB Local makes it ACTIVE at once. */
 export async function createDataTable(dynamoDB: Pick<DynamoDBClient, 'send'>, prefix: string): Promise<string> {
   const tableName = uniqueTableName(prefix);
+  await createIdKeyedTable(dynamoDB, tableName);
+  return tableName;
+}
+
+/** Creates the on-demand table `tableName` with partition key `id` (S). */
+export async function createIdKeyedTable(dynamoDB: Pick<DynamoDBClient, 'send'>, tableName: string): Promise<void> {
   await dynamoDB.send(
     new CreateTableCommand({
       TableName: tableName,
@@ -17,7 +23,6 @@ export async function createDataTable(dynamoDB: Pick<DynamoDBClient, 'send'>, pr
       BillingMode: 'PAY_PER_REQUEST',
     }),
   );
-  return tableName;
 }
 
 /** The item with this `id`, read consistently; undefined when there is none. */
