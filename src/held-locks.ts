@@ -185,6 +185,7 @@ export class HeldLocks {
       additionalAttributes: acquisition.additionalAttributes,
       deleteLockOnRelease: options.deleteLockOnRelease ?? true,
       marginFor: (leaseDurationMs) => safetyMarginFor(leaseDurationMs, this.#settings),
+      fencingToken: acquisition.fencingToken,
     });
     const lock = new Lock(held, this.#lockOperations);
     held.handle = lock;

@@ -100,6 +100,16 @@ export class Lock implements AsyncDisposable {
   get deleteLockOnRelease(): boolean {
     return this.#held.deleteLockOnRelease;
   }
+  /**
+   * With the client option `fencingTableName`: a number larger than that of
+   * every earlier acquisition of this key by a fencing client. Hand it to the
+   * resource the lock protects, which refuses requests carrying a smaller one
+   * than it has seen. Acquisitions by Java clients, or by clients without
+   * fencing, do not move it (see README). `undefined` without fencing.
+   */
+  get fencingToken(): bigint | undefined {
+    return this.#held.fencingToken;
+  }
   get state(): LockState {
     return this.#held.state;
   }
@@ -201,6 +211,7 @@ export class Lock implements AsyncDisposable {
       recordVersionNumber: this.recordVersionNumber,
       leaseDuration: this.leaseDuration,
       state: this.state,
+      ...(this.fencingToken === undefined ? {} : { fencingToken: this.fencingToken.toString() }),
     };
   }
 }

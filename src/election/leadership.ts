@@ -29,6 +29,10 @@ export class Leadership implements AsyncDisposable {
   get data(): Uint8Array | undefined {
     return this.#lock.data;
   }
+  /** The lock's fencing token (client option `fencingTableName`): larger for every later term won by a fencing client. */
+  get fencingToken(): bigint | undefined {
+    return this.#lock.fencingToken;
+  }
 
   /**
    * Aborts, with a `LockLostError` as its reason, the moment this candidate

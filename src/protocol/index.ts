@@ -5,3 +5,4 @@ export * from './limits.js';
 export * from './requests.js';
 export * from './statements.js';
 export * from './guard.js';
+export * from './fencing.js';
