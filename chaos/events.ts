@@ -57,10 +57,11 @@ export interface ReleasedEvent {
  * - `refused`: the lock's check failed in DynamoDB (the lock had moved), nothing applied;
  * - `refusedLocally`: the lock client refused it before sending (the lock was already lost);
  * - `canceled`: DynamoDB canceled it for another reason (a conflict), nothing applied;
+ * - `fencedOut`: the lock's check passed, but the counter item held a larger fencing token than this hold's;
  * - `unknown`: no definite answer, it may have been applied;
  * - `failed`: refused as a whole (throttled on its only attempt, …), nothing applied.
  */
-export type WriteOutcome = 'committed' | 'refused' | 'refusedLocally' | 'canceled' | 'unknown' | 'failed';
+export type WriteOutcome = 'committed' | 'refused' | 'refusedLocally' | 'canceled' | 'fencedOut' | 'unknown' | 'failed';
 
 /** A write to the key's counter item (`--fenced` runs). `late`: sent after a pause the worker ignored on purpose. */
 export interface WriteEvent {

@@ -24,6 +24,8 @@ export interface FencedReport {
   readonly appliedWrites: number;
   /** Counter items whose `n` or `w` is not a whole number ≥ 0, or whose `n` exceeds `w`. */
   readonly malformedCounters: string[];
+  /** The fencing tokens the counter items hold at the end (guarded runs), by key: the last hold that wrote each. */
+  readonly fencingTokens: Record<string, string>;
 }
 
 function dynamoDBAt(endpoint: string): DynamoDBClient {
@@ -41,7 +43,10 @@ export async function createCounterTable(endpoint: string, tableName: string): P
 }
 
 /** Reads every counter item (consistently) and judges it. */
-export async function scanCounters(endpoint: string, tableName: string): Promise<Pick<FencedReport, 'lostUpdates' | 'appliedWrites' | 'malformedCounters'>> {
+export async function scanCounters(
+  endpoint: string,
+  tableName: string,
+): Promise<Pick<FencedReport, 'lostUpdates' | 'appliedWrites' | 'malformedCounters' | 'fencingTokens'>> {
   const dynamoDB = dynamoDBAt(endpoint);
   const items: Record<string, AttributeValue>[] = [];
   try {
@@ -58,11 +63,16 @@ export async function scanCounters(endpoint: string, tableName: string): Promise
 }
 
 /** `w − n` summed over the items; pure, so that it can be shown to count what it claims. */
-export function judgeCounters(items: readonly Record<string, AttributeValue>[]): Pick<FencedReport, 'lostUpdates' | 'appliedWrites' | 'malformedCounters'> {
+export function judgeCounters(
+  items: readonly Record<string, AttributeValue>[],
+): Pick<FencedReport, 'lostUpdates' | 'appliedWrites' | 'malformedCounters' | 'fencingTokens'> {
   let lostUpdates = 0;
   let appliedWrites = 0;
   const malformedCounters: string[] = [];
+  const fencingTokens: Record<string, string> = {};
   for (const item of items) {
+    const token = item['fencingToken']?.N;
+    if (token !== undefined) fencingTokens[item['id']?.S ?? '?'] = token;
     const n = Number(item['n']?.N);
     const w = Number(item['w']?.N);
     if (!Number.isSafeInteger(n) || !Number.isSafeInteger(w) || n < 0 || n > w) {
@@ -72,12 +82,12 @@ export function judgeCounters(items: readonly Record<string, AttributeValue>[]):
     lostUpdates += w - n;
     appliedWrites += w;
   }
-  return { lostUpdates, appliedWrites, malformedCounters };
+  return { lostUpdates, appliedWrites, malformedCounters, fencingTokens };
 }
 
 /** What the workers' log says about their counter writes. */
 export function summarizeWrites(events: readonly ChaosEvent[]): Pick<FencedReport, 'guardedWrites' | 'refusedWrites' | 'lateWrites' | 'lateRefused' | 'outcomes'> {
-  const outcomes: Record<WriteOutcome, number> = { committed: 0, refused: 0, refusedLocally: 0, canceled: 0, unknown: 0, failed: 0 };
+  const outcomes: Record<WriteOutcome, number> = { committed: 0, refused: 0, refusedLocally: 0, canceled: 0, fencedOut: 0, unknown: 0, failed: 0 };
   let lateWrites = 0;
   let lateRefused = 0;
   for (const event of events) {

@@ -6,6 +6,12 @@
  * `n`). With guarded writes it must stay 0; `--fenced unguarded` sends the
  * same writes without the lock's check, to show what the check prevents.
  *
+ * Guarded runs also fence: the workers' lock clients have a fencing table,
+ * and each write stores the lock's fencing token on the counter item on the
+ * condition that the item holds no larger one. A write the guard let through
+ * but that condition refused (`fencedOut`) would be a token that went
+ * backwards from one hold to the next: it must never happen.
+ *
  * A late write takes its check first (the guard, or `throwIfLost()`), then
  * stalls the whole process with its event loop blocked for longer than the
  * lease (so no heartbeat, no timer, no signal can run: a stop-the-world
@@ -45,13 +51,21 @@ export async function readCounter(writer: CounterWriter, key: string): Promise<n
   return Number(output.Item?.['n']?.N ?? '0');
 }
 
-function counterUpdate(writer: CounterWriter, key: string, seen: number): Update {
-  return {
+function counterUpdate(writer: CounterWriter, key: string, seen: number, token: bigint | undefined): Update {
+  const update: Update = {
     TableName: writer.dataTable,
     Key: { id: { S: key } },
     UpdateExpression: 'SET #n = :next ADD #w :one',
     ExpressionAttributeNames: { '#n': 'n', '#w': 'w' },
     ExpressionAttributeValues: { ':next': { N: String(seen + 1) }, ':one': { N: '1' } },
+  };
+  if (token === undefined) return update;
+  return {
+    ...update,
+    UpdateExpression: 'SET #n = :next, #t = :token ADD #w :one',
+    ConditionExpression: 'attribute_not_exists(#t) OR #t <= :token',
+    ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#t': 'fencingToken' },
+    ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':token': { N: token.toString() } },
   };
 }
 
@@ -59,14 +73,14 @@ function counterUpdate(writer: CounterWriter, key: string, seen: number): Update
 export async function writeCounter(writer: CounterWriter, lock: Lock, key: string, seen: number): Promise<CounterWrite> {
   if (writer.mode === 'unguarded') return plainWrite(writer, key, seen);
   try {
-    await lock.transactWrite([{ Update: counterUpdate(writer, key, seen) }]);
+    await lock.transactWrite([{ Update: counterUpdate(writer, key, seen, lock.fencingToken) }]);
     return { outcome: 'committed' };
   } catch (error) {
     if (isLockLostError(error)) {
       const refusedByDynamoDB = (error.cause as { name?: unknown } | undefined)?.name === 'TransactionCanceledException';
       return { outcome: refusedByDynamoDB ? 'refused' : 'refusedLocally', lost: error };
     }
-    if (isGuardedWriteCanceledError(error)) return { outcome: 'canceled' };
+    if (isGuardedWriteCanceledError(error)) return { outcome: error.failedConditions.length > 0 ? 'fencedOut' : 'canceled' };
     if (isGuardedWriteOutcomeUnknownError(error)) return { outcome: 'unknown' };
     return { outcome: 'failed' };
   }
@@ -85,12 +99,14 @@ export async function writeCounterLate(writer: CounterWriter, lock: Lock, key: s
   stallProcess(pauseMs);
   if (guard === undefined) return plainWrite(writer, key, seen);
   try {
-    await writer.dynamoDB.send(new TransactWriteItemsCommand({ TransactItems: [guard, { Update: counterUpdate(writer, key, seen) }] }));
+    const write = counterUpdate(writer, key, seen, lock.fencingToken);
+    await writer.dynamoDB.send(new TransactWriteItemsCommand({ TransactItems: [guard, { Update: write }] }));
     return { outcome: 'committed' };
   } catch (error) {
     const reasons = (error as { name?: unknown; CancellationReasons?: { Code?: string }[] }).CancellationReasons;
     if ((error as { name?: unknown }).name === 'TransactionCanceledException') {
-      return { outcome: reasons?.[0]?.Code === 'ConditionalCheckFailed' ? 'refused' : 'canceled' };
+      if (reasons?.[0]?.Code === 'ConditionalCheckFailed') return { outcome: 'refused' };
+      return { outcome: reasons?.[1]?.Code === 'ConditionalCheckFailed' ? 'fencedOut' : 'canceled' };
     }
     return { outcome: outcomeOfFailure(error) };
   }
@@ -98,7 +114,7 @@ export async function writeCounterLate(writer: CounterWriter, lock: Lock, key: s
 
 async function plainWrite(writer: CounterWriter, key: string, seen: number): Promise<CounterWrite> {
   try {
-    await writer.dynamoDB.send(new UpdateItemCommand(counterUpdate(writer, key, seen)));
+    await writer.dynamoDB.send(new UpdateItemCommand(counterUpdate(writer, key, seen, undefined)));
     return { outcome: 'committed' };
   } catch (error) {
     return { outcome: outcomeOfFailure(error) };

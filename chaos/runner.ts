@@ -94,11 +94,12 @@ async function readEvents(logDir: string): Promise<ChaosEvent[]> {
   return events;
 }
 
-async function createTable(endpoint: string, tableName: string): Promise<void> {
+async function createTable(endpoint: string, tableName: string, fencingTableName: string | undefined): Promise<void> {
   const dynamoDB = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'chaos', secretAccessKey: 'chaos' } });
-  const client = new LockClient({ dynamoDB, tableName, backgroundHeartbeats: false });
+  const client = new LockClient({ dynamoDB, tableName, backgroundHeartbeats: false, ...(fencingTableName === undefined ? {} : { fencingTableName }) });
   try {
     await client.createLockTable();
+    if (fencingTableName !== undefined) await client.createFencingTable();
   } finally {
     await client.close().catch(() => undefined);
     dynamoDB.destroy();
@@ -108,7 +109,9 @@ async function createTable(endpoint: string, tableName: string): Promise<void> {
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const { endpoint, signal, ...settings } = options;
   const tableName = `chaos-${options.seed}-${Date.now().toString(36)}`;
-  await createTable(endpoint, tableName);
+  // Guarded runs fence too: every acquisition gets a token, and the counter items check that tokens only grow.
+  const fencingTable = options.fenced === 'guarded' ? `${tableName}-fencing` : undefined;
+  await createTable(endpoint, tableName, fencingTable);
   const dataTable = `${tableName}-data`;
   if (options.fenced !== undefined) await createCounterTable(endpoint, dataTable);
   const logDir = await mkdtemp(join(tmpdir(), 'dynamodb-lock-chaos-'));
@@ -128,7 +131,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       heartbeatMs: options.heartbeatMs,
       pollMs: options.pollMs,
       maxAttempts: options.maxAttempts,
-      ...(options.fenced === undefined ? {} : { fenced: { dataTable, mode: options.fenced } }),
+      ...(options.fenced === undefined ? {} : { fenced: { dataTable, mode: options.fenced, fencingTable } }),
     },
   });
   const startedAt = performance.now();
@@ -164,6 +167,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   if (check.acquisitions === 0) violations.push('no acquisition at all: the run proved nothing');
   if (fenced !== undefined) {
     if (fenced.lostUpdates > 0) violations.push(`${fenced.lostUpdates} lost update(s) in the counter items`);
+    if (fenced.outcomes.fencedOut > 0) violations.push(`${fenced.outcomes.fencedOut} write(s) under a held lock met a larger fencing token than the lock's`);
     violations.push(...fenced.malformedCounters.map((m) => `malformed counter ${m}`));
     if (options.fenced === 'guarded' && fenced.refusedWrites === 0) violations.push('no write was refused by the lock\'s check: the fenced run proved nothing');
     if (fenced.lateWrites === 0) violations.push('no late write was sent: the fenced run proved nothing');

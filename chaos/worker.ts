@@ -35,8 +35,8 @@ export interface WorkerConfig {
   readonly seed: number;
   /** JSON lines are appended here, synchronously, so a SIGKILL loses nothing already acted on. */
   readonly logFile: string;
-  /** `--fenced`: the table of the counter items each act writes, and whether the writes are guarded. */
-  readonly fenced?: { readonly dataTable: string; readonly mode: FencedMode };
+  /** `--fenced`: the table of the counter items each act writes, whether the writes are guarded, and the fencing table of guarded runs. */
+  readonly fenced?: { readonly dataTable: string; readonly mode: FencedMode; readonly fencingTable?: string | undefined };
 }
 
 /** Acts per hold and the pause before each: holds often outlast a heartbeat period, sometimes the lease. */
@@ -73,6 +73,7 @@ const client = new LockClient({
   ownerName: `${config.worker}-pid${process.pid}`,
   leaseDuration: config.leaseMs,
   heartbeatPeriod: config.heartbeatMs,
+  ...(config.fenced?.fencingTable === undefined ? {} : { fencingTableName: config.fenced.fencingTable }),
 });
 
 /** Acts while the lock is certainly held; returns how the hold ended. */

@@ -176,7 +176,7 @@ describe('the fenced run\'s counters', () => {
 
   it('count an update lost whenever two writes set the same value', () => {
     // 5 writes applied, the last value 3: two of them wrote a value another had written already.
-    expect(judgeCounters([counter(3, 5), counter(4, 4)])).toEqual({ lostUpdates: 2, appliedWrites: 9, malformedCounters: [] });
+    expect(judgeCounters([counter(3, 5), counter(4, 4)])).toEqual({ lostUpdates: 2, appliedWrites: 9, malformedCounters: [], fencingTokens: {} });
   });
 
   it('flag an item with more value than writes, or without numbers', () => {
@@ -201,11 +201,14 @@ describe('a short seeded chaos run', () => {
   it('with every act a guarded write to a counter item, some of them late past the lease on purpose, loses no update', async () => {
     const report = await runChaos({ ...DEFAULT_CHAOS, endpoint: localEndpoint(), seconds: 20, seed: 7, fenced: 'guarded' });
     expect(report.fenced?.lostUpdates).toBe(0);
+    expect(report.fenced?.outcomes.fencedOut).toBe(0);
     expect(report.fenced?.malformedCounters).toEqual([]);
     expect(report.check.overlaps).toEqual([]);
     expect(report.crashes).toEqual([]);
     // It proved something: writes were applied, and late ones were sent.
     expect(report.fenced?.appliedWrites).toBeGreaterThan(5);
     expect(report.fenced?.lateWrites).toBeGreaterThan(0);
+    expect(Object.values(report.fenced?.fencingTokens ?? {}).map(Number).every((token) => token >= 1)).toBe(true);
+    expect(Object.keys(report.fenced?.fencingTokens ?? {})).toHaveLength(2);
   }, 100_000);
 });
