@@ -2,15 +2,18 @@
  * `npm run bench -- [acquire] [--cycles N] [--json]`: benchmarks against an
  * embedded DynamoDB Local. Not part of the test suite.
  * `npm run bench -- heartbeat [--locks 1000,10000,40000] [--seconds 40] [--setups default/default,default/1,1/1]`: see bench/heartbeat.ts.
+ * `npm run bench -- guarded [--cycles N] [--json]`: guarded writes beside plain ones, fenced acquisitions beside plain ones; see bench/guarded.ts.
  */
 import { parseArgs } from 'node:util';
 import { startDynamoDBLocal } from '../integration/support/dynamodb-local.js';
 import { benchAcquireRelease } from './acquire-release.js';
+import { benchGuarded } from './guarded.js';
 import { benchHeartbeat, parseList, parseSetups } from './heartbeat.js';
 import { printRows, type Row } from './report.js';
 
 const BENCHMARKS: Record<string, (endpoint: string, cycles: number) => Promise<Row[]>> = {
   acquire: benchAcquireRelease,
+  guarded: benchGuarded,
   heartbeat: (endpoint) =>
     benchHeartbeat(endpoint, {
       locks: values.locks === undefined ? undefined : parseList(values.locks, 'locks'),

@@ -51,6 +51,29 @@ export interface ReleasedEvent {
   readonly atNs: string;
 }
 
+/**
+ * How one write of a `--fenced` run to the key's counter item ended:
+ * - `committed`: DynamoDB applied it;
+ * - `refused`: the lock's check failed in DynamoDB (the lock had moved), nothing applied;
+ * - `refusedLocally`: the lock client refused it before sending (the lock was already lost);
+ * - `canceled`: DynamoDB canceled it for another reason (a conflict), nothing applied;
+ * - `fencedOut`: the lock's check passed, but the counter item held a larger fencing token than this hold's;
+ * - `unknown`: no definite answer, it may have been applied;
+ * - `failed`: refused as a whole (throttled on its only attempt, …), nothing applied.
+ */
+export type WriteOutcome = 'committed' | 'refused' | 'refusedLocally' | 'canceled' | 'fencedOut' | 'unknown' | 'failed';
+
+/** A write to the key's counter item (`--fenced` runs). `late`: sent after a pause the worker ignored on purpose. */
+export interface WriteEvent {
+  readonly type: 'write';
+  readonly worker: string;
+  readonly key: string;
+  readonly acquiredRvn: string;
+  readonly late: boolean;
+  readonly outcome: WriteOutcome;
+  readonly atNs: string;
+}
+
 /** The driver's fault on a worker process: `kill` (SIGKILL), `stop` (SIGSTOP), `cont` (SIGCONT), `start`. */
 export interface ProcessEvent {
   readonly type: 'kill' | 'stop' | 'cont' | 'start';
@@ -58,6 +81,6 @@ export interface ProcessEvent {
   readonly atNs: string;
 }
 
-export type ChaosEvent = WantingEvent | AcquiredEvent | ActEvent | LostEvent | ReleasedEvent | ProcessEvent;
+export type ChaosEvent = WantingEvent | AcquiredEvent | ActEvent | LostEvent | ReleasedEvent | WriteEvent | ProcessEvent;
 
 export const nowNs = (): string => process.hrtime.bigint().toString();

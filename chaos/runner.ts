@@ -15,6 +15,8 @@ import { LockClient } from '../src/index.js';
 import { checkChaosLog, type CheckReport } from './checker.js';
 import { ChaosDriver, type WorkerCrash } from './driver.js';
 import type { ChaosEvent } from './events.js';
+import { createCounterTable, scanCounters, summarizeWrites, type FencedReport } from './fenced-check.js';
+import type { FencedMode } from './fenced-writes.js';
 import { seededFaultSchedule, type NetworkFaultKind } from './fault-schedule.js';
 import { scanLockTable, type ScanReport } from './final-scan.js';
 
@@ -37,6 +39,12 @@ export interface ChaosOptions {
   readonly faultGapMs: readonly [number, number];
   /** Keep the JSON-lines logs (their directory is in the report) instead of deleting them. */
   readonly keepLogs: boolean;
+  /**
+   * Each act also writes the key's counter item, some of them late on purpose
+   * (chaos/fenced-writes.ts): with guarded writes, or (`unguarded`, to show
+   * what the guard prevents) plain ones. None: acts write nothing.
+   */
+  readonly fenced?: FencedMode | undefined;
   /** Aborting ends the run early (Ctrl-C); the run is still checked. */
   readonly signal?: AbortSignal;
 }
@@ -63,6 +71,8 @@ export interface ChaosReport {
   readonly check: CheckReport;
   readonly crashes: WorkerCrash[];
   readonly scan: ScanReport;
+  /** `--fenced` runs only. */
+  readonly fenced?: FencedReport;
   readonly violations: string[];
   readonly logDir: string | undefined;
 }
@@ -84,11 +94,12 @@ async function readEvents(logDir: string): Promise<ChaosEvent[]> {
   return events;
 }
 
-async function createTable(endpoint: string, tableName: string): Promise<void> {
+async function createTable(endpoint: string, tableName: string, fencingTableName: string | undefined): Promise<void> {
   const dynamoDB = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'chaos', secretAccessKey: 'chaos' } });
-  const client = new LockClient({ dynamoDB, tableName, backgroundHeartbeats: false });
+  const client = new LockClient({ dynamoDB, tableName, backgroundHeartbeats: false, ...(fencingTableName === undefined ? {} : { fencingTableName }) });
   try {
     await client.createLockTable();
+    if (fencingTableName !== undefined) await client.createFencingTable();
   } finally {
     await client.close().catch(() => undefined);
     dynamoDB.destroy();
@@ -98,7 +109,11 @@ async function createTable(endpoint: string, tableName: string): Promise<void> {
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const { endpoint, signal, ...settings } = options;
   const tableName = `chaos-${options.seed}-${Date.now().toString(36)}`;
-  await createTable(endpoint, tableName);
+  // Guarded runs fence too: every acquisition gets a token, and the counter items check that tokens only grow.
+  const fencingTable = options.fenced === 'guarded' ? `${tableName}-fencing` : undefined;
+  await createTable(endpoint, tableName, fencingTable);
+  const dataTable = `${tableName}-data`;
+  if (options.fenced !== undefined) await createCounterTable(endpoint, dataTable);
   const logDir = await mkdtemp(join(tmpdir(), 'dynamodb-lock-chaos-'));
   const schedule = seededFaultSchedule(options.seed);
   const proxy = await FaultProxy.start(endpoint);
@@ -116,6 +131,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       heartbeatMs: options.heartbeatMs,
       pollMs: options.pollMs,
       maxAttempts: options.maxAttempts,
+      ...(options.fenced === undefined ? {} : { fenced: { dataTable, mode: options.fenced, fencingTable } }),
     },
   });
   const startedAt = performance.now();
@@ -136,8 +152,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await proxy.close();
   }
   requests += proxy.exchanges.length;
-  const check = checkChaosLog(await readEvents(logDir), { leaseMs: options.leaseMs, pollMs: options.pollMs, marginMs: options.marginMs, endNs });
+  const events = await readEvents(logDir);
+  const check = checkChaosLog(events, { leaseMs: options.leaseMs, pollMs: options.pollMs, marginMs: options.marginMs, endNs });
   const scan = await scanLockTable(endpoint, tableName);
+  const fenced: FencedReport | undefined =
+    options.fenced === undefined ? undefined : { ...summarizeWrites(events), ...(await scanCounters(endpoint, dataTable)) };
 
   const violations: string[] = [
     ...check.overlaps.map((o) => `overlap on ${o.key}: ${o.first.worker} and ${o.second.worker} for ${o.overlapMs} ms`),
@@ -146,6 +165,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     ...scan.malformed.map((m) => `malformed item ${m}`),
   ];
   if (check.acquisitions === 0) violations.push('no acquisition at all: the run proved nothing');
+  if (fenced !== undefined) {
+    if (fenced.lostUpdates > 0) violations.push(`${fenced.lostUpdates} lost update(s) in the counter items`);
+    if (fenced.outcomes.fencedOut > 0) violations.push(`${fenced.outcomes.fencedOut} write(s) under a held lock met a larger fencing token than the lock's`);
+    violations.push(...fenced.malformedCounters.map((m) => `malformed counter ${m}`));
+    if (options.fenced === 'guarded' && fenced.refusedWrites === 0) violations.push('no write was refused by the lock\'s check: the fenced run proved nothing');
+    if (fenced.lateWrites === 0) violations.push('no late write was sent: the fenced run proved nothing');
+  }
   if (!options.keepLogs && violations.length === 0) await rm(logDir, { recursive: true, force: true });
   return {
     options: settings,
@@ -155,6 +181,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     check,
     crashes: driver.crashes,
     scan,
+    ...(fenced === undefined ? {} : { fenced }),
     violations,
     logDir: options.keepLogs || violations.length > 0 ? logDir : undefined,
   };

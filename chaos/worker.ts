@@ -7,12 +7,19 @@
  * Inside the critical section it acts only after `lock.throwIfLost()` passed
  * and while `lock.signal` is not aborted: that is the contract RELIABILITY.md
  * states for callers, so the checker judges exactly what the library promises.
+ *
+ * With a data table (`--fenced`), each act also writes the key's counter item
+ * (chaos/fenced-writes.ts), and some acts are late on purpose: the worker
+ * takes its check, stalls for longer than the lease ignoring its signal, and
+ * writes anyway. Those acts are not logged as checked acts: they are judged
+ * by the counter items' final state instead.
  */
 import { appendFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { isLockLostError, isLockNotGrantedError, LockClient, type Lock } from '../src/index.js';
 import { nowNs, type ChaosEvent } from './events.js';
+import { readCounter, writeCounter, writeCounterLate, type CounterWrite, type FencedMode } from './fenced-writes.js';
 import { between, pick, seededRandom } from './random.js';
 
 export interface WorkerConfig {
@@ -28,6 +35,8 @@ export interface WorkerConfig {
   readonly seed: number;
   /** JSON lines are appended here, synchronously, so a SIGKILL loses nothing already acted on. */
   readonly logFile: string;
+  /** `--fenced`: the table of the counter items each act writes, whether the writes are guarded, and the fencing table of guarded runs. */
+  readonly fenced?: { readonly dataTable: string; readonly mode: FencedMode; readonly fencingTable?: string | undefined };
 }
 
 /** Acts per hold and the pause before each: holds often outlast a heartbeat period, sometimes the lease. */
@@ -35,6 +44,10 @@ const ACTS_PER_HOLD: readonly [number, number] = [1, 8];
 const ACT_GAP_MS: readonly [number, number] = [10, 250];
 /** Before an act, how often the worker sends a manual heartbeat that changes the lease (shorter, or back to the default). */
 const LEASE_CHANGE_ODDS = 0.1;
+/** In `--fenced` runs, how often an act is late: it stalls past the lease after its check, then writes. */
+const LATE_ODDS = 0.08;
+/** How much longer than the lease a late act stalls, ms. */
+const LATE_BEYOND_LEASE_MS: readonly [number, number] = [100, 600];
 
 const config = JSON.parse(process.argv[2] ?? '') as WorkerConfig;
 const random = seededRandom(config.seed);
@@ -53,12 +66,14 @@ const dynamoDB = new DynamoDBClient({
   credentials: { accessKeyId: 'chaos', secretAccessKey: 'chaos' },
   ...(config.maxAttempts === undefined ? {} : { maxAttempts: config.maxAttempts }),
 });
+const counters = config.fenced === undefined ? undefined : { dynamoDB, dataTable: config.fenced.dataTable, mode: config.fenced.mode };
 const client = new LockClient({
   dynamoDB,
   tableName: config.tableName,
   ownerName: `${config.worker}-pid${process.pid}`,
   leaseDuration: config.leaseMs,
   heartbeatPeriod: config.heartbeatMs,
+  ...(config.fenced?.fencingTable === undefined ? {} : { fencingTableName: config.fenced.fencingTable }),
 });
 
 /** Acts while the lock is certainly held; returns how the hold ended. */
@@ -67,6 +82,13 @@ async function criticalSection(lock: Lock, key: string, acquiredRvn: string): Pr
   for (let i = 0; i < acts; i++) {
     await sleep(between(random, ...ACT_GAP_MS));
     if (random() < LEASE_CHANGE_ODDS) await changeLease(lock);
+    if (counters !== undefined && random() < LATE_ODDS) {
+      const seen = await readCounter(counters, key).catch(() => undefined);
+      if (seen === undefined) continue;
+      const pauseMs = config.leaseMs + between(random, ...LATE_BEYOND_LEASE_MS);
+      if (!logWrite(key, acquiredRvn, true, await writeCounterLate(counters, lock, key, seen, pauseMs))) return;
+      continue;
+    }
     // Read the clock before the check: the check vouches for every instant up to its own clock
     // read, so this one is vouched for even if a pause falls between the two reads.
     const checkedAtNs = nowNs();
@@ -80,7 +102,19 @@ async function criticalSection(lock: Lock, key: string, acquiredRvn: string): Pr
       return;
     }
     log({ type: 'act', worker: config.worker, key, acquiredRvn, checkedAtNs });
+    if (counters !== undefined) {
+      const seen = await readCounter(counters, key).catch(() => undefined);
+      if (seen !== undefined && !logWrite(key, acquiredRvn, false, await writeCounter(counters, lock, key, seen))) return;
+    }
   }
+}
+
+/** Logs a counter write; false when it showed the lock lost (the hold is over). */
+function logWrite(key: string, acquiredRvn: string, late: boolean, write: CounterWrite): boolean {
+  log({ type: 'write', worker: config.worker, key, acquiredRvn, late, outcome: write.outcome, atNs: nowNs() });
+  if (write.lost === undefined) return true;
+  log({ type: 'lost', worker: config.worker, key, acquiredRvn, atNs: nowNs(), kind: write.lost.kind });
+  return false;
 }
 
 /**

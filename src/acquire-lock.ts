@@ -13,6 +13,7 @@ import {
   isClientSideError,
   isConditionalCheckFailed,
   isThrottling,
+  isTransactionRace,
   httpStatusOf,
   itemOfFailedCondition,
 } from './dynamodb-errors.js';
@@ -24,6 +25,7 @@ import {
   isMalformedLockItemError,
   type LockHolder,
 } from './errors.js';
+import type { Fencing } from './fencing.js';
 import { lockId } from './held-lock.js';
 import { holderOf } from './lock-holder.js';
 import type { LockObservationCache } from './observation-cache.js';
@@ -119,6 +121,8 @@ export interface AcquireContext {
   readonly explain: (error: unknown) => Promise<unknown>;
   /** Holds acquisition requests back while the client's heartbeats are behind. */
   readonly gate: AcquisitionGate;
+  /** Fenced acquisitions (`fencingTableName`): each write also steps the lock's fencing counter. */
+  readonly fencing?: Fencing | undefined;
 }
 
 /** A successful acquisition write. */
@@ -129,6 +133,8 @@ export interface Acquisition {
   /** Wall-clock time at `lookupTime`, where the clock has one. */
   readonly lookupWallTime: number | undefined;
   readonly additionalAttributes: LockItem;
+  /** With fencing: the token this write gets if it commits, known before it is sent. */
+  fencingToken?: bigint | undefined;
 }
 
 /** Checks everything about the call that can be checked without DynamoDB. */
@@ -351,6 +357,13 @@ export async function acquire(ctx: AcquireContext, key: LockKey, options: Acquir
           if (options.shouldSkipBlockingWait) throw new LockCurrentlyUnavailableError(key, lastHolder, { cause: error });
           refusal = new LockNotGrantedError('another client acquired it first', key, lastHolder, { cause: error });
           if (current !== undefined) following = { kind: 'decide', sighting: current, at: arrivedAt, refused: attempted };
+        } else if (isTransactionRace(error)) {
+          // A fenced acquisition lost a race without a word on the lock item: read it again.
+          if (step.kind === 'create') {
+            step = { kind: 'read' };
+            continue;
+          }
+          refusal = new LockNotGrantedError('another write of the lock was under way', key, lastHolder, { cause: error });
         } else if (isThrottling(error) || isClientSideError(error) || (httpStatusOf(error) ?? 0) >= 500) {
           ctx.logger?.warn({ err: error, partitionKey: key.partitionKey, sortKey: key.sortKey }, 'lock acquisition attempt failed; retrying');
           refusal = new DynamoDBUnavailableError(key, error, lastHolder);
@@ -411,7 +424,8 @@ async function writeLock(
     additionalAttributes: write.additionalAttributes,
   };
   try {
-    await sendWrite(ctx.dynamoDB, request, options.signal);
+    if (ctx.fencing === undefined) await sendWrite(ctx.dynamoDB, request, options.signal);
+    else await ctx.fencing.send(request, record, (token) => (acquisition.fencingToken = token), options.signal);
   } catch (error) {
     const candidates = [acquisition, ...unconfirmed];
     const failed = classifyFailedWrite(error, {

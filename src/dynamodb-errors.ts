@@ -5,10 +5,16 @@
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 
+interface CancellationReason {
+  Code?: string;
+  Item?: Record<string, AttributeValue>;
+}
+
 interface ServiceErrorShape {
   name?: string;
   $metadata?: { httpStatusCode?: number };
   Item?: Record<string, AttributeValue>;
+  CancellationReasons?: CancellationReason[];
 }
 
 const shape = (error: unknown): ServiceErrorShape =>
@@ -23,13 +29,44 @@ const THROTTLING = new Set([
 const CLIENT_SIDE_NAMES = new Set(['TimeoutError', 'RequestTimeout', 'NetworkingError']);
 const CLIENT_SIDE_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'ENOTFOUND', 'EHOSTUNREACH', 'ECONNABORTED']);
 
-export function isConditionalCheckFailed(error: unknown): boolean {
-  return shape(error).name === 'ConditionalCheckFailedException';
+/**
+ * The lock item's reason in a canceled transaction of ours: every transaction
+ * this library sends (a fenced acquisition, a guarded write) puts the lock
+ * item first.
+ */
+function lockItemReason(error: unknown): CancellationReason | undefined {
+  const { name, CancellationReasons } = shape(error);
+  return name === 'TransactionCanceledException' ? CancellationReasons?.[0] : undefined;
 }
 
-/** The item as it was when a condition failed (requests sent with `ReturnValuesOnConditionCheckFailure: ALL_OLD`). */
+/** A lock write's condition failed: alone, or as the lock item of a transaction of ours. */
+export function isConditionalCheckFailed(error: unknown): boolean {
+  return shape(error).name === 'ConditionalCheckFailedException' || lockItemReason(error)?.Code === 'ConditionalCheckFailed';
+}
+
+/** The lock item as it was when its condition failed (requests sent with `ReturnValuesOnConditionCheckFailure: ALL_OLD`). */
 export function itemOfFailedCondition(error: unknown): Record<string, AttributeValue> | undefined {
-  return isConditionalCheckFailed(error) ? shape(error).Item : undefined;
+  if (shape(error).name === 'ConditionalCheckFailedException') return shape(error).Item;
+  const reason = lockItemReason(error);
+  return reason?.Code === 'ConditionalCheckFailed' ? reason.Item : undefined;
+}
+
+/** Reasons for which a transaction of ours may succeed if the lock is read and written again. */
+const RACE_CODES = new Set(['None', 'TransactionConflict', 'ConditionalCheckFailed', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
+
+/**
+ * A transaction of ours was canceled although the lock item's own condition
+ * held: another write of one of its items was under way, an item other than
+ * the lock's failed its condition (a fencing counter that moved since it was
+ * read), or it was throttled. Nothing was applied.
+ */
+export function isTransactionRace(error: unknown): boolean {
+  const { name, CancellationReasons } = shape(error);
+  return (
+    name === 'TransactionCanceledException' &&
+    lockItemReason(error)?.Code !== 'ConditionalCheckFailed' &&
+    (CancellationReasons ?? []).every((reason) => RACE_CODES.has(reason.Code ?? 'None'))
+  );
 }
 
 export function isResourceNotFound(error: unknown): boolean {

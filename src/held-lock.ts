@@ -44,6 +44,8 @@ export class HeldLock {
   readonly sortKey: string | undefined;
   readonly ownerName: string;
   readonly deleteLockOnRelease: boolean;
+  /** The fencing token of the acquisition, when the client fences (`fencingTableName`). */
+  readonly fencingToken: bigint | undefined;
   /** As written to the table; decoded afresh for each reader. */
   readonly additionalAttributes: LockItem;
   recordVersionNumber: string;
@@ -88,6 +90,7 @@ export class HeldLock {
     additionalAttributes: LockItem;
     deleteLockOnRelease: boolean;
     marginFor: (leaseDurationMs: number) => number;
+    fencingToken?: bigint | undefined;
   }) {
     this.id = lockId(fields.key);
     this.partitionKey = fields.key.partitionKey;
@@ -100,6 +103,7 @@ export class HeldLock {
     this.data = fields.data;
     this.additionalAttributes = Object.keys(fields.additionalAttributes).length === 0 ? NO_ADDITIONAL_ATTRIBUTES : fields.additionalAttributes;
     this.deleteLockOnRelease = fields.deleteLockOnRelease;
+    this.fencingToken = fields.fencingToken;
     this.#marginFor = fields.marginFor;
   }
 

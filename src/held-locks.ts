@@ -4,7 +4,7 @@
  * events). Acquiring is elsewhere (acquire-lock.ts); this starts where an
  * acquisition ends, with {@link HeldLocks.track}.
  */
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AcquireLockOptions, Acquisition } from './acquire-lock.js';
@@ -14,6 +14,7 @@ import { deadline } from './deadline.js';
 import { httpStatusOf, isValidationError } from './dynamodb-errors.js';
 import { InvalidArgumentError, LockLostError, type LockHolder, type LockLossKind } from './errors.js';
 import { TypedEvents, type Subscription } from './events.js';
+import { guardedWrite, type GuardedWriteContext, type GuardedWriteOptions } from './guarded-write.js';
 import { LockKeeper, type BatchHeartbeatOutcome, type KeeperHooks } from './heartbeat/lock-keeper.js';
 import { HeartbeatScheduler } from './heartbeat/scheduler.js';
 import { HeldLock } from './held-lock.js';
@@ -26,6 +27,7 @@ import {
   LockAttribute,
   assembleLockItem,
   buildHeartbeatRequest,
+  buildLockGuard,
   buildHeartbeatStatement,
   buildReleaseRequest,
   canBatchHeartbeats,
@@ -82,6 +84,7 @@ export class HeldLocks {
     this.#logger?.error({ err: error, event: name }, 'a lock client event listener threw'),
   );
   readonly #lockOperations: LockOperations;
+  readonly #guardedWrites: GuardedWriteContext;
   /** Held locks by in-process lock id. */
   readonly #locks = new Map<string, Lock>();
   /** Background heartbeats failed since the last confirmed one; `endangered` fires once per such episode. */
@@ -120,6 +123,15 @@ export class HeldLocks {
       releaseLock: (lock, releaseOptions) => this.releaseLock(lock, releaseOptions),
       sendHeartbeat: (lock, heartbeatOptions) => this.sendHeartbeat(lock, heartbeatOptions),
       assertHeld: (lock) => this.assertStillHeld(this.heldLockOf(lock)),
+      transactWrite: (lock, items, writeOptions) => this.transactWrite(lock, items, writeOptions),
+      guardCondition: (lock) => this.guardCondition(lock),
+    };
+    this.#guardedWrites = {
+      dynamoDB: this.#dynamoDB,
+      table: this.#table,
+      clock: this.#clock,
+      assertStillHeld: (held) => this.assertStillHeld(held),
+      lostByRefusal: (held, item, error) => this.#lostByRefusal(held, 'its guarded write was refused', item, error),
     };
   }
 
@@ -173,6 +185,7 @@ export class HeldLocks {
       additionalAttributes: acquisition.additionalAttributes,
       deleteLockOnRelease: options.deleteLockOnRelease ?? true,
       marginFor: (leaseDurationMs) => safetyMarginFor(leaseDurationMs, this.#settings),
+      fencingToken: acquisition.fencingToken,
     });
     const lock = new Lock(held, this.#lockOperations);
     held.handle = lock;
@@ -216,6 +229,18 @@ export class HeldLocks {
     } finally {
       attempt.clear();
     }
+  }
+
+  /** `Lock.transactWrite`: the caller's writes, committed only while the lock is held (guarded-write.ts). */
+  transactWrite(lock: Lock, items: readonly TransactWriteItem[], options?: GuardedWriteOptions): Promise<void> {
+    return guardedWrite(this.#guardedWrites, this.heldLockOf(lock), items, options);
+  }
+
+  /** `Lock.guardCondition`: the lock's guard as it stands now, for a transaction the caller sends. */
+  guardCondition(lock: Lock): TransactWriteItem {
+    const held = this.heldLockOf(lock);
+    this.assertStillHeld(held);
+    return buildLockGuard(this.#table, held);
   }
 
   /** One heartbeat write, serialized with the lock's other writes. */
@@ -387,7 +412,11 @@ export class HeldLocks {
     }
     const kind: LockLossKind = item === undefined ? 'deleted' : holder?.isReleased ? 'released' : 'taken';
     const reason = { deleted: 'its item was deleted', released: 'its item was marked released', taken: 'another client holds it', expired: '' }[kind];
-    return this.#markLost(held, kind, `${what}: ${reason}`, error, holder);
+    // Said even when the lock had ended already (its lease ran out while the write was under way): the
+    // refusal is the news of who holds it now.
+    const lost = new LockLostError(kind, `${what}: ${reason}`, held, { cause: error, holder });
+    this.#endAsLost(held, lost, `${what}: ${reason}`);
+    return lost;
   }
 
   /** Gives the lock up at once if its safe time has passed (even before the expiry task runs); throws unless held. */
@@ -402,14 +431,19 @@ export class HeldLocks {
     this.#markLost(held, 'expired', `no heartbeat was confirmed within its lease of ${held.leaseDurationMs} ms minus the ${held.safetyMarginMs} ms safety margin`);
   }
 
-  /** Ends a held lock as lost: aborts its signal, stops its tasks, and tells listeners. */
+  /** Ends a held lock as lost: aborts its signal, stops its tasks, and tells listeners. Returns why it ended. */
   #markLost(held: HeldLock, kind: LockLossKind, reason: string, cause?: unknown, holder?: LockHolder): LockLostError {
     const error = new LockLostError(kind, reason, held, { cause, holder });
+    return this.#endAsLost(held, error, reason) ? error : (held.endReason ?? error);
+  }
+
+  /** The one way a lock ends as lost; false when it had ended already. */
+  #endAsLost(held: HeldLock, error: LockLostError, reason: string): boolean {
     const lock = this.#untrack(held);
-    if (!held.end('lost', error)) return held.endReason ?? error;
-    this.#logger?.warn({ err: cause, partitionKey: held.partitionKey, sortKey: held.sortKey, kind }, `lock lost: ${reason}`);
+    if (!held.end('lost', error)) return false;
+    this.#logger?.warn({ err: error.cause, partitionKey: held.partitionKey, sortKey: held.sortKey, kind: error.kind }, `lock lost: ${reason}`);
     if (lock !== undefined) this.#events.emit('lost', { lock, error });
-    return error;
+    return true;
   }
 
   /** Drops the lock from the held set and the scheduler; returns its handle. */

@@ -21,6 +21,14 @@ export {
 export type { MonotonicClock } from './clock.js';
 export * from './errors.js';
 export { StatementFailedError } from './send-statement-batch.js';
+export { MAX_GUARDED_ITEMS, type GuardedWriteOptions } from './guarded-write.js';
+export {
+  GuardedWriteCanceledError,
+  GuardedWriteOutcomeUnknownError,
+  isGuardedWriteCanceledError,
+  isGuardedWriteOutcomeUnknownError,
+  type GuardedWriteCancellation,
+} from './guarded-write-errors.js';
 export {
   LeaderElection,
   ELECTION_DEFAULTS,

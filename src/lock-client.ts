@@ -10,6 +10,7 @@ import { LockPollers } from './acquire/lock-poller.js';
 import { childAbortController, type ChildAbortController } from './child-abort-controller.js';
 import { systemClock, type MonotonicClock } from './clock.js';
 import { deadline } from './deadline.js';
+import { Fencing } from './fencing.js';
 import {
   DynamoDBUnavailableError,
   InvalidArgumentError,
@@ -84,6 +85,8 @@ export class LockClient implements AsyncDisposable {
   readonly tableName: string;
   readonly #settings: ResolvedSettings;
   readonly #table: LockTable;
+  /** The fencing table (`fencingTableName`), with the lock table's key names. */
+  readonly #fencingTable: LockTable | undefined;
   readonly #dynamoDB: Pick<DynamoDBClient, 'send'>;
   readonly #ownedClient: DynamoDBClient | undefined;
   readonly #clock: MonotonicClock;
@@ -105,6 +108,8 @@ export class LockClient implements AsyncDisposable {
     this.ownerName = ownerName;
     this.tableName = tableName;
     this.#table = { tableName, partitionKeyName, sortKeyName };
+    const { fencingTableName } = this.#settings;
+    this.#fencingTable = fencingTableName === undefined ? undefined : { ...this.#table, tableName: fencingTableName };
     if (options.dynamoDB !== undefined) {
       this.#dynamoDB = options.dynamoDB;
     } else if (options.dynamoDBConfig !== undefined) {
@@ -145,6 +150,7 @@ export class LockClient implements AsyncDisposable {
         heartbeatsBehind: () => this.#holding.heartbeatsBehind(),
         limitWhileBehind: Math.max(1, Math.floor(this.#settings.heartbeatConcurrency / 16)),
       }),
+      fencing: this.#fencingTable === undefined ? undefined : new Fencing(this.#dynamoDB, this.#fencingTable),
     };
   }
 
@@ -234,7 +240,9 @@ export class LockClient implements AsyncDisposable {
    * Acquires the lock, runs `routine(signal, lock)`, and always releases the
    * lock afterwards. `signal` aborts (with a {@link LockLostError}) the moment
    * the lock can no longer be trusted, or when `options.signal` aborts; check
-   * `lock.throwIfLost()` right before each effect that needs the lock.
+   * `lock.throwIfLost()` right before each effect that needs the lock, or
+   * write to DynamoDB with `lock.transactWrite(items)`, which commits only
+   * while the lock is held.
    *
    * The release is one attempt bounded by `releaseTimeout`; if it fails, the
    * lock lapses after its lease. Resolves with the routine's result.
@@ -387,6 +395,17 @@ export class LockClient implements AsyncDisposable {
   /** Creates the lock table for this client's key names (on-demand by default) and waits until it is ACTIVE. */
   createLockTable(options: CreateLockTableOptions = {}): Promise<void> {
     return createLockTable(this.#dynamoDB, this.#table, options);
+  }
+
+  /**
+   * Creates the fencing table named by `fencingTableName`, with the lock
+   * table's key names (on-demand by default), and waits until it is ACTIVE.
+   */
+  async createFencingTable(options: CreateLockTableOptions = {}): Promise<void> {
+    if (this.#fencingTable === undefined) {
+      throw new InvalidArgumentError('INVALID_OPTION', 'createFencingTable needs the client option fencingTableName');
+    }
+    await createLockTable(this.#dynamoDB, this.#fencingTable, options);
   }
 
   // ── Lifecycle ────────────────────────────────────────────────────────────

@@ -2,9 +2,11 @@
  * What callers hold: {@link Lock}, a handle on a lock this client acquired,
  * and {@link LockSnapshot}, a read-only view of a lock read from the table.
  */
+import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { toBytes } from './bytes.js';
 import type { MonotonicClock } from './clock.js';
 import { SessionMonitorNotSetError } from './errors.js';
+import type { GuardedWriteOptions } from './guarded-write.js';
 import type { HeldLock, LockState } from './held-lock.js';
 import {
   decodeAdditionalAttributes,
@@ -41,6 +43,8 @@ export interface LockOperations {
   sendHeartbeat(lock: Lock, options?: SendHeartbeatOptions): Promise<void>;
   /** Throws the lock's {@link LockLostError} unless it is held and within its safe time. */
   assertHeld(lock: Lock): void;
+  transactWrite(lock: Lock, items: readonly TransactWriteItem[], options?: GuardedWriteOptions): Promise<void>;
+  guardCondition(lock: Lock): TransactWriteItem;
 }
 
 /**
@@ -96,6 +100,16 @@ export class Lock implements AsyncDisposable {
   get deleteLockOnRelease(): boolean {
     return this.#held.deleteLockOnRelease;
   }
+  /**
+   * With the client option `fencingTableName`: a number larger than that of
+   * every earlier acquisition of this key by a fencing client. Hand it to the
+   * resource the lock protects, which refuses requests carrying a smaller one
+   * than it has seen. Acquisitions by Java clients, or by clients without
+   * fencing, do not move it (see README). `undefined` without fencing.
+   */
+  get fencingToken(): bigint | undefined {
+    return this.#held.fencingToken;
+  }
   get state(): LockState {
     return this.#held.state;
   }
@@ -135,6 +149,40 @@ export class Lock implements AsyncDisposable {
     return this.#ops.sendHeartbeat(this, options);
   }
 
+  /**
+   * Writes `items` (DynamoDB `TransactWriteItems` entries: `Put`, `Update`,
+   * `Delete`, `ConditionCheck`, on any table, 1 to 99 of them) in one
+   * transaction with a check of the lock item, so that they commit only
+   * while this client still holds the lock: a pause between your last check
+   * and the commit cannot let them land after someone else took the lock.
+   *
+   * @throws LockLostError when the lock had moved (`holder` names who holds
+   *   it now); nothing was written and the lock ends as lost.
+   * @throws GuardedWriteCanceledError when DynamoDB canceled the transaction
+   *   for one of your items (`cancellations` says which, by index); nothing
+   *   was written and the lock is still held.
+   * @throws GuardedWriteOutcomeUnknownError when no definite answer came: it
+   *   may have committed. The lock is still held.
+   */
+  transactWrite(items: readonly TransactWriteItem[], options?: GuardedWriteOptions): Promise<void> {
+    return this.#ops.transactWrite(this, items, options);
+  }
+
+  /**
+   * The lock's check as one `TransactWriteItems` entry (a `ConditionCheck`
+   * on the lock item), for a transaction you send yourself: it fails once
+   * anyone else has taken the lock. It names the RVN of this client's last
+   * write of the lock, so it holds until the next heartbeat: build it right
+   * before sending. A failure of it whose `Item` still shows this client's
+   * owner name means a heartbeat came in between: build it again and resend.
+   * {@link transactWrite} has none of that to handle.
+   *
+   * @throws LockLostError unless the lock is held and within its safe time.
+   */
+  guardCondition(): TransactWriteItem {
+    return this.#ops.guardCondition(this);
+  }
+
   /** Milliseconds until the session monitor's safe time runs out (negative once past). */
   millisecondsUntilDangerZoneEntered(): number {
     const monitor = this.#held.sessionMonitor;
@@ -163,6 +211,7 @@ export class Lock implements AsyncDisposable {
       recordVersionNumber: this.recordVersionNumber,
       leaseDuration: this.leaseDuration,
       state: this.state,
+      ...(this.fencingToken === undefined ? {} : { fencingToken: this.fencingToken.toString() }),
     };
   }
 }

@@ -76,6 +76,16 @@ export interface LockClientSettings {
   readonly holdLockOnServiceUnavailable?: boolean;
   /** Capacity of the observation cache used by `shouldSkipBlockingWait`. @default 10000 */
   readonly maxLockObservationCacheSize?: number;
+  /**
+   * A second table (with the lock table's key names; see
+   * `createFencingTable`) holding a fencing counter per lock key: every
+   * acquisition by this client then gets `lock.fencingToken`, larger than
+   * that of every earlier acquisition by a client with the same option. Java
+   * clients never touch it. Costs one read more per acquisition, and the
+   * acquisition write becomes a transaction with the counter's step.
+   * @default none (no fencing tokens)
+   */
+  readonly fencingTableName?: string;
   /** Where to log; nothing is logged without one. @default none */
   readonly logger?: Logger;
   /** The monotonic clock leases are timed on; replace it only in tests. @default performance.now() */
@@ -208,11 +218,11 @@ export function checkLockLease(leaseDuration: unknown, settings: LeaseSettings):
 
 const TABLE_NAME = /^[A-Za-z0-9_.-]{3,255}$/;
 
-function checkTableName(value: unknown): string {
+function checkTableName(value: unknown, option = 'tableName'): string {
   if (typeof value !== 'string' || !TABLE_NAME.test(value)) {
     throw new InvalidArgumentError(
       'INVALID_OPTION',
-      `tableName must be 3 to 255 characters of A-Z, a-z, 0-9, '_', '-' and '.', got ${JSON.stringify(value)}`,
+      `${option} must be 3 to 255 characters of A-Z, a-z, 0-9, '_', '-' and '.', got ${JSON.stringify(value)}`,
     );
   }
   return value;
@@ -231,6 +241,7 @@ export interface ResolvedSettings {
   readonly holdLockOnServiceUnavailable: boolean;
   readonly maxLockObservationCacheSize: number;
   readonly safetyMargin: number | undefined;
+  readonly fencingTableName: string | undefined;
 }
 
 /** Applies defaults and checks every option and their relations. */
@@ -256,7 +267,11 @@ export function resolveSettings(options: LockClientSettings): ResolvedSettings {
       options.maxLockObservationCacheSize ?? CLIENT_DEFAULTS.maxLockObservationCacheSize,
     ),
     safetyMargin: options.safetyMargin === undefined ? undefined : checkDuration('safetyMargin', options.safetyMargin),
+    fencingTableName: options.fencingTableName === undefined ? undefined : checkTableName(options.fencingTableName, 'fencingTableName'),
   };
+  if (settings.fencingTableName === settings.tableName) {
+    throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'fencingTableName must name a table of its own, not the lock table: Java clients would read its items as malformed locks');
+  }
   if (settings.partitionKeyName === settings.sortKeyName) {
     throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'partitionKeyName and sortKeyName must differ');
   }

@@ -184,6 +184,14 @@ describe('resolveSettings: invalid values', () => {
     }
   });
 
+  it('refuses a fencing table name DynamoDB would refuse, or the lock table itself', () => {
+    for (const fencingTableName of ['', 'x', 'has space', 42]) {
+      expect(expectCode(() => resolveSettings(settings({ fencingTableName })), 'INVALID_OPTION').message).toContain('fencingTableName');
+    }
+    expectCode(() => resolveSettings(settings({ fencingTableName: 'locks' })), 'CONFLICTING_OPTIONS');
+    expect(resolveSettings(settings({ fencingTableName: 'locks-fencing' })).fencingTableName).toBe('locks-fencing');
+  });
+
   it.each(['partitionKeyName', 'sortKeyName', 'ownerName'])('refuses an empty %s', (name) => {
     const error = expectCode(() => resolveSettings(settings({ [name]: '' })), 'INVALID_OPTION');
     expect(error.message).toContain(name);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { StatementFailedError } from '../src/send-statement-batch.js';
+import { isConditionalCheckFailed, isTransactionRace } from '../src/dynamodb-errors.js';
 import { classifyFailedWrite } from '../src/write-outcome.js';
 
 const OURS = { ownerName: 'me', recordVersionNumbers: ['rvn-sent'] };
@@ -63,5 +64,35 @@ describe('classifyFailedWrite', () => {
     expect(classifyFailedWrite(new StatementFailedError('ThrottlingError', undefined, undefined, 1), OURS).outcome).toBe('unapplied');
     expect(classifyFailedWrite(new StatementFailedError('ThrottlingError', undefined, undefined, 2), OURS).outcome).toBe('unknown');
     expect(classifyFailedWrite(new StatementFailedError('ConditionalCheckFailed', undefined, item, 2), OURS).outcome).toBe('applied');
+  });
+});
+
+describe('a fenced acquisition canceled as a transaction (the lock item first)', () => {
+  const canceled = (attempts: number, ...reasons: { Code: string; Item?: Record<string, { S: string }> }[]): Error =>
+    sdkError('TransactionCanceledException', 400, attempts, { CancellationReasons: reasons });
+
+  it('is the lock write’s condition failing when the lock item’s reason says so, with its item', () => {
+    const other = { key: { S: 'k' }, ownerName: { S: 'other' }, recordVersionNumber: { S: 'rvn-other' } };
+    const ours = { key: { S: 'k' }, ownerName: { S: 'me' }, recordVersionNumber: { S: 'rvn-sent' } };
+    const refused = canceled(1, { Code: 'ConditionalCheckFailed', Item: other }, { Code: 'None' });
+    expect(isConditionalCheckFailed(refused)).toBe(true);
+    expect(isTransactionRace(refused)).toBe(false);
+    expect(classifyFailedWrite(refused, OURS)).toEqual({ outcome: 'refused', item: other });
+    expect(classifyFailedWrite(canceled(2, { Code: 'ConditionalCheckFailed', Item: ours }, { Code: 'None' }), OURS).outcome).toBe('applied');
+  });
+
+  it('is a race, nothing applied, when only the counter’s condition failed or a write of its items was under way', () => {
+    for (const reasons of [
+      [{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }],
+      [{ Code: 'TransactionConflict' }, { Code: 'None' }],
+      [{ Code: 'None' }, { Code: 'TransactionConflict' }],
+    ]) {
+      const error = canceled(1, ...reasons);
+      expect(isConditionalCheckFailed(error)).toBe(false);
+      expect(isTransactionRace(error)).toBe(true);
+      expect(classifyFailedWrite(error, OURS).outcome).toBe('unapplied');
+    }
+    expect(isTransactionRace(canceled(1, { Code: 'None' }, { Code: 'ValidationError' }))).toBe(false);
+    expect(isTransactionRace(sdkError('ConditionalCheckFailedException', 400, 1))).toBe(false);
   });
 });

@@ -4,7 +4,7 @@
  * name → type maps for comparing items, and the recorded Java requests of a
  * scenario made replayable against another table.
  */
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { AttributeValue, PutItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { fromWireItem, fromWireRequest, wireTypeOf, type WireItem } from '../../test/support/dynamodb-json.js';
 import type { JavaScenario } from '../../test/support/java-fixtures.js';
 
@@ -129,3 +129,16 @@ export function recordedRequest(
 }
 
 export const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
+
+/**
+ * The Java client's takeover of a stale lock, exactly as recorded (owner-B's
+ * PutItem in `acquire-expired-lock`: condition C7 on the RVN it watched
+ * stand still for the lease), aimed at `tableName` and conditioned on
+ * `watchedRvn`. It writes the item `key = "lock-1"`.
+ */
+export function javaStaleLockTakeover(scenarios: readonly JavaScenario[], tableName: string, watchedRvn: string): PutItemCommandInput {
+  const scenario = scenarios.find((s) => s.scenario === 'acquire-expired-lock');
+  if (scenario === undefined) throw new Error('no Java fixture scenario "acquire-expired-lock"');
+  const template = recordedRequest(scenario, 'B', 'PutItem', tableName);
+  return { ...(template as unknown as PutItemCommandInput), ExpressionAttributeValues: { ':rvn': { S: watchedRvn } } };
+}

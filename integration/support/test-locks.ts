@@ -103,13 +103,21 @@ export function recording(inner: DynamoDBClient): RecordingDynamoDB {
   return recorder;
 }
 
-/** A lock holder in a child process (integration/support/holder-process.ts). */
+/** One JSON line a child process printed. */
+export interface ReportedEvent {
+  readonly event: string;
+  readonly rvn?: string;
+  readonly pid?: number;
+  readonly [field: string]: unknown;
+}
+
+/** A lock holder in a child process (integration/support/holder-process.ts, or another script that reports JSON lines). */
 export interface HolderProcess {
   readonly child: ChildProcess;
   /** Every JSON line it printed, in order. */
-  readonly events: Array<{ event: string; rvn?: string; pid?: number }>;
+  readonly events: ReportedEvent[];
   /** Resolves with the first event named `event` (at or after index `from`). */
-  next(event: string, from?: number, timeoutMs?: number): Promise<{ event: string; rvn?: string }>;
+  next(event: string, from?: number, timeoutMs?: number): Promise<ReportedEvent>;
   /** SIGKILLs it and resolves once it has exited. */
   kill(): Promise<NodeJS.Signals | null>;
   stderr(): string;
@@ -193,13 +201,21 @@ export class LockTestBed {
 
   /** Starts integration/support/holder-process.ts, which acquires `key` and heartbeats it. */
   spawnHolder(key: string, ownerName: string, leaseMs: number, heartbeatMs: number): HolderProcess {
+    return this.spawnReporter(HOLDER_SCRIPT, [this.tableName, key, ownerName, String(leaseMs), String(heartbeatMs)]);
+  }
+
+  /**
+   * Starts `script` (under tsx) with DynamoDB Local's endpoint and then
+   * `args` as its arguments; it reports on stdout as JSON lines. Killed by
+   * {@link dispose}.
+   */
+  spawnReporter(script: string, args: readonly string[]): HolderProcess {
     const endpoint = process.env['DYNAMODB_LOCAL_ENDPOINT'];
     if (endpoint === undefined) throw new Error('DYNAMODB_LOCAL_ENDPOINT is not set (jest globalSetup)');
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', HOLDER_SCRIPT, endpoint, this.tableName, key, ownerName, String(leaseMs), String(heartbeatMs)],
-      { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = spawn(process.execPath, ['--import', 'tsx', script, endpoint, ...args], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     this.#children.push(child);
     const events: HolderProcess['events'] = [];
     const listeners = new Set<() => void>();
@@ -209,7 +225,7 @@ export class LockTestBed {
     });
     createInterface({ input: child.stdout! }).on('line', (line) => {
       try {
-        events.push(JSON.parse(line) as HolderProcess['events'][number]);
+        events.push(JSON.parse(line) as ReportedEvent);
       } catch {
         return;
       }

@@ -2,6 +2,8 @@
  * What a candidate holds while it leads: the election's lock, seen as
  * leadership. Leadership lasts exactly as long as the lock is held.
  */
+import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import type { GuardedWriteOptions } from '../guarded-write.js';
 import type { Lock } from '../lock.js';
 
 export interface ResignOptions {
@@ -26,6 +28,10 @@ export class Leadership implements AsyncDisposable {
   }
   get data(): Uint8Array | undefined {
     return this.#lock.data;
+  }
+  /** The lock's fencing token (client option `fencingTableName`): larger for every later term won by a fencing client. */
+  get fencingToken(): bigint | undefined {
+    return this.#lock.fencingToken;
   }
 
   /**
@@ -55,6 +61,21 @@ export class Leadership implements AsyncDisposable {
    */
   throwIfLost(): void {
     this.#lock.throwIfLost();
+  }
+
+  /**
+   * Writes `items` in one DynamoDB transaction that commits only while this
+   * candidate still leads, however long it paused since it last checked
+   * (`lock.transactWrite`). A refusal throws `LockLostError` and ends the
+   * leadership; `lead()` then campaigns again.
+   */
+  transactWrite(items: readonly TransactWriteItem[], options?: GuardedWriteOptions): Promise<void> {
+    return this.#lock.transactWrite(items, options);
+  }
+
+  /** The leadership's check as a raw `TransactWriteItems` entry, for a transaction you send yourself (`lock.guardCondition`). */
+  guardCondition(): TransactWriteItem {
+    return this.#lock.guardCondition();
   }
 
   /** Replaces the data stored with the lock (what observers see), with a heartbeat. */

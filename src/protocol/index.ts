@@ -4,3 +4,5 @@ export * from './expressions.js';
 export * from './limits.js';
 export * from './requests.js';
 export * from './statements.js';
+export * from './guard.js';
+export * from './fencing.js';

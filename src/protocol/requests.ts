@@ -179,7 +179,8 @@ export interface HolderProofOptions {
   readonly refuseReleased?: boolean | undefined;
 }
 
-function heldByOwner(
+/** The holder's condition (C10/C9 with our extensions), its names and its values; shared with the guard of a guarded write. */
+export function heldByOwner(
   schema: KeySchemaNames,
   held: HeldLockState,
   proof: HolderProofOptions,

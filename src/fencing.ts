@@ -1,0 +1,54 @@
+/**
+ * Fenced acquisitions (client option `fencingTableName`): each acquisition
+ * write goes out in one transaction with the step of the lock's fencing
+ * counter (protocol/fencing.ts), after a consistent read of that counter.
+ * The token is known before the transaction is sent, so an acquisition whose
+ * outcome was unknown and turns out applied still has its token.
+ */
+import { GetItemCommand, TransactWriteItemsCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { isResourceNotFound } from './dynamodb-errors.js';
+import { LockTableDoesNotExistError } from './errors.js';
+import {
+  buildFencedAcquisition,
+  buildFencingReadRequest,
+  fencingTokenOf,
+  type LockRecordToWrite,
+  type LockTable,
+  type LockWriteRequest,
+} from './protocol/index.js';
+
+export class Fencing {
+  readonly #dynamoDB: Pick<DynamoDBClient, 'send'>;
+  readonly #fencingTable: LockTable;
+
+  constructor(dynamoDB: Pick<DynamoDBClient, 'send'>, fencingTable: LockTable) {
+    this.#dynamoDB = dynamoDB;
+    this.#fencingTable = fencingTable;
+  }
+
+  /**
+   * Sends the acquisition `request` of `record` with the counter's step.
+   * `tokenChosen` learns the token before anything is sent, whatever the
+   * outcome. A cancellation names the lock write's reason first (see
+   * dynamodb-errors.ts); the counter having moved since it was read is a
+   * race like another acquirer's write under way.
+   */
+  async send(request: LockWriteRequest, record: LockRecordToWrite, tokenChosen: (token: bigint) => void, signal?: AbortSignal): Promise<void> {
+    const read = await this.#dynamoDB
+      .send(new GetItemCommand(buildFencingReadRequest(this.#fencingTable, record)), { abortSignal: signal })
+      .catch((error: unknown) => {
+        throw isResourceNotFound(error) ? new LockTableDoesNotExistError(this.#fencingTable.tableName, { cause: error }) : error;
+      });
+    const fenced = buildFencedAcquisition(
+      this.#fencingTable,
+      { request, key: record, ownerName: record.ownerName, recordVersionNumber: record.recordVersionNumber },
+      fencingTokenOf(read.Item),
+    );
+    tokenChosen(fenced.token);
+    // The SDK's retries of it carry this token: one that committed is answered with success, not applied again.
+    await this.#dynamoDB.send(new TransactWriteItemsCommand({ TransactItems: fenced.items, ClientRequestToken: randomUUID() }), {
+      abortSignal: signal,
+    });
+  }
+}
