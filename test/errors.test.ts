@@ -16,6 +16,7 @@ import {
   LockClientClosedError,
   LockCurrentlyUnavailableError,
   LockLostError,
+  DynamoDBUnavailableError,
   LockNotGrantedError,
   LockTableDoesNotExistError,
   LockTableSchemaMismatchError,
@@ -32,6 +33,7 @@ const cause = new Error('underlying');
 const samples: ReadonlyArray<readonly [string, DynamoDBLockError]> = [
   ['DynamoDBLockError', new DynamoDBLockError('base', { cause })],
   ['LockNotGrantedError', new LockNotGrantedError('timed out', lock, holder, { cause })],
+  ['DynamoDBUnavailableError', new DynamoDBUnavailableError(lock, cause, holder)],
   ['LockCurrentlyUnavailableError', new LockCurrentlyUnavailableError(lock, holder, { cause })],
   ['LockLostError', new LockLostError('taken', 'heartbeat refused', lock, { cause, holder })],
   ['LockTableDoesNotExistError', new LockTableDoesNotExistError('locks', { cause })],
