@@ -2,19 +2,20 @@
  * Client options, their defaults (the Java client's, PROTOCOL.md §8) and the
  * checks that run before the client sends anything.
  */
-import type { DynamoDBClient, DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Logger } from 'pino';
+import type { Logger } from './logger.js';
 import type { MonotonicClock } from './clock.js';
+import type { DynamoDBSender } from './dynamodb-sender.js';
 import { InvalidArgumentError } from './errors.js';
 import { DEFAULT_PARTITION_KEY_NAME, MAX_BATCH_STATEMENTS } from './protocol/index.js';
 
 /** Either your own DynamoDB client, or a configuration for one the lock client creates and owns. */
 export type DynamoDBClientSource =
   | {
-      /** A client you own; `close()` leaves it open. */
-      readonly dynamoDB: Pick<DynamoDBClient, 'send'>;
+      /** A client you own (any AWS SDK v3 `DynamoDBClient`); `close()` leaves it open. */
+      readonly dynamoDB: DynamoDBSender;
       readonly dynamoDBConfig?: never;
     }
   | {
@@ -76,7 +77,7 @@ export interface LockClientSettings {
   readonly holdLockOnServiceUnavailable?: boolean;
   /** Capacity of the observation cache used by `shouldSkipBlockingWait`. @default 10000 */
   readonly maxLockObservationCacheSize?: number;
-  /** Where to log; nothing is logged without one. @default none */
+  /** Where to log: a pino logger, `console`, or anything with `debug`, `warn` and `error`. @default none, nothing is logged */
   readonly logger?: Logger;
   /** The monotonic clock leases are timed on; replace it only in tests. @default performance.now() */
   readonly clock?: MonotonicClock;
