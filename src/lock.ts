@@ -6,6 +6,7 @@ import { toBytes } from './bytes.js';
 import type { MonotonicClock } from './clock.js';
 import { SessionMonitorNotSetError } from './errors.js';
 import type { HeldLock, LockState } from './held-lock.js';
+import { inspectAs, inspectCustom, type Inspect, type InspectOptions } from './inspect.js';
 import {
   decodeAdditionalAttributes,
   encodeAdditionalAttributes,
@@ -149,6 +150,11 @@ export class Lock implements AsyncDisposable {
   /** `await using lock = await client.acquireLock(…)` releases the lock when the scope ends. */
   async [Symbol.asyncDispose](): Promise<void> {
     if (this.#held.state === 'held') await this.release();
+  }
+
+  /** What `console.log(lock)` shows: the fields of {@link toJSON}. */
+  [inspectCustom](depth: number, options: InspectOptions, inspect: Inspect): string {
+    return inspectAs('Lock', this.toJSON(), depth, options, inspect);
   }
 
   toJSON(): object {

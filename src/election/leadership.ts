@@ -2,6 +2,7 @@
  * What a candidate holds while it leads: the election's lock, seen as
  * leadership. Leadership lasts exactly as long as the lock is held.
  */
+import { inspectAs, inspectCustom, type Inspect, type InspectOptions } from '../inspect.js';
 import type { Lock } from '../lock.js';
 
 export interface ResignOptions {
@@ -70,6 +71,12 @@ export class Leadership implements AsyncDisposable {
    */
   resign(options: ResignOptions = {}): Promise<boolean> {
     return this.#lock.release({ deleteLock: true, signal: options.signal });
+  }
+
+  /** What `console.log(leadership)` shows: the election's key, the leader and whether it still leads. */
+  [inspectCustom](depth: number, options: InspectOptions, inspect: Inspect): string {
+    const { partitionKey, sortKey, ownerName, recordVersionNumber } = this.#lock;
+    return inspectAs('Leadership', { partitionKey, sortKey, ownerName, recordVersionNumber, isLeader: this.isLeader }, depth, options, inspect);
   }
 
   /** `await using leadership = await election.campaign()` resigns when the scope ends. */
