@@ -33,7 +33,7 @@ export interface LockClientSettings {
   readonly sortKeyName?: string;
   /**
    * This client's identity in the table. Must be unique per client instance.
-   * @default host name immediately followed by a random UUID, as in Java
+   * @default the host name, a colon and a random UUID (Java puts no separator between them)
    */
   readonly ownerName?: string;
   /** How long, in milliseconds, a lock stays valid without a heartbeat; written on each lock. @default 20000 */
@@ -111,7 +111,7 @@ export function defaultOwnerName(): string {
   } catch {
     // Java falls back to the UUID alone when the host name is unknown.
   }
-  return `${host}${randomUUID()}`;
+  return host === '' ? randomUUID() : `${host}:${randomUUID()}`;
 }
 
 /** A whole number of milliseconds, ≥ `min`; `Infinity` only where `allowInfinity`. */
