@@ -1,0 +1,16 @@
+// Type-checked against the packed package by integration/package.test.ts:
+// the ways README tells users to build the client must compile.
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { pino } from 'pino';
+import { LockClient, type Lock } from 'dynamodb-lock';
+
+const dynamoDB = new DynamoDBClient({});
+export const withConsole = new LockClient({ dynamoDB, tableName: 'locks', logger: console });
+export const withPino = new LockClient({ dynamoDB, tableName: 'locks', logger: pino() });
+export const withConfig = new LockClient({ dynamoDBConfig: { region: 'eu-west-1' }, tableName: 'locks' });
+
+export async function scoped(): Promise<void> {
+  await using lock = await withConsole.acquireLock('key');
+  const held: Lock = lock;
+  held.throwIfLost();
+}
