@@ -59,15 +59,10 @@ export async function packPackage(): Promise<PackedPackage> {
   }
 }
 
-/** The lowest SDK versions the peer ranges allow, e.g. `@aws-sdk/client-dynamodb@3.687.0`. */
+/** The lowest versions the peer ranges allow, optional peers included, e.g. `@aws-sdk/client-dynamodb@3.687.0`. */
 export async function lowestPeerVersions(): Promise<string[]> {
-  const manifest = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')) as {
-    peerDependencies: Record<string, string>;
-    peerDependenciesMeta?: Record<string, { optional?: boolean }>;
-  };
-  return Object.entries(manifest.peerDependencies)
-    .filter(([name]) => manifest.peerDependenciesMeta?.[name]?.optional !== true)
-    .map(([name, range]) => `${name}@${range.replace(/^\^/, '')}`);
+  const manifest = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string> };
+  return Object.entries(manifest.peerDependencies).map(([name, range]) => `${name}@${range.replace(/^\^/, '')}`);
 }
 
 /** The version of one of the repository's own dependencies, as installed. */

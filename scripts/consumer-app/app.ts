@@ -3,11 +3,15 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { pino } from 'pino';
 import { LockClient, type Lock } from 'dynamodb-lock';
+import { LockClientInstrumentation } from 'dynamodb-lock/opentelemetry';
 import { startDynamoDBLocal } from 'dynamodb-lock/testing';
 
 const dynamoDB = new DynamoDBClient({});
 export const withConsole = new LockClient({ dynamoDB, tableName: 'locks', logger: console });
 export const withPino = new LockClient({ dynamoDB, tableName: 'locks', logger: pino() });
+const telemetry = new LockClientInstrumentation();
+export const instrumented = new LockClient({ dynamoDB: telemetry.wrapDynamoDB(dynamoDB), tableName: 'locks' });
+export const instrumentation = telemetry.instrument(instrumented);
 export const withConfig = new LockClient({ dynamoDBConfig: { region: 'eu-west-1' }, tableName: 'locks' });
 
 export async function scoped(): Promise<void> {

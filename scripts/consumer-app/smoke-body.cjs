@@ -1,12 +1,15 @@
 // Creates the table (tolerating one that exists), acquires a lock, reads it
-// back, releases it. The endpoint comes from DYNAMODB_ENDPOINT.
-exports.run = async function run({ DynamoDBClient, LockClient }, flavour) {
+// back, releases it, with the OpenTelemetry instrumentation on (no SDK: the
+// API's no-op). The endpoint comes from DYNAMODB_ENDPOINT.
+exports.run = async function run({ DynamoDBClient, LockClient, LockClientInstrumentation }, flavour) {
   const dynamoDB = new DynamoDBClient({
     endpoint: process.env.DYNAMODB_ENDPOINT,
     region: 'us-east-1',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
-  const locks = new LockClient({ dynamoDB, tableName: process.env.LOCK_TABLE });
+  const telemetry = new LockClientInstrumentation();
+  const locks = new LockClient({ dynamoDB: telemetry.wrapDynamoDB(dynamoDB), tableName: process.env.LOCK_TABLE });
+  telemetry.instrument(locks);
   try {
     await locks.createLockTable({ ifNotExists: true });
     const lock = await locks.acquireLock(`smoke-${flavour}`);

@@ -2,6 +2,7 @@
 // must load from ESM (`import`) and do real work against DynamoDB Local.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { LockClient } from 'dynamodb-lock';
+import { LockClientInstrumentation } from 'dynamodb-lock/opentelemetry';
 import { run } from './smoke-body.cjs';
 
-console.log(JSON.stringify(await run({ DynamoDBClient, LockClient }, 'esm')));
+console.log(JSON.stringify(await run({ DynamoDBClient, LockClient, LockClientInstrumentation }, 'esm')));
