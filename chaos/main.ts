@@ -13,7 +13,7 @@
  * prints its report (one JSON line with --json) and exits 1 on any violation.
  */
 import { parseArgs } from 'node:util';
-import { startDynamoDBLocal } from '../src/cli/dynamodb-local.js';
+import { startDynamoDBLocal } from '../src/testing/index.js';
 import type { FencedMode } from './fenced-writes.js';
 import { DEFAULT_CHAOS, runChaos, type ChaosReport } from './runner.js';
 

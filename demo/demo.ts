@@ -11,7 +11,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Candidates, type CandidateEvent } from '../integration/support/election-candidates.js';
 import { leadershipTerms, overlappingTerms } from '../integration/support/leadership-terms.js';
-import { startDynamoDBLocal, type DynamoDBLocal } from '../src/cli/dynamodb-local.js';
+import { startDynamoDBLocal, type DynamoDBLocal } from '../src/testing/index.js';
 import { LeaderElection, LockClient } from '../src/index.js';
 import { TerminalView } from './terminal-view.js';
 import { WorkerBoard } from './worker-board.js';

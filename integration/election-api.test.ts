@@ -86,6 +86,28 @@ describe('observing an election', () => {
   });
 });
 
+describe('observe() options', () => {
+  it('takes pollInterval per call, as watchLock does, over the election’s default', async () => {
+    // The election's own default would not read again within the test.
+    const observer = new LeaderElection(candidate('slow-observer'), 'poll-interval', { pollInterval: 600_000 });
+    const stop = new AbortController();
+    const seen: Array<string | undefined> = [];
+    const following = (async () => {
+      for await (const leader of observer.observe({ pollInterval: 50, signal: stop.signal })) seen.push(leader?.ownerName);
+    })();
+    try {
+      await waitUntil('the observer saw that nobody leads', () => seen.length === 1);
+      const leadership = await new LeaderElection(candidate('charlie'), 'poll-interval').campaign();
+      await waitUntil('the observer saw charlie within a few polls', () => seen.length === 2, { timeoutMs: 5_000 });
+      expect(seen).toEqual([undefined, 'charlie']);
+      await leadership.resign();
+    } finally {
+      stop.abort();
+      await following;
+    }
+  });
+});
+
 describe('a Java client contending on the same key', () => {
   it('is observed as the leader, waited for while it heartbeats, and taken over once its RVN stood still for its lease', async () => {
     await putJavaStyleLock('java-host-7f3a', JAVA_LEASE, JSON.stringify({ address: '10.0.0.9:9090' }));

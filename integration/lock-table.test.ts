@@ -11,8 +11,10 @@ import {
   type TableDescription,
 } from '@aws-sdk/client-dynamodb';
 import {
+  DynamoDBLockError,
   InvalidArgumentError,
   LockClient,
+  LockTableAlreadyExistsError,
   LockTableDoesNotExistError,
   LockTableSchemaMismatchError,
   type CreateLockTableOptions,
@@ -209,13 +211,17 @@ describe('createLockTable', () => {
     expect(await second.lockTableExists()).toBe(true);
   });
 
-  test('without ifNotExists a second create rejects with DynamoDB’s ResourceInUseException', async () => {
+  test('without ifNotExists a second create rejects with LockTableAlreadyExistsError, DynamoDB’s exception as its cause', async () => {
     const tableName = uniqueTableName('lt-twice');
     const { client } = lockClient({ tableName });
     await client.createLockTable();
 
     const error = await rejectionOf(client.createLockTable());
-    expect((error as Error).name).toBe('ResourceInUseException');
+    expect(error).toBeInstanceOf(LockTableAlreadyExistsError);
+    expect(error).toBeInstanceOf(DynamoDBLockError);
+    expect(error).toMatchObject({ name: 'LockTableAlreadyExistsError', tableName });
+    expect((error as Error).message).toBe(`Lock table ${JSON.stringify(tableName)} already exists`);
+    expect(((error as Error).cause as Error).name).toBe('ResourceInUseException');
     expect(await client.lockTableExists()).toBe(true);
   });
 

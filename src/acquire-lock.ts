@@ -6,7 +6,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
-import type { Logger } from 'pino';
+import type { Logger } from './logger.js';
 import { toBytes } from './bytes.js';
 import type { MonotonicClock } from './clock.js';
 import {

@@ -127,6 +127,20 @@ export class LockTableDoesNotExistError extends DynamoDBLockError {
   }
 }
 
+/**
+ * `createLockTable()` found the table already there. Pass `ifNotExists: true`
+ * to accept an existing table with the right key schema. `cause` is DynamoDB's
+ * `ResourceInUseException`.
+ */
+export class LockTableAlreadyExistsError extends DynamoDBLockError {
+  override name = 'LockTableAlreadyExistsError';
+  readonly tableName: string;
+  constructor(tableName: string, options?: { cause?: unknown }) {
+    super(`Lock table ${JSON.stringify(tableName)} already exists`, options);
+    this.tableName = tableName;
+  }
+}
+
 /** The table's key schema differs from the client's `partitionKeyName`/`sortKeyName`. */
 export class LockTableSchemaMismatchError extends DynamoDBLockError {
   override name = 'LockTableSchemaMismatchError';

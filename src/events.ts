@@ -3,9 +3,11 @@
  * reported to `onListenerError` and never stops the others or the caller
  * (the heartbeat scheduler emits from its tasks).
  */
-export interface Subscription {
+export interface Subscription extends Disposable {
   /** Stops delivering events to this listener. Safe to call twice. */
   dispose(): void;
+  /** The same as `dispose()`, for `using subscription = client.on(…)`. */
+  [Symbol.dispose](): void;
 }
 
 export class TypedEvents<Events extends object> {
@@ -22,7 +24,7 @@ export class TypedEvents<Events extends object> {
     const entry = listener as (event: never) => void;
     this.#listeners.set(name, [...(this.#listeners.get(name) ?? []), entry]);
     let subscribed = true;
-    return {
+    const subscription: Subscription = {
       dispose: () => {
         if (!subscribed) return;
         subscribed = false;
@@ -32,7 +34,9 @@ export class TypedEvents<Events extends object> {
         if (remaining.length === 0) this.#listeners.delete(name);
         else this.#listeners.set(name, remaining);
       },
+      [Symbol.dispose]: () => subscription.dispose(),
     };
+    return subscription;
   }
 
   emit<Name extends keyof Events>(name: Name, event: Events[Name]): void {

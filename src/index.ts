@@ -19,6 +19,8 @@ export {
   type DynamoDBClientSource,
 } from './options.js';
 export type { MonotonicClock } from './clock.js';
+export type { Logger } from './logger.js';
+export type { DynamoDBSender } from './dynamodb-sender.js';
 export * from './errors.js';
 export { StatementFailedError } from './send-statement-batch.js';
 export { MAX_GUARDED_ITEMS, type GuardedWriteOptions } from './guarded-write.js';

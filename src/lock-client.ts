@@ -3,13 +3,14 @@
  * shared with the Java `AmazonDynamoDBLockClient`.
  */
 import { DynamoDBClient, QueryCommand, ScanCommand, type QueryCommandInput, type ScanCommandInput } from '@aws-sdk/client-dynamodb';
-import type { Logger } from 'pino';
+import { loggerWithBindings, type Logger } from './logger.js';
 import { acquire, validateAcquireOptions, type AcquireContext, type AcquireLockOptions, type Acquisition } from './acquire-lock.js';
 import { KeySchemaProof } from './acquire/key-schema-proof.js';
 import { LockPollers } from './acquire/lock-poller.js';
 import { childAbortController, type ChildAbortController } from './child-abort-controller.js';
 import { systemClock, type MonotonicClock } from './clock.js';
 import { deadline } from './deadline.js';
+import { sdkClientOf } from './dynamodb-sender.js';
 import { Fencing } from './fencing.js';
 import {
   DynamoDBUnavailableError,
@@ -111,7 +112,7 @@ export class LockClient implements AsyncDisposable {
     const { fencingTableName } = this.#settings;
     this.#fencingTable = fencingTableName === undefined ? undefined : { ...this.#table, tableName: fencingTableName };
     if (options.dynamoDB !== undefined) {
-      this.#dynamoDB = options.dynamoDB;
+      this.#dynamoDB = sdkClientOf(options.dynamoDB);
     } else if (options.dynamoDBConfig !== undefined) {
       this.#ownedClient = new DynamoDBClient(options.dynamoDBConfig);
       this.#dynamoDB = this.#ownedClient;
@@ -119,9 +120,9 @@ export class LockClient implements AsyncDisposable {
       throw new InvalidArgumentError('INVALID_OPTION', 'Pass either dynamoDB (a DynamoDBClient) or dynamoDBConfig');
     }
     this.#clock = options.clock ?? systemClock;
-    this.#logger = options.logger?.child({ lockTable: tableName, ownerName });
+    this.#logger = loggerWithBindings(options.logger, { lockTable: tableName, ownerName });
     if (!this.#settings.backgroundHeartbeats && this.#settings.leaseDuration < 2 * this.#settings.heartbeatPeriod) {
-      this.#logger?.warn('leaseDuration is less than twice heartbeatPeriod; heartbeat manually well within each lease');
+      this.#logger?.warn({}, 'leaseDuration is less than twice heartbeatPeriod; heartbeat manually well within each lease');
     }
     this.#holding = new HeldLocks({
       dynamoDB: this.#dynamoDB,

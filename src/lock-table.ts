@@ -10,7 +10,12 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { abortableSleep } from './abortable-sleep.js';
 import { isResourceNotFound } from './dynamodb-errors.js';
-import { InvalidArgumentError, LockTableDoesNotExistError, LockTableSchemaMismatchError } from './errors.js';
+import {
+  InvalidArgumentError,
+  LockTableAlreadyExistsError,
+  LockTableDoesNotExistError,
+  LockTableSchemaMismatchError,
+} from './errors.js';
 import {
   buildCreateTableRequest,
   buildDescribeTableRequest,
@@ -114,7 +119,10 @@ function billingOf(options: CreateLockTableOptions): LockTableBilling {
   return { billingMode: mode, ...throughput };
 }
 
-/** Creates the table (on-demand unless told otherwise) and waits until it is ACTIVE. */
+/**
+ * Creates the table (on-demand unless told otherwise) and waits until it is ACTIVE.
+ * @throws LockTableAlreadyExistsError when it exists, unless `ifNotExists`.
+ */
 export async function createLockTable(
   dynamoDB: Sender,
   table: LockTable,
@@ -126,7 +134,8 @@ export async function createLockTable(
     await dynamoDB.send(new CreateTableCommand(buildCreateTableRequest(table, billing)), { abortSignal: signal });
   } catch (error) {
     const exists = (error as { name?: string }).name === 'ResourceInUseException';
-    if (!exists || !options.ifNotExists) throw error;
+    if (!exists) throw error;
+    if (!options.ifNotExists) throw new LockTableAlreadyExistsError(table.tableName, { cause: error });
   }
   const deadline = performance.now() + (options.activeTimeout ?? 300_000);
   for (;;) {

@@ -8,6 +8,7 @@ import type { MonotonicClock } from './clock.js';
 import { SessionMonitorNotSetError } from './errors.js';
 import type { GuardedWriteOptions } from './guarded-write.js';
 import type { HeldLock, LockState } from './held-lock.js';
+import { inspectAs, inspectCustom, type Inspect, type InspectOptions } from './inspect.js';
 import {
   decodeAdditionalAttributes,
   encodeAdditionalAttributes,
@@ -201,6 +202,11 @@ export class Lock implements AsyncDisposable {
    */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.release();
+  }
+
+  /** What `console.log(lock)` shows: the fields of {@link toJSON}. */
+  [inspectCustom](depth: number, options: InspectOptions, inspect: Inspect): string {
+    return inspectAs('Lock', this.toJSON(), depth, options, inspect);
   }
 
   toJSON(): object {

@@ -2,19 +2,20 @@
  * Client options, their defaults (the Java client's, PROTOCOL.md §8) and the
  * checks that run before the client sends anything.
  */
-import type { DynamoDBClient, DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Logger } from 'pino';
+import type { Logger } from './logger.js';
 import type { MonotonicClock } from './clock.js';
+import type { DynamoDBSender } from './dynamodb-sender.js';
 import { InvalidArgumentError } from './errors.js';
 import { DEFAULT_PARTITION_KEY_NAME, LockAttribute, MAX_BATCH_STATEMENTS } from './protocol/index.js';
 
 /** Either your own DynamoDB client, or a configuration for one the lock client creates and owns. */
 export type DynamoDBClientSource =
   | {
-      /** A client you own; `close()` leaves it open. */
-      readonly dynamoDB: Pick<DynamoDBClient, 'send'>;
+      /** A client you own (any AWS SDK v3 `DynamoDBClient`); `close()` leaves it open. */
+      readonly dynamoDB: DynamoDBSender;
       readonly dynamoDBConfig?: never;
     }
   | {
@@ -32,7 +33,7 @@ export interface LockClientSettings {
   readonly sortKeyName?: string;
   /**
    * This client's identity in the table. Must be unique per client instance.
-   * @default host name immediately followed by a random UUID, as in Java
+   * @default the host name, a colon and a random UUID (Java puts no separator between them)
    */
   readonly ownerName?: string;
   /** How long, in milliseconds, a lock stays valid without a heartbeat; written on each lock. @default 20000 */
@@ -86,7 +87,7 @@ export interface LockClientSettings {
    * @default none (no fencing tokens)
    */
   readonly fencingTableName?: string;
-  /** Where to log; nothing is logged without one. @default none */
+  /** Where to log: a pino logger, `console`, or anything with `debug`, `warn` and `error`. @default none, nothing is logged */
   readonly logger?: Logger;
   /** The monotonic clock leases are timed on; replace it only in tests. @default performance.now() */
   readonly clock?: MonotonicClock;
@@ -120,7 +121,7 @@ export function defaultOwnerName(): string {
   } catch {
     // Java falls back to the UUID alone when the host name is unknown.
   }
-  return `${host}${randomUUID()}`;
+  return host === '' ? randomUUID() : `${host}:${randomUUID()}`;
 }
 
 /** A whole number of milliseconds, ≥ `min`; `Infinity` only where `allowInfinity`. */

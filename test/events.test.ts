@@ -23,6 +23,19 @@ describe('TypedEvents', () => {
     expect(seen).toEqual(['a1', 'b1']);
   });
 
+  it('a subscription is Disposable: `using` unsubscribes at the end of the block', () => {
+    const { events } = newEvents();
+    const seen: number[] = [];
+    {
+      using subscription = events.on('tick', (n) => seen.push(n));
+      expect(typeof subscription[Symbol.dispose]).toBe('function');
+      events.emit('tick', 1);
+    }
+    events.emit('tick', 2);
+    expect(seen).toEqual([1]);
+    expect(events.hasListeners('tick')).toBe(false);
+  });
+
   it('a listener that throws is reported and does not stop the others or the emitter', () => {
     const { events, listenerErrors } = newEvents();
     const boom = new Error('boom');

@@ -83,8 +83,8 @@ describe('resolveSettings: defaults', () => {
     expect(Object.isFrozen(ACQUIRE_DEFAULTS)).toBe(true);
   });
 
-  it('the default owner name is the host name immediately followed by a random UUID', () => {
-    const pattern = new RegExp(`^${escapeRegExp(hostname())}${UUID}$`);
+  it('the default owner name is the host name, a colon and a random UUID, so that one can tell where the host ends', () => {
+    const pattern = new RegExp(`^${escapeRegExp(hostname())}:${UUID}$`);
     const a = resolveSettings({ tableName: 'locks' }).ownerName;
     const b = resolveSettings({ tableName: 'locks' }).ownerName;
     expect(a).toMatch(pattern);

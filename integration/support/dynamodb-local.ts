@@ -1,6 +1,5 @@
 /**
- * The embedded DynamoDB Local moved to src/cli/dynamodb-local.ts, because the
- * published CLI's `--local` needs it; tests, the demo and benchmarks keep
- * importing it from here.
+ * The DynamoDB Local of the tests, the demo and the benchmarks is the one
+ * users get from `dynamodb-lock/testing`.
  */
-export * from '../../src/cli/dynamodb-local.js';
+export * from '../../src/testing/index.js';

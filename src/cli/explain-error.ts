@@ -3,7 +3,7 @@
  * The hints name the flag or environment variable that fixes the problem.
  */
 import { isClientSideError } from '../dynamodb-errors.js';
-import { InvalidArgumentError, LockTableDoesNotExistError, LockTableSchemaMismatchError } from '../errors.js';
+import { InvalidArgumentError, LockTableAlreadyExistsError, LockTableDoesNotExistError, LockTableSchemaMismatchError } from '../errors.js';
 import { ExitCode, signalExitCode } from './exit-codes.js';
 import { InterruptedError, UsageError } from './usage-error.js';
 
@@ -28,7 +28,7 @@ export function explainError(error: unknown): Explanation {
   if (error instanceof LockTableSchemaMismatchError) {
     return { message: `${message}; pass the table's key names with --partition-key-name and --sort-key-name`, exitCode: ExitCode.error };
   }
-  if (name === 'ResourceInUseException') {
+  if (error instanceof LockTableAlreadyExistsError || name === 'ResourceInUseException') {
     return { message: `${message} (to accept an existing table with the same keys, pass --if-not-exists)`, exitCode: ExitCode.error };
   }
   if (/region is missing/i.test(message)) {

@@ -26,7 +26,7 @@ export interface LeaderElectionOptions extends LockKeyOptions {
    * hand-over takes. @default 500
    */
   readonly refreshPeriod?: number;
-  /** Milliseconds between the reads of {@link LeaderElection.observe}. @default 1000 */
+  /** Milliseconds between the reads of {@link LeaderElection.observe}, unless the call passes its own. @default 1000 */
   readonly pollInterval?: number;
 }
 
@@ -43,6 +43,8 @@ export interface LeadOptions {
 }
 
 export interface ObserveOptions {
+  /** Milliseconds between two reads, as in `watchLock`. @default the election's `pollInterval` */
+  readonly pollInterval?: number;
   /** Ends the iteration (without an error) when it aborts. */
   readonly signal?: AbortSignal;
 }
@@ -162,7 +164,11 @@ export class LeaderElection {
    */
   observe(options: ObserveOptions = {}): AsyncIterable<Leader | undefined> {
     return leaderChanges(
-      watchLock(this.client, this.partitionKey, { sortKey: this.sortKey, pollInterval: this.#pollInterval, signal: options.signal }),
+      watchLock(this.client, this.partitionKey, {
+        sortKey: this.sortKey,
+        pollInterval: options.pollInterval ?? this.#pollInterval,
+        signal: options.signal,
+      }),
     );
   }
 }

@@ -4,6 +4,7 @@
  */
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import type { GuardedWriteOptions } from '../guarded-write.js';
+import { inspectAs, inspectCustom, type Inspect, type InspectOptions } from '../inspect.js';
 import type { Lock } from '../lock.js';
 
 export interface ResignOptions {
@@ -91,6 +92,12 @@ export class Leadership implements AsyncDisposable {
    */
   resign(options: ResignOptions = {}): Promise<boolean> {
     return this.#lock.release({ deleteLock: true, signal: options.signal });
+  }
+
+  /** What `console.log(leadership)` shows: the election's key, the leader and whether it still leads. */
+  [inspectCustom](depth: number, options: InspectOptions, inspect: Inspect): string {
+    const { partitionKey, sortKey, ownerName, recordVersionNumber } = this.#lock;
+    return inspectAs('Leadership', { partitionKey, sortKey, ownerName, recordVersionNumber, isLeader: this.isLeader }, depth, options, inspect);
   }
 
   /** `await using leadership = await election.campaign()` resigns when the scope ends. */

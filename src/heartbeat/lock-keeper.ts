@@ -14,7 +14,7 @@
  * - session check: Java's session monitor (`safeTimeWithoutHeartbeat`).
  */
 import pRetry from 'p-retry';
-import type { Logger } from 'pino';
+import type { Logger } from '../logger.js';
 import { abortableSleep } from '../abortable-sleep.js';
 import type { MonotonicClock } from '../clock.js';
 import { isTransient } from '../dynamodb-errors.js';

@@ -18,7 +18,7 @@
  * heartbeats in memory; a quarter of the default 32 still moves over ten
  * thousand heartbeats a second at DynamoDB's usual latency.
  */
-import type { Logger } from 'pino';
+import type { Logger } from '../logger.js';
 import type { MonotonicClock } from '../clock.js';
 import { DeadlineHeap, type HeapEntry } from './deadline-heap.js';
 

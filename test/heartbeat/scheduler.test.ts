@@ -4,7 +4,7 @@
  * setTimeout and performance.now(), so `systemClock` moves with them.
  */
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
-import type { Logger } from 'pino';
+import type { Logger } from '../../src/logger.js';
 import { systemClock, type MonotonicClock } from '../../src/clock.js';
 import { HeartbeatScheduler, type ScheduledTask } from '../../src/heartbeat/scheduler.js';
 import { useFakeTime } from '../support/fake-time.js';

@@ -1,0 +1,121 @@
+/**
+ * The examples in examples/ run as users would run them, against DynamoDB
+ * Local: each is a real process configured through the AWS environment.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { LockClient } from '../src/index.js';
+import { localClientConfig, uniqueTableName } from './support/aws.js';
+import { CliProcess, cliEnvironment } from './support/cli-process.js';
+import { waitUntil } from './support/test-locks.js';
+
+const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
+const tableName = uniqueTableName('examples');
+
+const environment = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
+  ...cliEnvironment({ endpointFromEnv: true }),
+  LOCK_TABLE: tableName,
+  ...extra,
+});
+
+class Example {
+  readonly child: ChildProcess;
+  readonly exited: Promise<number | null>;
+  stdout = '';
+  stderr = '';
+  constructor(script: string, env: NodeJS.ProcessEnv) {
+    this.child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child.stdout?.on('data', (chunk: Buffer) => (this.stdout += chunk.toString('utf8')));
+    this.child.stderr?.on('data', (chunk: Buffer) => (this.stderr += chunk.toString('utf8')));
+    this.exited = new Promise((resolve) => this.child.once('close', (code) => resolve(code)));
+  }
+  lines(): string[] {
+    return this.stdout.split('\n').filter((line) => line !== '');
+  }
+  kill(): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+  }
+}
+
+const running: Array<Example | CliProcess> = [];
+function start(script: string, env: NodeJS.ProcessEnv = environment()): Example {
+  const example = new Example(script, env);
+  running.push(example);
+  return example;
+}
+
+beforeAll(async () => {
+  const client = new LockClient({ dynamoDBConfig: localClientConfig(), tableName });
+  await client.createLockTable();
+  await client.close();
+});
+
+afterAll(() => {
+  for (const process of running) process.kill();
+});
+
+describe('examples/cron-job: a job under dynamodb-lock run', () => {
+  it('runs on one machine; the others exit with 75 at once', async () => {
+    const line = ['run', '--table', tableName, '--lease', '3s', 'nightly-report', '--', process.execPath, '--import', 'tsx', 'examples/cron-job/report.ts'];
+    // Started together, like cron on two machines; the job outlasts both starts by far.
+    const env = { ...cliEnvironment({ endpointFromEnv: true }), REPORT_STEP_MS: '2000' };
+    const machines = [new CliProcess(line, env), new CliProcess(line, env)];
+    running.push(...machines);
+    const results = await Promise.all(machines.map((machine) => machine.exited));
+    const ran = results.find((result) => result.code === 0);
+    const skipped = results.find((result) => result.code === 75);
+    expect(results.map((result) => result.code).sort()).toEqual([0, 75]);
+    expect(ran?.stdout).toMatch(/^report: collect done\nreport: aggregate done\nreport: publish done\nreport: written by \d+\n$/);
+    expect(skipped?.stdout).toBe('');
+  }, 60_000);
+});
+
+describe('examples/leader-scheduler.ts', () => {
+  it('runs jobs on one replica only; on SIGTERM the leader resigns and another leads', async () => {
+    const alpha = start('examples/leader-scheduler.ts', environment({ REPLICA_NAME: 'alpha', SCHEDULER_TICK_MS: '100' }));
+    await waitUntil('alpha leads', () => alpha.stdout.includes('alpha: leads'), { timeoutMs: 30_000 });
+    const bravo = start('examples/leader-scheduler.ts', environment({ REPLICA_NAME: 'bravo', SCHEDULER_TICK_MS: '100' }));
+    await waitUntil('bravo is up and alpha ran jobs', () => alpha.lines().filter((l) => l.endsWith('running due jobs')).length >= 5, {
+      timeoutMs: 30_000,
+    });
+    expect(bravo.stdout).toBe(''); // campaigning, not leading
+
+    alpha.child.kill('SIGTERM');
+    expect(await alpha.exited).toBe(0);
+    expect(alpha.lines().slice(-2)).toEqual(['alpha: stops leading', 'alpha: stopped']);
+    await waitUntil('bravo leads after the resignation', () => bravo.stdout.includes('bravo: running due jobs'), { timeoutMs: 10_000 });
+
+    bravo.child.kill('SIGTERM');
+    expect(await bravo.exited).toBe(0);
+    expect(bravo.lines()[0]).toBe('bravo: leads');
+    expect(bravo.stderr).not.toMatch(/Error:/);
+  }, 90_000);
+});
+
+describe('examples/worker-pool.ts', () => {
+  it('two processes of four workers never work on one key at the same time', async () => {
+    const env = environment({ TENANTS: '6', WORKERS: '4' });
+    const pools = [start('examples/worker-pool.ts', env), start('examples/worker-pool.ts', env)];
+    const done = (): number => pools.reduce((n, pool) => n + pool.lines().length, 0);
+    await waitUntil('both pools did some work', () => pools.every((pool) => pool.lines().length >= 10) && done() >= 60, {
+      timeoutMs: 60_000,
+    });
+    for (const pool of pools) pool.child.kill('SIGTERM');
+    expect(await Promise.all(pools.map((pool) => pool.exited))).toEqual([0, 0]);
+    expect(pools.map((pool) => pool.stderr).join('')).not.toMatch(/worker \d+:/);
+
+    const work = pools.flatMap((pool) => pool.lines().map((line) => JSON.parse(line) as { key: string; from: number; to: number; pid: number }));
+    const byKey = new Map<string, typeof work>();
+    for (const entry of work) byKey.set(entry.key, [...(byKey.get(entry.key) ?? []), entry]);
+    const overlaps: string[] = [];
+    for (const [key, entries] of byKey) {
+      const sorted = entries.sort((x, y) => x.from - y.from);
+      for (let i = 1; i < sorted.length; i++) {
+        if (sorted[i]!.from < sorted[i - 1]!.to) overlaps.push(`${key}: ${JSON.stringify(sorted[i - 1])} and ${JSON.stringify(sorted[i])}`);
+      }
+    }
+    expect(overlaps).toEqual([]);
+    expect(new Set(work.map((entry) => entry.pid)).size).toBe(2);
+  }, 90_000);
+});
