@@ -102,7 +102,7 @@ describe('run KEY -- COMMAND', () => {
       "process.on('SIGTERM', () => fs.appendFileSync(log, 'SIGTERM\\n'));" +
       "fs.writeFileSync(log, 'started ' + process.pid + '\\n');" +
       'setInterval(() => {}, 1000);';
-    const run = new CliProcess(['run', ...connection(), '--lease', '1000', '--heartbeat', '250', '--grace', '500ms', 'stolen', '--', ...nodeScript(script, marker)]);
+    const run = new CliProcess(['run', ...connection(), '--lease', '1s', '--heartbeat', '250ms', '--grace', '500ms', 'stolen', '--', ...nodeScript(script, marker)]);
     started.push(run);
     await waitUntil('the command started', () => existsSync(marker) && readFileSync(marker, 'utf8').includes('started'), { timeoutMs: 30_000 });
     const pid = Number(/started (\d+)/.exec(readFileSync(marker, 'utf8'))?.[1]);

@@ -54,6 +54,8 @@ describe('help', () => {
     expect(general.code).toBe(0);
     for (const command of COMMANDS) expect(general.out).toContain(`  ${command.name}`);
     for (const code of ['75', '76', '77', '128+N']) expect(general.out).toContain(`  ${code}`);
+    expect(general.out).toContain('Durations are seconds (20, 1.5) or a number with a unit');
+    expect((await cli('run', '--help')).out).toContain('Durations are seconds');
     expect((await cli('help', 'run')).out).toContain('Usage: dynamodb-lock run');
     const none = await cli();
     expect(none.code).toBe(2);
@@ -103,17 +105,19 @@ describe('parseCommandLine', () => {
 
 describe('durations', () => {
   it.each([
-    ['1500', 1_500],
+    ['5', 5_000],
+    ['1.5', 1_500],
+    ['0.25', 250],
     ['500ms', 500],
     ['20s', 20_000],
     ['1.5s', 1_500],
     ['2m', 120_000],
     ['1h', 3_600_000],
-  ])('%s is %d ms', (text, ms) => {
+  ])('%s is %d ms (a bare number is seconds, as for timeout(1) and flock -w)', (text, ms) => {
     expect(parseDuration('lease', text)).toBe(ms);
   });
 
-  it.each(['', '0', '-5', '1.5', '10 minutes', '5d', 's'])('%j is refused with a UsageError naming the flag', (text) => {
+  it.each(['', '0', '-5', '0.0001', '1.5ms', '10 minutes', '5d', 's'])('%j is refused with a UsageError naming the flag', (text) => {
     expect(() => parseDuration('lease', text)).toThrow(UsageError);
     expect(() => parseDuration('lease', text)).toThrow(/--lease/);
   });

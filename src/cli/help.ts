@@ -1,5 +1,6 @@
 /** The text of `--help`: the command list, each command's usage, flags, exit codes and examples. */
 import type { Command } from './command.js';
+import { DURATION_SYNTAX } from './durations.js';
 import { CONNECTION_FLAGS, FLAGS, type FlagName, type FlagSpec } from './flags.js';
 
 const PROGRAM = 'dynamodb-lock';
@@ -40,7 +41,7 @@ export function generalHelp(commands: readonly Command[]): string {
     '',
     'Region, credentials and endpoint also come from the standard AWS environment (AWS_REGION,',
     'AWS_PROFILE, AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL_DYNAMODB, ~/.aws/config, instance roles, …).',
-    'Durations are milliseconds, or a number with a unit: 500ms, 20s, 5m, 1h.',
+    DURATION_SYNTAX,
     '',
     'Exit codes:',
     ...codeLines([
@@ -70,6 +71,7 @@ export function commandHelp(command: Command): string {
     '',
     'Flags of every command:',
     ...flagLines(CONNECTION_FLAGS),
+    ...([...command.flags, ...CONNECTION_FLAGS].some((name) => (FLAGS[name] as FlagSpec).value === 'DURATION') ? ['', DURATION_SYNTAX] : []),
     '',
     'Exit codes:',
     ...codeLines([...COMMON_EXIT_CODES, ...command.exitCodes]),
