@@ -3,6 +3,7 @@
  * process, and the pieces behind the output and the exit codes.
  */
 import { describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { LockTableDoesNotExistError } from '../src/index.js';
 import { COMMANDS, runCli } from '../src/cli/cli.js';
@@ -49,6 +50,25 @@ describe('help', () => {
     expect(out).toContain('--endpoint URL');
   });
 
+  it.each(COMMANDS.map((command) => [command.name]))('%s --help shows only its own flags, and each exit code once', async (name) => {
+    const command = COMMANDS.find((c) => c.name === name);
+    const { out } = await cli(name, '--help');
+    const shown = [...out.matchAll(/^ {2}(?:-\w, )?(?: {4})?--([\w-]+)/gm)].map((match) => match[1]);
+    const taken = new Set<string>(command?.flags);
+    for (const flag of ['lease', 'heartbeat', 'json']) expect(shown.includes(flag)).toBe(taken.has(flag));
+    const codes = [...(out.split('Exit codes:')[1]?.split('Examples:')[0] ?? '').matchAll(/^ {2}(\S+)/gm)].map((match) => match[1]);
+    expect(codes.length).toBeGreaterThan(2);
+    expect(new Set(codes).size).toBe(codes.length);
+  });
+
+  it('--version prints the version of the package, with or without a command', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const argv of [['--version'], ['list', '--version']]) {
+      const { code, out, err } = await cli(...argv);
+      expect({ code, out, err }).toEqual({ code: 0, out: `dynamodb-lock ${version}\n`, err: '' });
+    }
+  });
+
   it('--help and help list the commands and every exit code; no command at all is a usage error', async () => {
     const general = await cli('--help');
     expect(general.code).toBe(0);
@@ -70,6 +90,8 @@ describe('usage errors exit with 2 before anything is started', () => {
     [['list', '--table'], "argument missing"],
     [['list'], '--table is required'],
     [['list', '--table', 'locks', '--wait'], '--wait does not apply to list'],
+    [['list', '--table', 'locks', '--lease', '5s'], '--lease does not apply to list'],
+    [['run', '--table', 'locks', '--json', 'job', '--', 'true'], '--json does not apply to run'],
     [['get', '--table', 'locks'], 'get needs KEY'],
     [['get', '--table', 'locks', 'a', 'b'], 'unexpected "b"'],
     [['get', '--table', 'locks', 'a', '--', 'echo'], 'only run takes a command after --'],

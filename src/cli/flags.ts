@@ -29,14 +29,15 @@ export const FLAGS = Object.freeze({
   region: { type: 'string', value: 'REGION', description: 'AWS region (default: AWS_REGION, AWS_DEFAULT_REGION or ~/.aws/config)' },
   'partition-key-name': { type: 'string', value: 'NAME', description: 'partition key attribute of the table (default "key")' },
   'sort-key-name': { type: 'string', value: 'NAME', description: 'sort key attribute, if the table has one' },
-  lease: { type: 'string', value: 'DURATION', description: 'lease of the locks run takes (default 20s)' },
-  heartbeat: { type: 'string', value: 'DURATION', description: 'time between heartbeats of run (default a quarter of the lease)' },
+  lease: { type: 'string', value: 'DURATION', description: 'lease of the lock (default 20s)' },
+  heartbeat: { type: 'string', value: 'DURATION', description: 'time between heartbeats (default a quarter of the lease)' },
   local: {
     type: 'boolean',
     description: 'start a private in-memory DynamoDB Local with the table, for this command only (needs Java)',
   },
   json: { type: 'boolean', description: 'print JSON for scripts instead of text for people' },
   help: { type: 'boolean', short: 'h', description: 'show help' },
+  version: { type: 'boolean', description: 'print the version of dynamodb-lock' },
 
   'sort-key': { type: 'string', value: 'VALUE', description: "the lock's sort key value (tables with a sort key)" },
   'billing-mode': { type: 'string', value: 'MODE', description: 'on-demand (default) or provisioned' },
@@ -73,10 +74,7 @@ export const CONNECTION_FLAGS: readonly FlagName[] = Object.freeze([
   'region',
   'partition-key-name',
   'sort-key-name',
-  'lease',
-  'heartbeat',
   'local',
-  'json',
   'help',
 ]);
 

@@ -20,6 +20,15 @@ function codeLines(codes: readonly (readonly [string, string])[]): string[] {
   return codes.map(([code, meaning]) => `  ${code.padEnd(width)}  ${meaning}`);
 }
 
+/** The common exit codes, each replaced by the command's own wording where it gives one, then the command's others. */
+function commandCodes(command: Command): (readonly [string, string])[] {
+  const own = new Map(command.exitCodes);
+  return [
+    ...COMMON_EXIT_CODES.map(([code, meaning]) => [code, own.get(code) ?? meaning] as const),
+    ...command.exitCodes.filter(([code]) => !COMMON_EXIT_CODES.some(([common]) => common === code)),
+  ];
+}
+
 const COMMON_EXIT_CODES: readonly (readonly [string, string])[] = [
   ['0', 'success'],
   ['1', 'error: DynamoDB unreachable, table missing, no credentials, …'],
@@ -37,7 +46,7 @@ export function generalHelp(commands: readonly Command[]): string {
     ...commands.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`),
     '',
     'Flags of every command:',
-    ...flagLines(CONNECTION_FLAGS),
+    ...flagLines([...CONNECTION_FLAGS, 'version']),
     '',
     'Region, credentials and endpoint also come from the standard AWS environment (AWS_REGION,',
     'AWS_PROFILE, AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL_DYNAMODB, ~/.aws/config, instance roles, …).',
@@ -74,7 +83,7 @@ export function commandHelp(command: Command): string {
     ...([...command.flags, ...CONNECTION_FLAGS].some((name) => (FLAGS[name] as FlagSpec).value === 'DURATION') ? ['', DURATION_SYNTAX] : []),
     '',
     'Exit codes:',
-    ...codeLines([...COMMON_EXIT_CODES, ...command.exitCodes]),
+    ...codeLines(commandCodes(command)),
     '',
     'Examples:',
     ...command.examples.map((example) => `  ${example}`),

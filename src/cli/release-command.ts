@@ -28,10 +28,10 @@ export const releaseCommand: Command = {
     '--rvn. A holder that is still alive writes a new RVN with every heartbeat, so the release refuses\n' +
     '(exit 77) rather than take a lock from a live holder; that holder would also learn of it only at\n' +
     'its next heartbeat. Without a terminal, --yes is required.',
-  flags: ['sort-key', 'force', 'yes', 'rvn'],
+  flags: ['sort-key', 'force', 'yes', 'rvn', 'json'],
   arguments: { min: 1, max: 1, names: 'KEY' },
   exitCodes: [
-    ['1', 'not confirmed'],
+    ['1', 'error (DynamoDB unreachable, table missing, …), or the confirmation was declined'],
     ['3', 'nobody holds the lock'],
     ['77', 'refused: the lock changed (new RVN or holder) since it was read, or differs from --rvn'],
   ],

@@ -42,7 +42,7 @@ export const runCommand: Command = {
     '(taken over after missed heartbeats, or released by an operator), COMMAND gets SIGTERM, then\n' +
     'SIGKILL after --grace (default 10s); dynamodb-lock then exits with 76. The lock stores --data,\n' +
     'by default JSON with the host name, pid and command name, which list and get show.',
-  flags: ['sort-key', 'wait', 'timeout', 'grace', 'owner', 'data'],
+  flags: ['sort-key', 'wait', 'timeout', 'grace', 'lease', 'heartbeat', 'owner', 'data'],
   arguments: { min: 1, max: 1, names: 'KEY' },
   exitCodes: [
     ['N', "COMMAND's exit code"],
