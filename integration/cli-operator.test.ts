@@ -108,6 +108,44 @@ describe('list and get', () => {
   });
 });
 
+describe('a table with a sort key, named by no flag', () => {
+  it('list, get and run read the key names from the table; a missing --sort-key is named as the flag', async () => {
+    const sorted = new LockTestBed('cli-sorted', { sortKeyName: 'sortKey' });
+    try {
+      await sorted.createTable();
+      const holder = sorted.client({ ownerName: 'sorted-holder' });
+      await holder.acquireLock('report', { sortKey: 'eu' });
+      const table = ['--endpoint', localEndpoint(), '--table', sorted.tableName];
+
+      const listed = await runCli(['list', ...table]);
+      expect(listed.stderr).toBe('');
+      expect(listed.code).toBe(0);
+      const [header, row] = listed.stdout.trim().split('\n');
+      expect(header?.split(/\s{2,}/).slice(0, 3)).toEqual(['KEY', 'SORT KEY', 'OWNER']);
+      expect(row?.split(/\s{2,}/).slice(0, 3)).toEqual(['report', 'eu', 'sorted-holder']);
+
+      const got = await runCli(['get', ...table, 'report', '--sort-key', 'eu', '--json']);
+      expect(got.code).toBe(0);
+      expect(JSON.parse(got.stdout)).toMatchObject({ partitionKey: 'report', sortKey: 'eu', ownerName: 'sorted-holder' });
+
+      const unsorted = await runCli(['run', ...table, 'report', '--', 'true']);
+      expect(unsorted.code).toBe(2);
+      expect(unsorted.stderr).toContain('"sortKey"');
+      expect(unsorted.stderr).toContain('pass --sort-key VALUE');
+      expect(unsorted.stderr).not.toContain('options.');
+    } finally {
+      await sorted.dispose();
+    }
+  });
+
+  it('--sort-key on a table without a sort key is refused, naming the flag', async () => {
+    const result = await runCli(['get', ...connection(), 'report', '--sort-key', 'eu']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('has no sort key');
+    expect(result.stderr).toContain('--sort-key');
+  });
+});
+
 describe('watch', () => {
   it('prints each change of holder and RVN as JSON lines, and exits with 0 on SIGINT', async () => {
     const watcher = new CliProcess(['watch', ...connection(), '--json', '--interval', '100ms', 'watched']);

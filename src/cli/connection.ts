@@ -4,10 +4,12 @@
  * AWS_ENDPOINT_URL_DYNAMODB, all read by the AWS SDK itself). `--local`
  * starts a private DynamoDB Local instead.
  */
-import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, type DynamoDBClientConfig, type TableDescription } from '@aws-sdk/client-dynamodb';
+import { LockTableDoesNotExistError } from '../errors.js';
 import { LockClient } from '../lock-client.js';
+import { describeLockTable } from '../lock-table.js';
 import { resolveSettings, type LockClientSettings } from '../options.js';
-import type { LockTable } from '../protocol/index.js';
+import type { LockKey, LockTable } from '../protocol/index.js';
 import type { DynamoDBLocal } from './dynamodb-local.js';
 import type { Flags } from './flags.js';
 import type { CliIO } from './io.js';
@@ -16,13 +18,23 @@ import { UsageError } from './usage-error.js';
 export interface Connection {
   readonly dynamoDB: DynamoDBClient;
   readonly client: LockClient;
+  /** The table, with the key names the flags gave or, failing those, the table's own. */
   readonly table: LockTable;
+  /** The key of one lock; a usage error when `--sort-key` does not fit the table. */
+  lockKey(partitionKey: string, sortKey: string | undefined): LockKey;
   /** Closes the lock client (releasing what it still holds), the DynamoDB client and DynamoDB Local. */
   close(): Promise<void>;
 }
 
+export interface ConnectOptions {
+  /** The command creates the table itself: `--local` leaves that to it, and the key names are the flags'. */
+  readonly createsTable?: boolean;
+}
+
 export interface ConnectionSettings {
   readonly table: LockTable;
+  /** `--partition-key-name` or `--sort-key-name` was given: the table's own key names are not looked up. */
+  readonly keyNamesGiven: boolean;
   readonly endpoint: string | undefined;
   readonly region: string | undefined;
   readonly leaseDuration: number | undefined;
@@ -33,14 +45,19 @@ export interface ConnectionSettings {
 
 /** A heartbeat period that fits the lease when only `--lease` was given. */
 const HEARTBEATS_PER_LEASE = 4;
+/** The Java client's default, and `create-table`'s. */
+const DEFAULT_PARTITION_KEY_NAME = 'key';
 
 export function connectionSettings(flags: Flags): ConnectionSettings {
   const tableName = flags.string('table');
   if (tableName === undefined) throw new UsageError('--table is required: the name of the lock table');
+  const partitionKeyName = flags.string('partition-key-name');
+  const sortKeyName = flags.string('sort-key-name');
   const leaseDuration = flags.duration('lease');
   const heartbeat = flags.duration('heartbeat');
   const settings: ConnectionSettings = {
-    table: { tableName, partitionKeyName: flags.string('partition-key-name') ?? 'key', sortKeyName: flags.string('sort-key-name') },
+    table: { tableName, partitionKeyName: partitionKeyName ?? DEFAULT_PARTITION_KEY_NAME, sortKeyName },
+    keyNamesGiven: partitionKeyName !== undefined || sortKeyName !== undefined,
     endpoint: flags.string('endpoint'),
     region: flags.string('region'),
     leaseDuration,
@@ -54,16 +71,16 @@ export function connectionSettings(flags: Flags): ConnectionSettings {
   return settings;
 }
 
-function lockClientSettings(settings: ConnectionSettings): LockClientSettings {
+function lockClientSettings(settings: ConnectionSettings, table: LockTable = settings.table): LockClientSettings {
   return {
-    ...settings.table,
+    ...table,
     ...(settings.leaseDuration === undefined ? {} : { leaseDuration: settings.leaseDuration }),
     ...(settings.heartbeatPeriod === undefined ? {} : { heartbeatPeriod: settings.heartbeatPeriod }),
     ...(settings.ownerName === undefined ? {} : { ownerName: settings.ownerName }),
   };
 }
 
-export async function connect(settings: ConnectionSettings, io: CliIO, options: { readonly createTable?: boolean } = {}): Promise<Connection> {
+export async function connect(settings: ConnectionSettings, io: CliIO, options: ConnectOptions = {}): Promise<Connection> {
   const local = settings.local ? await startLocal(io) : undefined;
   const config: DynamoDBClientConfig = local
     ? { endpoint: local.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
@@ -73,9 +90,12 @@ export async function connect(settings: ConnectionSettings, io: CliIO, options: 
       };
   const dynamoDB = new DynamoDBClient(config);
   let client: LockClient;
+  let table = settings.table;
   try {
-    client = new LockClient({ dynamoDB, ...lockClientSettings(settings) });
-    if (local && (options.createTable ?? true)) {
+    // A table made here or by the command has the key names of the flags.
+    if (!local && !settings.keyNamesGiven && !options.createsTable) table = await tableWithItsKeyNames(dynamoDB, table);
+    client = new LockClient({ dynamoDB, ...lockClientSettings(settings, table) });
+    if (local && !options.createsTable) {
       await client.createLockTable({ ifNotExists: true });
       io.err(`dynamodb-lock: created table ${JSON.stringify(settings.table.tableName)} in DynamoDB Local\n`);
     }
@@ -87,7 +107,8 @@ export async function connect(settings: ConnectionSettings, io: CliIO, options: 
   return {
     dynamoDB,
     client,
-    table: settings.table,
+    table,
+    lockKey: (partitionKey, sortKey) => lockKeyIn(table, partitionKey, sortKey),
     close: async () => {
       try {
         await client.close();
@@ -97,6 +118,35 @@ export async function connect(settings: ConnectionSettings, io: CliIO, options: 
       }
     },
   };
+}
+
+/**
+ * The table's key names, from DescribeTable. Only a table that does not exist
+ * is an error here; should the call fail otherwise (no permission, throttled,
+ * unreachable), the default names stand and the command's own calls report
+ * what is wrong.
+ */
+async function tableWithItsKeyNames(dynamoDB: DynamoDBClient, table: LockTable): Promise<LockTable> {
+  let description: TableDescription | undefined;
+  try {
+    description = await describeLockTable(dynamoDB, table);
+  } catch {
+    return table;
+  }
+  if (description === undefined) throw new LockTableDoesNotExistError(table.tableName);
+  const keyName = (type: 'HASH' | 'RANGE'): string | undefined => description.KeySchema?.find((key) => key.KeyType === type)?.AttributeName;
+  return { tableName: table.tableName, partitionKeyName: keyName('HASH') ?? table.partitionKeyName, sortKeyName: keyName('RANGE') };
+}
+
+function lockKeyIn(table: LockTable, partitionKey: string, sortKey: string | undefined): LockKey {
+  const name = JSON.stringify(table.tableName);
+  if (table.sortKeyName !== undefined && sortKey === undefined) {
+    throw new UsageError(`table ${name} has the sort key ${JSON.stringify(table.sortKeyName)}: pass --sort-key VALUE`);
+  }
+  if (table.sortKeyName === undefined && sortKey !== undefined) {
+    throw new UsageError(`table ${name} has no sort key: leave out --sort-key`);
+  }
+  return { partitionKey, sortKey };
 }
 
 async function startLocal(io: CliIO): Promise<DynamoDBLocal> {

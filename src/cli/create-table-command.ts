@@ -33,7 +33,7 @@ export const createTableCommand: Command = {
     if (!provisioned && (read !== undefined || write !== undefined)) {
       throw new UsageError('--read-capacity and --write-capacity need --billing-mode provisioned');
     }
-    const connection = await connect({ createTable: false });
+    const connection = await connect({ createsTable: true });
     try {
       const { client, table } = connection;
       await client.createLockTable({

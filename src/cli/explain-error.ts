@@ -21,7 +21,7 @@ export function explainError(error: unknown): Explanation {
     return { message: `${message} (see ${help})`, exitCode: ExitCode.usage };
   }
   if (error instanceof InterruptedError) return { message: undefined, exitCode: signalExitCode(error.signal) };
-  if (error instanceof InvalidArgumentError) return { message, exitCode: ExitCode.usage };
+  if (error instanceof InvalidArgumentError) return { message: inFlagWords(message), exitCode: ExitCode.usage };
   if (error instanceof LockTableDoesNotExistError) {
     return { message: `${message}; create it with: dynamodb-lock create-table --table ${error.tableName}`, exitCode: ExitCode.error };
   }
@@ -44,4 +44,21 @@ export function explainError(error: unknown): Explanation {
     return { message: `${message}: ${error.cause.message}`, exitCode: ExitCode.error };
   }
   return { message: name === '' || message.startsWith(name) ? message : `${name}: ${message}`, exitCode: ExitCode.error };
+}
+
+/** The library's option names, as the flags that set them. */
+const FLAG_OF_OPTION: Readonly<Record<string, string>> = Object.freeze({
+  tableName: '--table',
+  partitionKeyName: '--partition-key-name',
+  sortKeyName: '--sort-key-name',
+  leaseDuration: '--lease',
+  heartbeatPeriod: '--heartbeat',
+  ownerName: '--owner',
+  safetyMargin: 'the safety margin',
+});
+const OPTION_NAME = new RegExp(`\\b(${Object.keys(FLAG_OF_OPTION).join('|')})\\b`, 'g');
+
+/** A message of the library about its options, reworded to name the flags. */
+function inFlagWords(message: string): string {
+  return message.replace(OPTION_NAME, (option) => FLAG_OF_OPTION[option] ?? option);
 }

@@ -22,6 +22,7 @@ export const getCommand: Command = {
     const sortKey = flags.string('sort-key');
     const connection = await connect();
     try {
+      connection.lockKey(key, sortKey);
       const lock = await connection.client.getLock(key, { sortKey, signal: interrupted });
       if (flags.boolean('json')) {
         io.out(`${JSON.stringify(lock === undefined ? null : lockJson(lock), null, 2)}\n`);

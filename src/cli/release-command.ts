@@ -61,6 +61,7 @@ export const releaseCommand: Command = {
 
     const connection = await connect();
     try {
+      connection.lockKey(partitionKey, sortKey);
       const { client, dynamoDB, table } = connection;
       const read = await client.getLock(partitionKey, { sortKey, signal: interrupted });
       // A client that has just been made holds nothing: what it reads is someone else's lock.

@@ -74,6 +74,7 @@ export const runCommand: Command = {
     try {
       const connection = await connect();
       try {
+        connection.lockKey(partitionKey, sortKey);
         interrupt.signal.throwIfAborted();
         const lock = await acquire(connection.client, io, key, partitionKey, {
           sortKey,

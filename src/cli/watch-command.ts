@@ -51,6 +51,7 @@ export const watchCommand: Command = {
     const connection = await connect();
     let staleTimer: NodeJS.Timeout | undefined;
     try {
+      connection.lockKey(partitionKey, sortKey);
       let first = true;
       let previous: LockView | undefined;
       for await (const view of watchLock(connection.client, partitionKey, { sortKey, pollInterval, signal: interrupted })) {
