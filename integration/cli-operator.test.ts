@@ -208,6 +208,22 @@ describe('release --force', () => {
     expect(lock.state).toBe('held');
   });
 
+  it.each([
+    ['y', 0, 'Released "stuck"', undefined],
+    ['n', 1, 'Not released.', 'dead-host'],
+  ])('at a terminal, answering %j to its question exits with %d', async (answer, code, said, owner) => {
+    await putAbandonedLock('stuck', 'dead-host', 1_500);
+    const operator = new CliProcess(['release', ...connection(), 'stuck', '--force'], { terminal: true });
+    started.push(operator);
+    await waitUntil('the question', () => operator.stdout.includes('[y/N] '), { timeoutMs: 30_000 });
+    operator.type(`${answer}\n`);
+    const result = await operator.exited;
+
+    expect(result.stdout).toContain(said);
+    expect(result.code).toBe(code);
+    expect(await bed.owner('stuck')).toBe(owner);
+  });
+
   it('asks before it deletes; without a terminal it wants --yes, and without --force it refuses', async () => {
     await putAbandonedLock('stuck', 'dead-host');
     const unconfirmed = await runCli(['release', ...connection(), 'stuck', '--force']);
