@@ -10,7 +10,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { localEndpoint } from './support/aws.js';
-import { CliProcess, runCli } from './support/cli-process.js';
+import { CliProcess, cliEnvironment, runCli } from './support/cli-process.js';
+import { FaultProxy, dynamoDBErrorReply } from './support/fault-proxy.js';
 import { LockTestBed, text, waitUntil } from './support/test-locks.js';
 
 let bed: LockTestBed;
@@ -72,6 +73,41 @@ describe('run KEY -- COMMAND', () => {
 
     expect(existsSync(marker)).toBe(false);
     expect(await bed.owner('busy')).toBe('busy-holder');
+  });
+
+  describe('exits with 1, not 75, when DynamoDB gives no usable answer: nobody is known to hold the lock', () => {
+    const marker = (): string => join(dir, 'ran');
+    const command = (): string[] => nodeScript("require('fs').writeFileSync(process.argv[1], 'ran')", marker());
+
+    it.each([[[]], [['--timeout', '1s']]])('refused connections (%j)', async (wait) => {
+      const proxy = await FaultProxy.start(localEndpoint());
+      await proxy.close(); // nothing listens on its port any more
+      const result = await runCli(['run', '--endpoint', proxy.endpoint, '--table', bed.tableName, ...wait, 'job', '--', ...command()]);
+      expect(result.stderr).toContain('ECONNREFUSED');
+      expect(result.code).toBe(1);
+      expect(existsSync(marker())).toBe(false);
+    });
+
+    it('throttled on every attempt', async () => {
+      const proxy = await FaultProxy.start(localEndpoint());
+      try {
+        proxy.setRule(() => ({ action: 'respond', reply: dynamoDBErrorReply('ThrottlingException') }));
+        const result = await runCli(['run', '--endpoint', proxy.endpoint, '--table', bed.tableName, 'job', '--', ...command()]);
+        expect(result.stderr).toContain('ThrottlingException');
+        expect(result.code).toBe(1);
+        expect(existsSync(marker())).toBe(false);
+      } finally {
+        await proxy.close();
+      }
+    });
+
+    it('credentials refused', async () => {
+      const env = { ...cliEnvironment(), AWS_ACCESS_KEY_ID: 'not_a_valid_key' };
+      const result = await runCli(['run', ...connection(), 'job', '--', ...command()], { env });
+      expect(result.stderr).toContain('credentials');
+      expect(result.code).toBe(1);
+      expect(existsSync(marker())).toBe(false);
+    });
   });
 
   it('never lets two runs on one key overlap: the second waits (--wait) until the first has exited', async () => {

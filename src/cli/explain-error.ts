@@ -2,9 +2,10 @@
  * Turns what went wrong into one line for the operator and an exit code.
  * The hints name the flag or environment variable that fixes the problem.
  */
-import { isClientSideError } from '../dynamodb-errors.js';
-import { InvalidArgumentError, LockTableDoesNotExistError, LockTableSchemaMismatchError } from '../errors.js';
+import { isClientSideError, isThrottling } from '../dynamodb-errors.js';
+import { DynamoDBUnavailableError, InvalidArgumentError, LockTableDoesNotExistError, LockTableSchemaMismatchError } from '../errors.js';
 import { ExitCode, signalExitCode } from './exit-codes.js';
+import { describeKey } from './lock-format.js';
 import { InterruptedError, UsageError } from './usage-error.js';
 
 export interface Explanation {
@@ -36,6 +37,12 @@ export function explainError(error: unknown): Explanation {
   }
   if (name === 'CredentialsProviderError' || name === 'UnrecognizedClientException' || name === 'InvalidSignatureException') {
     return { message: `AWS credentials missing or refused (${message}); set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY`, exitCode: ExitCode.error };
+  }
+  if (error instanceof DynamoDBUnavailableError) {
+    return { message: `lock ${describeKey(error.partitionKey, error.sortKey)} not acquired: ${explainError(error.cause).message ?? 'DynamoDB gave no usable answer'}`, exitCode: ExitCode.error };
+  }
+  if (isThrottling(error)) {
+    return { message: `DynamoDB throttled every attempt (${name}: ${message}); try again later, or raise the table's capacity`, exitCode: ExitCode.error };
   }
   if (isClientSideError(error)) {
     return { message: `cannot reach DynamoDB (${message}); check --endpoint, AWS_ENDPOINT_URL_DYNAMODB and the network`, exitCode: ExitCode.error };

@@ -31,7 +31,7 @@ function commandCodes(command: Command): (readonly [string, string])[] {
 
 const COMMON_EXIT_CODES: readonly (readonly [string, string])[] = [
   ['0', 'success'],
-  ['1', 'error: DynamoDB unreachable, table missing, no credentials, …'],
+  ['1', 'error: DynamoDB unreachable or throttled, credentials missing or refused, table missing, …'],
   ['2', 'usage error: unknown flag, missing argument, bad value'],
 ];
 
@@ -56,7 +56,7 @@ export function generalHelp(commands: readonly Command[]): string {
     ...codeLines([
       ...COMMON_EXIT_CODES,
       ['3', 'get, release: nobody holds the lock'],
-      ['75', 'run: lock not acquired (held by someone else, or --timeout passed)'],
+      ['75', 'run: someone else holds the lock (at once, or still when --timeout passed)'],
       ['76', 'run: lock lost while the command ran; the command was terminated'],
       ['77', 'release: refused, the lock changed since it was read'],
       ['126, 127', 'run: the command could not be executed, or was not found'],

@@ -7,7 +7,7 @@
 import { hostname } from 'node:os';
 import { basename } from 'node:path';
 import { deadline } from '../deadline.js';
-import { LockCurrentlyUnavailableError, LockNotGrantedError } from '../errors.js';
+import { DynamoDBUnavailableError, LockCurrentlyUnavailableError, LockNotGrantedError, type LockHolder } from '../errors.js';
 import type { LockClient } from '../lock-client.js';
 import type { Lock } from '../lock.js';
 import type { Command } from './command.js';
@@ -35,7 +35,8 @@ export const runCommand: Command = {
     'someone else holds the lock it exits with 75 at once (what a cron job on many machines wants).\n' +
     '--wait waits as long as it takes; --timeout waits at most that long. A lock whose holder died is\n' +
     'taken over once its record version number stood still for its lease, so only a wait longer than\n' +
-    'the lease gets past a dead holder.\n' +
+    'the lease gets past a dead holder. When DynamoDB does not answer (unreachable, throttled, refused\n' +
+    'credentials), it exits with 1 and the reason, never with 75: nobody is known to hold the lock.\n' +
     '\n' +
     'COMMAND runs in its own process group with the same stdin, stdout and stderr. SIGINT, SIGTERM,\n' +
     'SIGHUP and SIGQUIT sent to dynamodb-lock are passed on to it. If the lock is lost while it runs\n' +
@@ -46,7 +47,7 @@ export const runCommand: Command = {
   arguments: { min: 1, max: 1, names: 'KEY' },
   exitCodes: [
     ['N', "COMMAND's exit code"],
-    ['75', 'lock not acquired: held by someone else, or --timeout passed'],
+    ['75', 'someone else holds the lock (at once, or still when --timeout passed)'],
     ['76', 'lock lost while COMMAND ran; COMMAND was terminated'],
     ['126, 127', 'COMMAND could not be executed, or was not found'],
     ['128+N', 'COMMAND was killed by signal N (or dynamodb-lock was, while waiting)'],
@@ -142,37 +143,45 @@ interface AcquireChoice {
   readonly interrupted: AbortSignal;
 }
 
-/** The lock, or `undefined` (after saying why on stderr) when it was not acquired. */
+/**
+ * The lock, or `undefined` (after saying why on stderr) when someone else
+ * holds it. The outcome is always that of an attempt that does not wait,
+ * made at once or when `--timeout` has passed: it tells a lock held by
+ * someone else from a DynamoDB that does not answer, which rejects (with
+ * `DynamoDBUnavailableError`) and ends the command with 1, not 75.
+ */
 async function acquire(client: LockClient, io: CliIO, key: string, partitionKey: string, choice: AcquireChoice): Promise<Lock | undefined> {
-  const timeout = typeof choice.wait === 'number' ? deadline(choice.wait) : undefined;
-  const signal = timeout === undefined ? choice.interrupted : AbortSignal.any([choice.interrupted, timeout.signal]);
+  const options = { sortKey: choice.sortKey, data: choice.data };
+  if (choice.wait !== 'no') {
+    const timeout = typeof choice.wait === 'number' ? deadline(choice.wait) : undefined;
+    try {
+      return await client.acquireLock(partitionKey, {
+        ...options,
+        additionalTimeToWaitForLock: Infinity,
+        signal: timeout === undefined ? choice.interrupted : AbortSignal.any([choice.interrupted, timeout.signal]),
+      });
+    } catch (error) {
+      if (choice.interrupted.aborted) throw choice.interrupted.reason;
+      if (timeout?.signal.aborted !== true) throw error;
+    } finally {
+      timeout?.clear();
+    }
+  }
   try {
-    return await client.acquireLock(partitionKey, {
-      sortKey: choice.sortKey,
-      data: choice.data,
-      ...(choice.wait === 'no' ? { shouldSkipBlockingWait: true } : { additionalTimeToWaitForLock: Infinity }),
-      signal,
-    });
+    return await client.acquireLock(partitionKey, { ...options, shouldSkipBlockingWait: true, signal: choice.interrupted });
   } catch (error) {
     if (choice.interrupted.aborted) throw choice.interrupted.reason;
-    if (timeout?.signal.aborted) {
-      const holder = await client.getLock(partitionKey, { sortKey: choice.sortKey }).catch(() => undefined);
-      const by = holder === undefined ? '' : ` (held by ${holder.ownerName})`;
-      io.err(`dynamodb-lock: did not get the lock ${key} within ${formatDuration(choice.wait as number)}${by}; not running the command\n`);
-      return undefined;
-    }
-    if (error instanceof LockCurrentlyUnavailableError) {
-      const holder = error.holder;
-      const lease = holder === undefined ? '' : `; if that holder is gone, --wait or a --timeout longer than its lease (${formatDuration(holder.leaseDurationMs)}) takes the lock over`;
-      io.err(`dynamodb-lock: the lock ${key} is held by ${holder?.ownerName ?? 'someone else'}; not running the command${lease}\n`);
-      return undefined;
-    }
-    if (error instanceof LockNotGrantedError) {
-      io.err(`dynamodb-lock: ${error.message}; not running the command\n`);
+    if (error instanceof LockCurrentlyUnavailableError || (error instanceof LockNotGrantedError && !(error instanceof DynamoDBUnavailableError))) {
+      io.err(`dynamodb-lock: ${heldMessage(key, error.holder, choice.wait)}; not running the command\n`);
       return undefined;
     }
     throw error;
-  } finally {
-    timeout?.clear();
   }
+}
+
+function heldMessage(key: string, holder: LockHolder | undefined, wait: AcquireChoice['wait']): string {
+  const by = `held by ${holder?.ownerName ?? 'someone else'}`;
+  if (typeof wait === 'number') return `did not get the lock ${key} within ${formatDuration(wait)} (${by})`;
+  const takeover = holder === undefined ? '' : `; if that holder is gone, --wait or a --timeout longer than its lease (${formatDuration(holder.leaseDurationMs)}) takes the lock over`;
+  return `the lock ${key} is ${by}${takeover}`;
 }
