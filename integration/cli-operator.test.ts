@@ -185,9 +185,10 @@ describe('watch', () => {
 });
 
 describe('release --force', () => {
-  it('deletes an abandoned lock when told to', async () => {
-    const rvn = await putAbandonedLock('stuck', 'dead-host');
+  it('waits until the RVN of the lock stood still for its whole lease, saying so, then deletes it', async () => {
+    const rvn = await putAbandonedLock('stuck', 'dead-host', 1_500);
     const result = await runCli(['release', ...connection(), 'stuck', '--force', '--yes', '--json']);
+    expect(result.stderr).toContain(`until RVN ${rvn} has stood still for its lease (1.5 s)`);
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ released: true, lock: { ownerName: 'dead-host', recordVersionNumber: rvn } });
     expect(await bed.item('stuck')).toBeUndefined();
@@ -195,17 +196,58 @@ describe('release --force', () => {
     expect(again.code).toBe(3);
   });
 
-  it('refuses (exit 77) when the RVN moved on since it was read, and the holder keeps its lock', async () => {
-    const holder = bed.client({ ownerName: 'live-holder', leaseDuration: 1_000, heartbeatPeriod: 250 });
+  it('never takes the lock of a live holder (exit 77): its heartbeats move the RVN while release watches', async () => {
+    const holder = bed.client({ ownerName: 'live-holder', leaseDuration: 1_500, heartbeatPeriod: 375 });
+    const lock = await holder.acquireLock('alive');
+
+    const result = await runCli(['release', ...connection(), 'alive', '--force', '--yes']);
+    expect(result.stdout).toContain('its holder is alive');
+    expect(result.code).toBe(77);
+    expect(await bed.owner('alive')).toBe('live-holder');
+    expect(lock.state).toBe('held');
+    expect(lock.signal.aborted).toBe(false);
+  });
+
+  it('--now deletes at once, without waiting out the lease, for an operator who knows the holder is gone', async () => {
+    const rvn = await putAbandonedLock('stuck', 'dead-host', 3_600_000);
+    const result = await runCli(['release', ...connection(), 'stuck', '--force', '--yes', '--now', '--json']);
+    expect(result.stderr).not.toContain('stood still');
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ released: true, lock: { recordVersionNumber: rvn } });
+    expect(await bed.item('stuck')).toBeUndefined();
+  });
+
+  it('refuses (exit 77) when the RVN is not the one given with --rvn, and the holder keeps its lock', async () => {
+    const holder = bed.client({ ownerName: 'live-holder', leaseDuration: 1_500, heartbeatPeriod: 375 });
     const lock = await holder.acquireLock('alive');
     const readRvn = lock.recordVersionNumber;
     await waitUntil('a heartbeat moved the RVN', async () => (await bed.rvn('alive')) !== readRvn);
 
-    const result = await runCli(['release', ...connection(), 'alive', '--force', '--yes', '--rvn', readRvn]);
+    const result = await runCli(['release', ...connection(), 'alive', '--force', '--yes', '--now', '--rvn', readRvn]);
     expect(result.code).toBe(77);
     expect(result.stdout).toContain('moved on');
     expect(await bed.owner('alive')).toBe('live-holder');
     expect(lock.state).toBe('held');
+  });
+
+  it('clears a malformed item, which acquiring refuses, after the same confirmation', async () => {
+    await bed.raw.send(
+      new PutItemCommand({
+        TableName: bed.tableName,
+        Item: { key: { S: 'broken' }, ownerName: { S: 'someone' }, leaseDuration: { S: 'soon' }, recordVersionNumber: { S: randomUUID() } },
+      }),
+    );
+    const refused = await runCli(['run', ...connection(), 'broken', '--', 'true']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('Malformed lock item');
+    const unconfirmed = await runCli(['release', ...connection(), 'broken', '--force']);
+    expect(unconfirmed.code).toBe(2);
+
+    const result = await runCli(['release', ...connection(), 'broken', '--force', '--yes']);
+    expect(result.stderr).toContain('leaseDuration');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Released the malformed item "broken"');
+    expect(await bed.item('broken')).toBeUndefined();
   });
 
   it.each([
@@ -222,6 +264,22 @@ describe('release --force', () => {
     expect(result.stdout).toContain(said);
     expect(result.code).toBe(code);
     expect(await bed.owner('stuck')).toBe(owner);
+  });
+
+  it('at a terminal, asks before it clears a malformed item', async () => {
+    await bed.raw.send(
+      new PutItemCommand({ TableName: bed.tableName, Item: { key: { S: 'broken' }, ownerName: { S: 'someone' }, leaseDuration: { N: '20000' } } }),
+    );
+    const operator = new CliProcess(['release', ...connection(), 'broken', '--force'], { terminal: true });
+    started.push(operator);
+    await waitUntil('the question', () => operator.stdout.includes('[y/N] '), { timeoutMs: 30_000 });
+    expect(operator.stdout).toContain('leaseDuration  {"N":"20000"}');
+    operator.type('yes\n');
+    const result = await operator.exited;
+
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Released the malformed item "broken"');
+    expect(await bed.item('broken')).toBeUndefined();
   });
 
   it('asks before it deletes; without a terminal it wants --yes, and without --force it refuses', async () => {

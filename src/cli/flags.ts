@@ -46,6 +46,10 @@ export const FLAGS = Object.freeze({
   'if-not-exists': { type: 'boolean', description: 'succeed if the table already exists with the same keys' },
   interval: { type: 'string', value: 'DURATION', description: 'time between two reads (default 1s)' },
   force: { type: 'boolean', description: 'required: you override whoever holds the lock' },
+  now: {
+    type: 'boolean',
+    description: "delete at once, without waiting for the RVN to stand still for its lease: only when you know the holder is gone",
+  },
   yes: { type: 'boolean', short: 'y', description: 'do not ask for confirmation' },
   rvn: {
     type: 'string',

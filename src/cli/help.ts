@@ -58,7 +58,7 @@ export function generalHelp(commands: readonly Command[]): string {
       ['3', 'get, release: nobody holds the lock'],
       ['75', 'run: someone else holds the lock (at once, or still when --timeout passed)'],
       ['76', 'run: lock lost while the command ran; the command was terminated'],
-      ['77', 'release: refused, the lock changed since it was read'],
+      ['77', 'release: refused, the lock changed while it was watched (its holder is alive)'],
       ['126, 127', 'run: the command could not be executed, or was not found'],
       ['128+N', 'run: the command was killed by signal N; any command: interrupted by signal N'],
       ['other', "run: the command's own exit code"],
