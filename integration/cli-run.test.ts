@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { localEndpoint } from './support/aws.js';
-import { CliProcess, cliEnvironment, runCli } from './support/cli-process.js';
+import { CliProcess, cliEnvironment, isRunning, runCli } from './support/cli-process.js';
 import { FaultProxy, dynamoDBErrorReply } from './support/fault-proxy.js';
 import { LockTestBed, text, waitUntil } from './support/test-locks.js';
 
@@ -33,15 +33,6 @@ afterEach(async () => {
 const connection = (): string[] => ['--endpoint', localEndpoint(), '--table', bed.tableName];
 /** `node -e SCRIPT ARGS...`: child commands that need nothing but Node. */
 const nodeScript = (script: string, ...args: string[]): string[] => [process.execPath, '-e', script, ...args];
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('run KEY -- COMMAND', () => {
   it("exits with the command's exit code, and releases the lock afterwards", async () => {
@@ -138,11 +129,11 @@ describe('run KEY -- COMMAND', () => {
       "process.on('SIGTERM', () => fs.appendFileSync(log, 'SIGTERM\\n'));" +
       "fs.writeFileSync(log, 'started ' + process.pid + '\\n');" +
       'setInterval(() => {}, 1000);';
-    const run = new CliProcess(['run', ...connection(), '--lease', '1s', '--heartbeat', '250ms', '--grace', '500ms', 'stolen', '--', ...nodeScript(script, marker)]);
+    const run = new CliProcess(['run', ...connection(), '--lease', '2s', '--grace', '50ms', 'stolen', '--', ...nodeScript(script, marker)]);
     started.push(run);
     await waitUntil('the command started', () => existsSync(marker) && readFileSync(marker, 'utf8').includes('started'), { timeoutMs: 30_000 });
     const pid = Number(/started (\d+)/.exec(readFileSync(marker, 'utf8'))?.[1]);
-    expect(isAlive(pid)).toBe(true);
+    expect(isRunning(pid)).toBe(true);
     const stored = await bed.item('stolen');
     expect(JSON.parse(text(stored?.['data']?.B) as string)).toMatchObject({ pid: expect.any(Number), command: 'node' });
 
@@ -158,7 +149,7 @@ describe('run KEY -- COMMAND', () => {
     expect(result.code).toBe(76);
     expect(result.stderr).toContain('thief');
     expect(readFileSync(marker, 'utf8')).toContain('SIGTERM');
-    expect(isAlive(pid)).toBe(false);
+    expect(isRunning(pid)).toBe(false);
     expect(await bed.owner('stolen')).toBe('thief'); // the thief's lock is left alone
   }, 60_000);
 });

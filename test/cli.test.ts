@@ -12,7 +12,7 @@ import { explainError } from '../src/cli/explain-error.js';
 import { parseCommandLine } from '../src/cli/flags.js';
 import type { CliIO } from '../src/cli/io.js';
 import { describeKey, lockJson, previewData } from '../src/cli/lock-format.js';
-import { runExitCode } from '../src/cli/supervised-child.js';
+import { runExitCode } from '../src/cli/watched-command.js';
 import { renderFields, renderTable } from '../src/cli/text-table.js';
 import { InterruptedError, UsageError } from '../src/cli/usage-error.js';
 import { watchEventOf } from '../src/cli/watch-command.js';
@@ -97,6 +97,7 @@ describe('usage errors exit with 2 before anything is started', () => {
     [['get', '--table', 'locks', 'a', '--', 'echo'], 'only run takes a command after --'],
     [['run', '--table', 'locks', 'job'], 'run needs a command after --'],
     [['run', '--table', 'locks', '--wait', '--timeout', '5s', 'job', '--', 'true'], 'pass --wait or --timeout, not both'],
+    [['run', '--table', 'locks', '--grace', '10s', 'job', '--', 'true'], '--grace must be at most half the safety margin of the lease, 1 s with a lease of 20 s'],
     [['run', '--table', 'locks', '--timeout', 'soon', 'job', '--', 'true'], '--timeout must be a duration'],
     [['run', '--table', 'locks', '--lease', '1s', '--heartbeat', '800ms', 'job', '--', 'true'], '--lease (1000 ms) must be at least twice --heartbeat (800 ms)'],
     [['run', '--table', 'x', 'job', '--', 'true'], '--table must be 3 to 255 characters'],
@@ -186,17 +187,17 @@ describe('showing locks', () => {
 });
 
 describe('exit codes', () => {
-  it("of run: the command's own, 128 + signal, 126/127 when it cannot start, 76 whenever the lock was lost", () => {
-    expect(runExitCode({ code: 0, signal: null }, false)).toBe(0);
-    expect(runExitCode({ code: 7, signal: null }, false)).toBe(7);
-    expect(runExitCode({ code: null, signal: 'SIGTERM' }, false)).toBe(143);
-    expect(runExitCode({ code: null, signal: 'SIGKILL' }, false)).toBe(137);
-    const enoent = Object.assign(new Error('spawn nope ENOENT'), { code: 'ENOENT' });
-    const eacces = Object.assign(new Error('spawn ./x EACCES'), { code: 'EACCES' });
-    expect(runExitCode({ code: null, signal: null, spawnError: enoent }, false)).toBe(127);
-    expect(runExitCode({ code: null, signal: null, spawnError: eacces }, false)).toBe(126);
-    expect(runExitCode({ code: 0, signal: null }, true)).toBe(76);
-    expect(runExitCode({ code: null, signal: 'SIGKILL' }, true)).toBe(76);
+  it("of run: the command's own, 128 + signal, 126/127 when it cannot start, 1 unwatched, 76 whenever the lock was lost", () => {
+    const exited = (code: number | null, signal: NodeJS.Signals | null) => ({ kind: 'exited', code, signal, expired: false }) as const;
+    expect(runExitCode(exited(0, null), false)).toBe(0);
+    expect(runExitCode(exited(7, null), false)).toBe(7);
+    expect(runExitCode(exited(null, 'SIGTERM'), false)).toBe(143);
+    expect(runExitCode(exited(null, 'SIGKILL'), false)).toBe(137);
+    expect(runExitCode({ kind: 'not-started', code: 'ENOENT', message: 'spawn nope ENOENT' }, false)).toBe(127);
+    expect(runExitCode({ kind: 'not-started', code: 'EACCES', message: 'spawn ./x EACCES' }, false)).toBe(126);
+    expect(runExitCode({ kind: 'unwatched', message: 'the watchdog process ended' }, false)).toBe(1);
+    expect(runExitCode(exited(0, null), true)).toBe(76);
+    expect(runExitCode(exited(null, 'SIGKILL'), true)).toBe(76);
   });
 
   it('of errors, each with a hint that names the fix', () => {

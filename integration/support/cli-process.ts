@@ -4,6 +4,7 @@
  * user would: AWS environment variables and flags.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { localEndpoint } from './aws.js';
 
@@ -94,4 +95,19 @@ export async function runCli(args: readonly string[], options: { env?: NodeJS.Pr
     clearTimeout(timer);
     cli.kill();
   }
+}
+
+/**
+ * Whether process `pid` exists and is not a zombie (a killed process whose
+ * parent has not collected it yet runs no code). Linux (/proc).
+ */
+export function isRunning(pid: number): boolean {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return false;
+  }
+  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  return state !== 'Z' && state !== 'X';
 }

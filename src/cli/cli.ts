@@ -104,6 +104,7 @@ async function execute(command: Command, line: CommandLine, io: CliIO): Promise<
     flags: line.flags,
     positionals: line.positionals,
     commandArgv: line.commandArgv,
+    lease: settings.lease,
     interrupted: interrupt.signal,
     connect: (options) => connect(settings, io, options),
   };

@@ -1,5 +1,5 @@
 /** What a CLI command is, and what it gets to work with. */
-import type { ConnectOptions, Connection } from './connection.js';
+import type { ConnectOptions, Connection, LeaseTimes } from './connection.js';
 import type { FlagName, Flags } from './flags.js';
 import type { CliIO } from './io.js';
 
@@ -10,6 +10,8 @@ export interface CommandContext {
   readonly positionals: readonly string[];
   /** Everything after `--`. */
   readonly commandArgv: readonly string[];
+  /** The lease of the locks the command takes (`--lease`, or the default). */
+  readonly lease: LeaseTimes;
   /**
    * Aborts, with an `InterruptedError`, on SIGINT, SIGTERM or SIGHUP. Not
    * for commands that handle signals themselves (`handlesSignals`).

@@ -8,7 +8,7 @@ import { DynamoDBClient, type DynamoDBClientConfig, type TableDescription } from
 import { LockTableDoesNotExistError } from '../errors.js';
 import { LockClient } from '../lock-client.js';
 import { describeLockTable } from '../lock-table.js';
-import { resolveSettings, type LockClientSettings } from '../options.js';
+import { resolveSettings, safetyMarginFor, type LockClientSettings } from '../options.js';
 import type { LockKey, LockTable } from '../protocol/index.js';
 import type { DynamoDBLocal } from './dynamodb-local.js';
 import type { Flags } from './flags.js';
@@ -41,6 +41,14 @@ export interface ConnectionSettings {
   readonly heartbeatPeriod: number | undefined;
   readonly ownerName: string | undefined;
   readonly local: boolean;
+  /** The lease of the locks taken, and its safety margin, as the lock client will apply them. */
+  readonly lease: LeaseTimes;
+}
+
+export interface LeaseTimes {
+  readonly durationMs: number;
+  /** How long before the lease ends a holder stops trusting its lock; another client can take it over that much later. */
+  readonly safetyMarginMs: number;
 }
 
 /** A heartbeat period that fits the lease when only `--lease` was given. */
@@ -55,7 +63,7 @@ export function connectionSettings(flags: Flags): ConnectionSettings {
   const sortKeyName = flags.string('sort-key-name');
   const leaseDuration = flags.duration('lease');
   const heartbeat = flags.duration('heartbeat');
-  const settings: ConnectionSettings = {
+  const settings: Omit<ConnectionSettings, 'lease'> = {
     table: { tableName, partitionKeyName: partitionKeyName ?? DEFAULT_PARTITION_KEY_NAME, sortKeyName },
     keyNamesGiven: partitionKeyName !== undefined || sortKeyName !== undefined,
     endpoint: flags.string('endpoint'),
@@ -67,11 +75,11 @@ export function connectionSettings(flags: Flags): ConnectionSettings {
   };
   if (settings.local && settings.endpoint !== undefined) throw new UsageError('--local and --endpoint exclude each other');
   // The lock client's own checks (table name, lease against heartbeat, …), before anything is started.
-  resolveSettings(lockClientSettings(settings));
-  return settings;
+  const resolved = resolveSettings(lockClientSettings(settings));
+  return { ...settings, lease: { durationMs: resolved.leaseDuration, safetyMarginMs: safetyMarginFor(resolved.leaseDuration, resolved) } };
 }
 
-function lockClientSettings(settings: ConnectionSettings, table: LockTable = settings.table): LockClientSettings {
+function lockClientSettings(settings: Omit<ConnectionSettings, 'lease'>, table: LockTable = settings.table): LockClientSettings {
   return {
     ...table,
     ...(settings.leaseDuration === undefined ? {} : { leaseDuration: settings.leaseDuration }),

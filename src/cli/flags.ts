@@ -61,7 +61,7 @@ export const FLAGS = Object.freeze({
   grace: {
     type: 'string',
     value: 'DURATION',
-    description: 'after the lock is lost, time between SIGTERM and SIGKILL of the command (default 10s)',
+    description: 'after the lock is lost, the longest time from SIGTERM to SIGKILL of the command (default and most: half the safety margin, a twentieth of the lease)',
   },
   owner: { type: 'string', value: 'NAME', description: 'owner name written on the lock (default: host name + a random UUID)' },
   data: { type: 'string', value: 'TEXT', description: 'data stored with the lock (default: JSON with host, pid and command name)' },
