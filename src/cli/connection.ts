@@ -51,6 +51,10 @@ export interface LeaseTimes {
   readonly safetyMarginMs: number;
 }
 
+/** Any region and credentials do for DynamoDB Local (-sharedDb); the SDK wants some. Its access key ids are letters and digits only. */
+const LOCAL_REGION = 'us-east-1';
+const LOCAL_CREDENTIALS = Object.freeze({ accessKeyId: 'local', secretAccessKey: 'local' });
+
 /** A heartbeat period that fits the lease when only `--lease` was given. */
 const HEARTBEATS_PER_LEASE = 4;
 /** The Java client's default, and `create-table`'s. */
@@ -91,7 +95,7 @@ function lockClientSettings(settings: Omit<ConnectionSettings, 'lease'>, table: 
 export async function connect(settings: ConnectionSettings, io: CliIO, options: ConnectOptions = {}): Promise<Connection> {
   const local = settings.local ? await startLocal(io) : undefined;
   const config: DynamoDBClientConfig = local
-    ? { endpoint: local.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
+    ? { endpoint: local.endpoint, region: LOCAL_REGION, credentials: { ...LOCAL_CREDENTIALS } } // a copy: the SDK writes into it
     : {
         ...(settings.endpoint === undefined ? {} : { endpoint: settings.endpoint }),
         ...(settings.region === undefined ? {} : { region: settings.region }),
@@ -170,6 +174,12 @@ async function startLocal(io: CliIO): Promise<DynamoDBLocal> {
   }
   io.err('dynamodb-lock: starting DynamoDB Local (in memory)…\n');
   const local = await module.startDynamoDBLocal();
-  io.err(`dynamodb-lock: DynamoDB Local listens on ${local.endpoint}; other commands can use it with --endpoint ${local.endpoint} until this one exits\n`);
+  io.err(
+    `dynamodb-lock: DynamoDB Local listens on port ${local.port} of every network interface of this machine (it cannot be ` +
+      'limited to 127.0.0.1): whoever can reach that port can read and write its tables until this command exits. ' +
+      'Other commands can use it from another shell after this line:\n' +
+      `export AWS_ENDPOINT_URL_DYNAMODB=${local.endpoint} AWS_REGION=${LOCAL_REGION} ` +
+      `AWS_ACCESS_KEY_ID=${LOCAL_CREDENTIALS.accessKeyId} AWS_SECRET_ACCESS_KEY=${LOCAL_CREDENTIALS.secretAccessKey}\n`,
+  );
   return local;
 }

@@ -33,7 +33,7 @@ export const FLAGS = Object.freeze({
   heartbeat: { type: 'string', value: 'DURATION', description: 'time between heartbeats (default a quarter of the lease)' },
   local: {
     type: 'boolean',
-    description: 'start a private in-memory DynamoDB Local with the table, for this command only (needs Java)',
+    description: 'start a private in-memory DynamoDB Local with the table, for this command only (needs Java; listens on every interface)',
   },
   json: { type: 'boolean', description: 'print JSON for scripts instead of text for people' },
   help: { type: 'boolean', short: 'h', description: 'show help' },
