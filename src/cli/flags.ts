@@ -27,13 +27,13 @@ export const FLAGS = Object.freeze({
     description: 'DynamoDB endpoint (default: AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL, else AWS)',
   },
   region: { type: 'string', value: 'REGION', description: 'AWS region (default: AWS_REGION, AWS_DEFAULT_REGION or ~/.aws/config)' },
-  'partition-key-name': { type: 'string', value: 'NAME', description: 'partition key attribute of the table (default "key")' },
-  'sort-key-name': { type: 'string', value: 'NAME', description: 'sort key attribute, if the table has one' },
+  'partition-key-name': { type: 'string', value: 'NAME', description: 'partition key attribute (default: read from the table; "key" for create-table)' },
+  'sort-key-name': { type: 'string', value: 'NAME', description: 'sort key attribute (default: read from the table; none for create-table)' },
   lease: { type: 'string', value: 'DURATION', description: 'lease of the lock (default 20s)' },
   heartbeat: { type: 'string', value: 'DURATION', description: 'time between heartbeats (default a quarter of the lease)' },
   local: {
     type: 'boolean',
-    description: 'start a private in-memory DynamoDB Local with the table, for this command only (needs Java; listens on every interface)',
+    description: 'start a private in-memory DynamoDB Local with the table, for this command only (needs Java)',
   },
   json: { type: 'boolean', description: 'print JSON for scripts instead of text for people' },
   help: { type: 'boolean', short: 'h', description: 'show help' },
@@ -48,7 +48,7 @@ export const FLAGS = Object.freeze({
   force: { type: 'boolean', description: 'required: you override whoever holds the lock' },
   now: {
     type: 'boolean',
-    description: "delete at once, without waiting for the RVN to stand still for its lease: only when you know the holder is gone",
+    description: 'delete at once, without watching the RVN for a lease: only if you know the holder is gone',
   },
   yes: { type: 'boolean', short: 'y', description: 'do not ask for confirmation' },
   rvn: {
@@ -61,7 +61,7 @@ export const FLAGS = Object.freeze({
   grace: {
     type: 'string',
     value: 'DURATION',
-    description: 'after the lock is lost, the longest time from SIGTERM to SIGKILL of the command (default and most: half the safety margin, a twentieth of the lease)',
+    description: 'longest time from SIGTERM to SIGKILL once the lock is lost (default and most: half the safety margin)',
   },
   owner: { type: 'string', value: 'NAME', description: 'owner name written on the lock (default: host name + a random UUID)' },
   data: { type: 'string', value: 'TEXT', description: 'data stored with the lock (default: JSON with host, pid and command name)' },
