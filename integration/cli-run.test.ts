@@ -58,7 +58,8 @@ describe('run KEY -- COMMAND', () => {
     const atOnce = await runCli(['run', ...connection(), 'busy', '--', ...command]);
     expect(atOnce.code).toBe(75);
     expect(atOnce.stderr).toContain('busy-holder');
-    const afterTimeout = await runCli(['run', ...connection(), '--timeout', '1500ms', 'busy', '--', ...command]);
+    // A bare number is seconds, as for timeout(1).
+    const afterTimeout = await runCli(['run', ...connection(), '--timeout', '1.5', 'busy', '--', ...command]);
     expect(afterTimeout.code).toBe(75);
     expect(afterTimeout.stderr).toContain('within 1.5 s');
 
