@@ -80,6 +80,21 @@ describe('run KEY -- COMMAND', () => {
       expect(existsSync(marker())).toBe(false);
     });
 
+    it('no reply at all: every request is left unanswered', async () => {
+      const proxy = await FaultProxy.start(localEndpoint());
+      try {
+        proxy.blackhole();
+        // One attempt per call (the SDK reads AWS_MAX_ATTEMPTS), so that the test waits for one request timeout, not three.
+        const env = { ...cliEnvironment(), AWS_MAX_ATTEMPTS: '1' };
+        const result = await runCli(['run', '--endpoint', proxy.endpoint, '--table', bed.tableName, 'job', '--', ...command()], { env, timeoutMs: 45_000 });
+        expect(result.stderr).toContain('cannot reach DynamoDB');
+        expect(result.code).toBe(1);
+        expect(existsSync(marker())).toBe(false);
+      } finally {
+        await proxy.close();
+      }
+    }, 60_000);
+
     it('throttled on every attempt', async () => {
       const proxy = await FaultProxy.start(localEndpoint());
       try {

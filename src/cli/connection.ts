@@ -5,6 +5,7 @@
  * starts a private DynamoDB Local instead.
  */
 import { DynamoDBClient, type DynamoDBClientConfig, type TableDescription } from '@aws-sdk/client-dynamodb';
+import { isClientSideError } from '../dynamodb-errors.js';
 import { LockTableDoesNotExistError } from '../errors.js';
 import { LockClient } from '../lock-client.js';
 import { describeLockTable } from '../lock-table.js';
@@ -55,6 +56,15 @@ export interface LeaseTimes {
 const LOCAL_REGION = 'us-east-1';
 const LOCAL_CREDENTIALS = Object.freeze({ accessKeyId: 'local', secretAccessKey: 'local' });
 
+/**
+ * The AWS SDK waits for ever on a connection that never answers: a command
+ * would hang, and the lock client could neither settle a write sent that way
+ * nor close. DynamoDB answers in milliseconds; a call that stays silent this
+ * long fails as unanswered (and is retried as the SDK retries).
+ */
+const CONNECTION_TIMEOUT_MS = 5_000;
+const REQUEST_TIMEOUT_MS = 5_000;
+
 /** A heartbeat period that fits the lease when only `--lease` was given. */
 const HEARTBEATS_PER_LEASE = 4;
 /** The Java client's default, and `create-table`'s. */
@@ -100,7 +110,7 @@ export async function connect(settings: ConnectionSettings, io: CliIO, options: 
         ...(settings.endpoint === undefined ? {} : { endpoint: settings.endpoint }),
         ...(settings.region === undefined ? {} : { region: settings.region }),
       };
-  const dynamoDB = new DynamoDBClient(config);
+  const dynamoDB = new DynamoDBClient({ ...config, requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, throwOnRequestTimeout: true } });
   let client: LockClient;
   let table = settings.table;
   try {
@@ -133,16 +143,17 @@ export async function connect(settings: ConnectionSettings, io: CliIO, options: 
 }
 
 /**
- * The table's key names, from DescribeTable. Only a table that does not exist
- * is an error here; should the call fail otherwise (no permission, throttled,
- * unreachable), the default names stand and the command's own calls report
- * what is wrong.
+ * The table's key names, from DescribeTable. A table that does not exist and
+ * a DynamoDB that does not answer are errors here; should the call be refused
+ * otherwise (no permission, throttled), the default names stand and the
+ * command's own calls report what is wrong.
  */
 async function tableWithItsKeyNames(dynamoDB: DynamoDBClient, table: LockTable): Promise<LockTable> {
   let description: TableDescription | undefined;
   try {
     description = await describeLockTable(dynamoDB, table);
-  } catch {
+  } catch (error) {
+    if (isClientSideError(error)) throw error;
     return table;
   }
   if (description === undefined) throw new LockTableDoesNotExistError(table.tableName);
