@@ -125,6 +125,22 @@ describe('run: the command never outlives its lock', () => {
     60_000,
   );
 
+  it('should its watchdog die, kills the command group itself, releases the lock and exits with 1', async () => {
+    const first = run(localEndpoint(), ['job'], tickingGroup('A'));
+    const pids = await tickingGroupStarted('A');
+    const commandPid = Number(/^A start (\d+)$/m.exec(readFileSync(log, 'utf8'))?.[1]);
+    const stat = readFileSync(`/proc/${commandPid}/stat`, 'utf8');
+    const watchdogPid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]); // the command's parent
+
+    process.kill(watchdogPid, 'SIGKILL');
+    const result = await first.exited;
+
+    expect(result.stderr).toContain('the watchdog process ended');
+    expect(result.code).toBe(1);
+    for (const pid of pids) await waitUntil(`process ${pid} of the command is gone`, () => !isRunning(pid), { timeoutMs: 20_000 });
+    expect(await bed.item('job')).toBeUndefined();
+  }, 60_000);
+
   it('lets a command run for several leases while heartbeats renew the lock', async () => {
     const script = "setTimeout(() => require('fs').appendFileSync(process.argv[1], 'A done\\n'), 4500)";
     const cli = run(localEndpoint(), ['--lease', '1.5s', 'job'], [process.execPath, '-e', script, log]);

@@ -68,10 +68,12 @@ export class WatchedCommand {
         else if (message.type === 'spawn-error') settle({ kind: 'not-started', code: message.code, message: message.message });
         else settle({ kind: 'exited', code: message.code, signal: message.signal, expired });
       });
-      watchdog.once('error', (error) => {
+      // Any error of the channel (a send to a watchdog that just died) ends in 'close' below.
+      watchdog.on('error', (error) => {
         if (watchdog.pid === undefined) settle({ kind: 'unwatched', message: `cannot start the watchdog process: ${error.message}` });
       });
-      watchdog.once('exit', (code, signal) => {
+      // 'close', not 'exit': it comes after every message the watchdog sent has been read.
+      watchdog.once('close', (code, signal) => {
         if (settled) return;
         // It ended without reporting the command's exit: the command must not go on unwatched.
         if (commandPid !== undefined) signalProcessGroup(commandPid, 'SIGKILL');
