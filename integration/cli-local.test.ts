@@ -17,8 +17,14 @@ const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
 const started: CliProcess[] = [];
 const dirs: string[] = [];
 
-afterEach(() => {
-  for (const cli of started.splice(0)) cli.kill();
+afterEach(async () => {
+  // SIGINT, so that the CLI stops its DynamoDB Local (a SIGKILL would leave java running); SIGKILL if it does not exit.
+  for (const cli of started.splice(0)) {
+    cli.child.kill('SIGINT');
+    const timer = setTimeout(() => cli.kill(), 15_000);
+    await cli.exited;
+    clearTimeout(timer);
+  }
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
