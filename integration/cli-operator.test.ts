@@ -108,6 +108,44 @@ describe('list and get', () => {
   });
 });
 
+describe('a table with a sort key, named by no flag', () => {
+  it('list, get and run read the key names from the table; a missing --sort-key is named as the flag', async () => {
+    const sorted = new LockTestBed('cli-sorted', { sortKeyName: 'sortKey' });
+    try {
+      await sorted.createTable();
+      const holder = sorted.client({ ownerName: 'sorted-holder' });
+      await holder.acquireLock('report', { sortKey: 'eu' });
+      const table = ['--endpoint', localEndpoint(), '--table', sorted.tableName];
+
+      const listed = await runCli(['list', ...table]);
+      expect(listed.stderr).toBe('');
+      expect(listed.code).toBe(0);
+      const [header, row] = listed.stdout.trim().split('\n');
+      expect(header?.split(/\s{2,}/).slice(0, 3)).toEqual(['KEY', 'SORT KEY', 'OWNER']);
+      expect(row?.split(/\s{2,}/).slice(0, 3)).toEqual(['report', 'eu', 'sorted-holder']);
+
+      const got = await runCli(['get', ...table, 'report', '--sort-key', 'eu', '--json']);
+      expect(got.code).toBe(0);
+      expect(JSON.parse(got.stdout)).toMatchObject({ partitionKey: 'report', sortKey: 'eu', ownerName: 'sorted-holder' });
+
+      const unsorted = await runCli(['run', ...table, 'report', '--', 'true']);
+      expect(unsorted.code).toBe(2);
+      expect(unsorted.stderr).toContain('"sortKey"');
+      expect(unsorted.stderr).toContain('pass --sort-key VALUE');
+      expect(unsorted.stderr).not.toContain('options.');
+    } finally {
+      await sorted.dispose();
+    }
+  });
+
+  it('--sort-key on a table without a sort key is refused, naming the flag', async () => {
+    const result = await runCli(['get', ...connection(), 'report', '--sort-key', 'eu']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('has no sort key');
+    expect(result.stderr).toContain('--sort-key');
+  });
+});
+
 describe('watch', () => {
   it('prints each change of holder and RVN as JSON lines, and exits with 0 on SIGINT', async () => {
     const watcher = new CliProcess(['watch', ...connection(), '--json', '--interval', '100ms', 'watched']);
@@ -147,9 +185,10 @@ describe('watch', () => {
 });
 
 describe('release --force', () => {
-  it('deletes an abandoned lock when told to', async () => {
-    const rvn = await putAbandonedLock('stuck', 'dead-host');
+  it('waits until the RVN of the lock stood still for its whole lease, saying so, then deletes it', async () => {
+    const rvn = await putAbandonedLock('stuck', 'dead-host', 1_500);
     const result = await runCli(['release', ...connection(), 'stuck', '--force', '--yes', '--json']);
+    expect(result.stderr).toContain(`until RVN ${rvn} has stood still for its lease (1.5 s)`);
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ released: true, lock: { ownerName: 'dead-host', recordVersionNumber: rvn } });
     expect(await bed.item('stuck')).toBeUndefined();
@@ -157,17 +196,90 @@ describe('release --force', () => {
     expect(again.code).toBe(3);
   });
 
-  it('refuses (exit 77) when the RVN moved on since it was read, and the holder keeps its lock', async () => {
-    const holder = bed.client({ ownerName: 'live-holder', leaseDuration: 1_000, heartbeatPeriod: 250 });
+  it('never takes the lock of a live holder (exit 77): its heartbeats move the RVN while release watches', async () => {
+    const holder = bed.client({ ownerName: 'live-holder', leaseDuration: 1_500, heartbeatPeriod: 375 });
+    const lock = await holder.acquireLock('alive');
+
+    const result = await runCli(['release', ...connection(), 'alive', '--force', '--yes']);
+    expect(result.stdout).toContain('its holder is alive');
+    expect(result.code).toBe(77);
+    expect(await bed.owner('alive')).toBe('live-holder');
+    expect(lock.state).toBe('held');
+    expect(lock.signal.aborted).toBe(false);
+  });
+
+  it('--now deletes at once, without waiting out the lease, for an operator who knows the holder is gone', async () => {
+    const rvn = await putAbandonedLock('stuck', 'dead-host', 3_600_000);
+    const result = await runCli(['release', ...connection(), 'stuck', '--force', '--yes', '--now', '--json']);
+    expect(result.stderr).not.toContain('stood still');
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ released: true, lock: { recordVersionNumber: rvn } });
+    expect(await bed.item('stuck')).toBeUndefined();
+  });
+
+  it('refuses (exit 77) when the RVN is not the one given with --rvn, and the holder keeps its lock', async () => {
+    const holder = bed.client({ ownerName: 'live-holder', leaseDuration: 1_500, heartbeatPeriod: 375 });
     const lock = await holder.acquireLock('alive');
     const readRvn = lock.recordVersionNumber;
     await waitUntil('a heartbeat moved the RVN', async () => (await bed.rvn('alive')) !== readRvn);
 
-    const result = await runCli(['release', ...connection(), 'alive', '--force', '--yes', '--rvn', readRvn]);
+    const result = await runCli(['release', ...connection(), 'alive', '--force', '--yes', '--now', '--rvn', readRvn]);
     expect(result.code).toBe(77);
     expect(result.stdout).toContain('moved on');
     expect(await bed.owner('alive')).toBe('live-holder');
     expect(lock.state).toBe('held');
+  });
+
+  it('clears a malformed item, which acquiring refuses, after the same confirmation', async () => {
+    await bed.raw.send(
+      new PutItemCommand({
+        TableName: bed.tableName,
+        Item: { key: { S: 'broken' }, ownerName: { S: 'someone' }, leaseDuration: { S: 'soon' }, recordVersionNumber: { S: randomUUID() } },
+      }),
+    );
+    const refused = await runCli(['run', ...connection(), 'broken', '--', 'true']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('Malformed lock item');
+    const unconfirmed = await runCli(['release', ...connection(), 'broken', '--force']);
+    expect(unconfirmed.code).toBe(2);
+
+    const result = await runCli(['release', ...connection(), 'broken', '--force', '--yes']);
+    expect(result.stderr).toContain('leaseDuration');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Released the malformed item "broken"');
+    expect(await bed.item('broken')).toBeUndefined();
+  });
+
+  it.each([
+    ['y', 0, 'Released "stuck"', undefined],
+    ['n', 1, 'Not released.', 'dead-host'],
+  ])('at a terminal, answering %j to its question exits with %d', async (answer, code, said, owner) => {
+    await putAbandonedLock('stuck', 'dead-host', 1_500);
+    const operator = new CliProcess(['release', ...connection(), 'stuck', '--force'], { terminal: true });
+    started.push(operator);
+    await waitUntil('the question', () => operator.stdout.includes('[y/N] '), { timeoutMs: 30_000 });
+    operator.type(`${answer}\n`);
+    const result = await operator.exited;
+
+    expect(result.stdout).toContain(said);
+    expect(result.code).toBe(code);
+    expect(await bed.owner('stuck')).toBe(owner);
+  });
+
+  it('at a terminal, asks before it clears a malformed item', async () => {
+    await bed.raw.send(
+      new PutItemCommand({ TableName: bed.tableName, Item: { key: { S: 'broken' }, ownerName: { S: 'someone' }, leaseDuration: { N: '20000' } } }),
+    );
+    const operator = new CliProcess(['release', ...connection(), 'broken', '--force'], { terminal: true });
+    started.push(operator);
+    await waitUntil('the question', () => operator.stdout.includes('[y/N] '), { timeoutMs: 30_000 });
+    expect(operator.stdout).toContain('leaseDuration  {"N":"20000"}');
+    operator.type('yes\n');
+    const result = await operator.exited;
+
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Released the malformed item "broken"');
+    expect(await bed.item('broken')).toBeUndefined();
   });
 
   it('asks before it deletes; without a terminal it wants --yes, and without --force it refuses', async () => {

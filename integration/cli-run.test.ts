@@ -10,7 +10,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { localEndpoint } from './support/aws.js';
-import { CliProcess, runCli } from './support/cli-process.js';
+import { CliProcess, cliEnvironment, isRunning, runCli } from './support/cli-process.js';
+import { FaultProxy, dynamoDBErrorReply } from './support/fault-proxy.js';
 import { LockTestBed, text, waitUntil } from './support/test-locks.js';
 
 let bed: LockTestBed;
@@ -32,15 +33,6 @@ afterEach(async () => {
 const connection = (): string[] => ['--endpoint', localEndpoint(), '--table', bed.tableName];
 /** `node -e SCRIPT ARGS...`: child commands that need nothing but Node. */
 const nodeScript = (script: string, ...args: string[]): string[] => [process.execPath, '-e', script, ...args];
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('run KEY -- COMMAND', () => {
   it("exits with the command's exit code, and releases the lock afterwards", async () => {
@@ -66,12 +58,63 @@ describe('run KEY -- COMMAND', () => {
     const atOnce = await runCli(['run', ...connection(), 'busy', '--', ...command]);
     expect(atOnce.code).toBe(75);
     expect(atOnce.stderr).toContain('busy-holder');
-    const afterTimeout = await runCli(['run', ...connection(), '--timeout', '1500ms', 'busy', '--', ...command]);
+    // A bare number is seconds, as for timeout(1).
+    const afterTimeout = await runCli(['run', ...connection(), '--timeout', '1.5', 'busy', '--', ...command]);
     expect(afterTimeout.code).toBe(75);
     expect(afterTimeout.stderr).toContain('within 1.5 s');
 
     expect(existsSync(marker)).toBe(false);
     expect(await bed.owner('busy')).toBe('busy-holder');
+  });
+
+  describe('exits with 1, not 75, when DynamoDB gives no usable answer: nobody is known to hold the lock', () => {
+    const marker = (): string => join(dir, 'ran');
+    const command = (): string[] => nodeScript("require('fs').writeFileSync(process.argv[1], 'ran')", marker());
+
+    it.each([[[]], [['--timeout', '1s']]])('refused connections (%j)', async (wait) => {
+      const proxy = await FaultProxy.start(localEndpoint());
+      await proxy.close(); // nothing listens on its port any more
+      const result = await runCli(['run', '--endpoint', proxy.endpoint, '--table', bed.tableName, ...wait, 'job', '--', ...command()]);
+      expect(result.stderr).toContain('ECONNREFUSED');
+      expect(result.code).toBe(1);
+      expect(existsSync(marker())).toBe(false);
+    });
+
+    it('no reply at all: every request is left unanswered', async () => {
+      const proxy = await FaultProxy.start(localEndpoint());
+      try {
+        proxy.blackhole();
+        // One attempt per call (the SDK reads AWS_MAX_ATTEMPTS), so that the test waits for one request timeout, not three.
+        const env = { ...cliEnvironment(), AWS_MAX_ATTEMPTS: '1' };
+        const result = await runCli(['run', '--endpoint', proxy.endpoint, '--table', bed.tableName, 'job', '--', ...command()], { env, timeoutMs: 45_000 });
+        expect(result.stderr).toContain('cannot reach DynamoDB');
+        expect(result.code).toBe(1);
+        expect(existsSync(marker())).toBe(false);
+      } finally {
+        await proxy.close();
+      }
+    }, 60_000);
+
+    it('throttled on every attempt', async () => {
+      const proxy = await FaultProxy.start(localEndpoint());
+      try {
+        proxy.setRule(() => ({ action: 'respond', reply: dynamoDBErrorReply('ThrottlingException') }));
+        const result = await runCli(['run', '--endpoint', proxy.endpoint, '--table', bed.tableName, 'job', '--', ...command()]);
+        expect(result.stderr).toContain('ThrottlingException');
+        expect(result.code).toBe(1);
+        expect(existsSync(marker())).toBe(false);
+      } finally {
+        await proxy.close();
+      }
+    });
+
+    it('credentials refused', async () => {
+      const env = { ...cliEnvironment(), AWS_ACCESS_KEY_ID: 'not_a_valid_key' };
+      const result = await runCli(['run', ...connection(), 'job', '--', ...command()], { env });
+      expect(result.stderr).toContain('credentials');
+      expect(result.code).toBe(1);
+      expect(existsSync(marker())).toBe(false);
+    });
   });
 
   it('never lets two runs on one key overlap: the second waits (--wait) until the first has exited', async () => {
@@ -102,11 +145,11 @@ describe('run KEY -- COMMAND', () => {
       "process.on('SIGTERM', () => fs.appendFileSync(log, 'SIGTERM\\n'));" +
       "fs.writeFileSync(log, 'started ' + process.pid + '\\n');" +
       'setInterval(() => {}, 1000);';
-    const run = new CliProcess(['run', ...connection(), '--lease', '1000', '--heartbeat', '250', '--grace', '500ms', 'stolen', '--', ...nodeScript(script, marker)]);
+    const run = new CliProcess(['run', ...connection(), '--lease', '2s', '--grace', '50ms', 'stolen', '--', ...nodeScript(script, marker)]);
     started.push(run);
     await waitUntil('the command started', () => existsSync(marker) && readFileSync(marker, 'utf8').includes('started'), { timeoutMs: 30_000 });
     const pid = Number(/started (\d+)/.exec(readFileSync(marker, 'utf8'))?.[1]);
-    expect(isAlive(pid)).toBe(true);
+    expect(isRunning(pid)).toBe(true);
     const stored = await bed.item('stolen');
     expect(JSON.parse(text(stored?.['data']?.B) as string)).toMatchObject({ pid: expect.any(Number), command: 'node' });
 
@@ -122,7 +165,7 @@ describe('run KEY -- COMMAND', () => {
     expect(result.code).toBe(76);
     expect(result.stderr).toContain('thief');
     expect(readFileSync(marker, 'utf8')).toContain('SIGTERM');
-    expect(isAlive(pid)).toBe(false);
+    expect(isRunning(pid)).toBe(false);
     expect(await bed.owner('stolen')).toBe('thief'); // the thief's lock is left alone
   }, 60_000);
 });

@@ -60,7 +60,7 @@ describe('examples/cron-job: a job under dynamodb-lock run', () => {
     const line = ['run', '--table', tableName, '--lease', '3s', 'nightly-report', '--', process.execPath, '--import', 'tsx', 'examples/cron-job/report.ts'];
     // Started together, like cron on two machines; the job outlasts both starts by far.
     const env = { ...cliEnvironment({ endpointFromEnv: true }), REPORT_STEP_MS: '2000' };
-    const machines = [new CliProcess(line, env), new CliProcess(line, env)];
+    const machines = [new CliProcess(line, { env }), new CliProcess(line, { env })];
     running.push(...machines);
     const results = await Promise.all(machines.map((machine) => machine.exited));
     const ran = results.find((result) => result.code === 0);

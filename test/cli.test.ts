@@ -3,6 +3,7 @@
  * process, and the pieces behind the output and the exit codes.
  */
 import { describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { LockTableDoesNotExistError } from '../src/index.js';
 import { COMMANDS, runCli } from '../src/cli/cli.js';
@@ -11,7 +12,7 @@ import { explainError } from '../src/cli/explain-error.js';
 import { parseCommandLine } from '../src/cli/flags.js';
 import type { CliIO } from '../src/cli/io.js';
 import { describeKey, lockJson, previewData } from '../src/cli/lock-format.js';
-import { runExitCode } from '../src/cli/supervised-child.js';
+import { runExitCode } from '../src/cli/watched-command.js';
 import { renderFields, renderTable } from '../src/cli/text-table.js';
 import { InterruptedError, UsageError } from '../src/cli/usage-error.js';
 import { watchEventOf } from '../src/cli/watch-command.js';
@@ -49,11 +50,32 @@ describe('help', () => {
     expect(out).toContain('--endpoint URL');
   });
 
+  it.each(COMMANDS.map((command) => [command.name]))('%s --help shows only its own flags, and each exit code once', async (name) => {
+    const command = COMMANDS.find((c) => c.name === name);
+    const { out } = await cli(name, '--help');
+    const shown = [...out.matchAll(/^ {2}(?:-\w, )?(?: {4})?--([\w-]+)/gm)].map((match) => match[1]);
+    const taken = new Set<string>(command?.flags);
+    for (const flag of ['lease', 'heartbeat', 'json']) expect(shown.includes(flag)).toBe(taken.has(flag));
+    const codes = [...(out.split('Exit codes:')[1]?.split('Examples:')[0] ?? '').matchAll(/^ {2}(\S+)/gm)].map((match) => match[1]);
+    expect(codes.length).toBeGreaterThan(2);
+    expect(new Set(codes).size).toBe(codes.length);
+  });
+
+  it('--version prints the version of the package, with or without a command', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const argv of [['--version'], ['list', '--version']]) {
+      const { code, out, err } = await cli(...argv);
+      expect({ code, out, err }).toEqual({ code: 0, out: `dynamodb-lock ${version}\n`, err: '' });
+    }
+  });
+
   it('--help and help list the commands and every exit code; no command at all is a usage error', async () => {
     const general = await cli('--help');
     expect(general.code).toBe(0);
     for (const command of COMMANDS) expect(general.out).toContain(`  ${command.name}`);
     for (const code of ['75', '76', '77', '128+N']) expect(general.out).toContain(`  ${code}`);
+    expect(general.out).toContain('Durations are seconds (20, 1.5) or a number with a unit');
+    expect((await cli('run', '--help')).out).toContain('Durations are seconds');
     expect((await cli('help', 'run')).out).toContain('Usage: dynamodb-lock run');
     const none = await cli();
     expect(none.code).toBe(2);
@@ -68,14 +90,17 @@ describe('usage errors exit with 2 before anything is started', () => {
     [['list', '--table'], "argument missing"],
     [['list'], '--table is required'],
     [['list', '--table', 'locks', '--wait'], '--wait does not apply to list'],
+    [['list', '--table', 'locks', '--lease', '5s'], '--lease does not apply to list'],
+    [['run', '--table', 'locks', '--json', 'job', '--', 'true'], '--json does not apply to run'],
     [['get', '--table', 'locks'], 'get needs KEY'],
     [['get', '--table', 'locks', 'a', 'b'], 'unexpected "b"'],
     [['get', '--table', 'locks', 'a', '--', 'echo'], 'only run takes a command after --'],
     [['run', '--table', 'locks', 'job'], 'run needs a command after --'],
     [['run', '--table', 'locks', '--wait', '--timeout', '5s', 'job', '--', 'true'], 'pass --wait or --timeout, not both'],
+    [['run', '--table', 'locks', '--grace', '10s', 'job', '--', 'true'], '--grace must be at most half the safety margin of the lease, 1 s with a lease of 20 s'],
     [['run', '--table', 'locks', '--timeout', 'soon', 'job', '--', 'true'], '--timeout must be a duration'],
-    [['run', '--table', 'locks', '--lease', '1s', '--heartbeat', '800ms', 'job', '--', 'true'], 'at least twice heartbeatPeriod'],
-    [['run', '--table', 'x', 'job', '--', 'true'], 'tableName must be 3 to 255 characters'],
+    [['run', '--table', 'locks', '--lease', '1s', '--heartbeat', '800ms', 'job', '--', 'true'], '--lease (1000 ms) must be at least twice --heartbeat (800 ms)'],
+    [['run', '--table', 'x', 'job', '--', 'true'], '--table must be 3 to 255 characters'],
     [['release', '--table', 'locks', 'job', '--yes'], 'pass --force'],
     [['release', '--table', 'locks', 'job', '--force'], 'pass --yes'],
     [['create-table', '--table', 'locks', '--billing-mode', 'free'], '--billing-mode must be on-demand or provisioned'],
@@ -103,17 +128,19 @@ describe('parseCommandLine', () => {
 
 describe('durations', () => {
   it.each([
-    ['1500', 1_500],
+    ['5', 5_000],
+    ['1.5', 1_500],
+    ['0.25', 250],
     ['500ms', 500],
     ['20s', 20_000],
     ['1.5s', 1_500],
     ['2m', 120_000],
     ['1h', 3_600_000],
-  ])('%s is %d ms', (text, ms) => {
+  ])('%s is %d ms (a bare number is seconds, as for timeout(1) and flock -w)', (text, ms) => {
     expect(parseDuration('lease', text)).toBe(ms);
   });
 
-  it.each(['', '0', '-5', '1.5', '10 minutes', '5d', 's'])('%j is refused with a UsageError naming the flag', (text) => {
+  it.each(['', '0', '-5', '0.0001', '1.5ms', '10 minutes', '5d', 's'])('%j is refused with a UsageError naming the flag', (text) => {
     expect(() => parseDuration('lease', text)).toThrow(UsageError);
     expect(() => parseDuration('lease', text)).toThrow(/--lease/);
   });
@@ -160,17 +187,17 @@ describe('showing locks', () => {
 });
 
 describe('exit codes', () => {
-  it("of run: the command's own, 128 + signal, 126/127 when it cannot start, 76 whenever the lock was lost", () => {
-    expect(runExitCode({ code: 0, signal: null }, false)).toBe(0);
-    expect(runExitCode({ code: 7, signal: null }, false)).toBe(7);
-    expect(runExitCode({ code: null, signal: 'SIGTERM' }, false)).toBe(143);
-    expect(runExitCode({ code: null, signal: 'SIGKILL' }, false)).toBe(137);
-    const enoent = Object.assign(new Error('spawn nope ENOENT'), { code: 'ENOENT' });
-    const eacces = Object.assign(new Error('spawn ./x EACCES'), { code: 'EACCES' });
-    expect(runExitCode({ code: null, signal: null, spawnError: enoent }, false)).toBe(127);
-    expect(runExitCode({ code: null, signal: null, spawnError: eacces }, false)).toBe(126);
-    expect(runExitCode({ code: 0, signal: null }, true)).toBe(76);
-    expect(runExitCode({ code: null, signal: 'SIGKILL' }, true)).toBe(76);
+  it("of run: the command's own, 128 + signal, 126/127 when it cannot start, 1 unwatched, 76 whenever the lock was lost", () => {
+    const exited = (code: number | null, signal: NodeJS.Signals | null) => ({ kind: 'exited', code, signal, expired: false }) as const;
+    expect(runExitCode(exited(0, null), false)).toBe(0);
+    expect(runExitCode(exited(7, null), false)).toBe(7);
+    expect(runExitCode(exited(null, 'SIGTERM'), false)).toBe(143);
+    expect(runExitCode(exited(null, 'SIGKILL'), false)).toBe(137);
+    expect(runExitCode({ kind: 'not-started', code: 'ENOENT', message: 'spawn nope ENOENT' }, false)).toBe(127);
+    expect(runExitCode({ kind: 'not-started', code: 'EACCES', message: 'spawn ./x EACCES' }, false)).toBe(126);
+    expect(runExitCode({ kind: 'unwatched', message: 'the watchdog process ended' }, false)).toBe(1);
+    expect(runExitCode(exited(0, null), true)).toBe(76);
+    expect(runExitCode(exited(null, 'SIGKILL'), true)).toBe(76);
   });
 
   it('of errors, each with a hint that names the fix', () => {

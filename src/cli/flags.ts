@@ -27,16 +27,17 @@ export const FLAGS = Object.freeze({
     description: 'DynamoDB endpoint (default: AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL, else AWS)',
   },
   region: { type: 'string', value: 'REGION', description: 'AWS region (default: AWS_REGION, AWS_DEFAULT_REGION or ~/.aws/config)' },
-  'partition-key-name': { type: 'string', value: 'NAME', description: 'partition key attribute of the table (default "key")' },
-  'sort-key-name': { type: 'string', value: 'NAME', description: 'sort key attribute, if the table has one' },
-  lease: { type: 'string', value: 'DURATION', description: 'lease of the locks run takes (default 20s)' },
-  heartbeat: { type: 'string', value: 'DURATION', description: 'time between heartbeats of run (default a quarter of the lease)' },
+  'partition-key-name': { type: 'string', value: 'NAME', description: 'partition key attribute (default: read from the table; "key" for create-table)' },
+  'sort-key-name': { type: 'string', value: 'NAME', description: 'sort key attribute (default: read from the table; none for create-table)' },
+  lease: { type: 'string', value: 'DURATION', description: 'lease of the lock (default 20s)' },
+  heartbeat: { type: 'string', value: 'DURATION', description: 'time between heartbeats (default a quarter of the lease)' },
   local: {
     type: 'boolean',
     description: 'start a private in-memory DynamoDB Local with the table, for this command only (needs Java)',
   },
   json: { type: 'boolean', description: 'print JSON for scripts instead of text for people' },
   help: { type: 'boolean', short: 'h', description: 'show help' },
+  version: { type: 'boolean', description: 'print the version of dynamodb-lock' },
 
   'sort-key': { type: 'string', value: 'VALUE', description: "the lock's sort key value (tables with a sort key)" },
   'billing-mode': { type: 'string', value: 'MODE', description: 'on-demand (default) or provisioned' },
@@ -45,6 +46,10 @@ export const FLAGS = Object.freeze({
   'if-not-exists': { type: 'boolean', description: 'succeed if the table already exists with the same keys' },
   interval: { type: 'string', value: 'DURATION', description: 'time between two reads (default 1s)' },
   force: { type: 'boolean', description: 'required: you override whoever holds the lock' },
+  now: {
+    type: 'boolean',
+    description: 'delete at once, without watching the RVN for a lease: only if you know the holder is gone',
+  },
   yes: { type: 'boolean', short: 'y', description: 'do not ask for confirmation' },
   rvn: {
     type: 'string',
@@ -56,7 +61,7 @@ export const FLAGS = Object.freeze({
   grace: {
     type: 'string',
     value: 'DURATION',
-    description: 'after the lock is lost, time between SIGTERM and SIGKILL of the command (default 10s)',
+    description: 'longest time from SIGTERM to SIGKILL once the lock is lost (default and most: half the safety margin)',
   },
   owner: { type: 'string', value: 'NAME', description: 'owner name written on the lock (default: host name + a random UUID)' },
   data: { type: 'string', value: 'TEXT', description: 'data stored with the lock (default: JSON with host, pid and command name)' },
@@ -73,10 +78,7 @@ export const CONNECTION_FLAGS: readonly FlagName[] = Object.freeze([
   'region',
   'partition-key-name',
   'sort-key-name',
-  'lease',
-  'heartbeat',
   'local',
-  'json',
   'help',
 ]);
 

@@ -13,7 +13,7 @@ export const getCommand: Command = {
     'Reads one lock consistently and shows its owner, lease, record version number (RVN) and data.\n' +
     'Exits with 3 when nobody holds it (no item, or a released one). With --json, prints the lock as\n' +
     'an object, or null.',
-  flags: ['sort-key'],
+  flags: ['sort-key', 'json'],
   arguments: { min: 1, max: 1, names: 'KEY' },
   exitCodes: [['3', 'nobody holds the lock']],
   examples: ['dynamodb-lock get --table locks nightly-report', 'dynamodb-lock get --table locks nightly-report --json | jq -r .ownerName'],
@@ -22,6 +22,7 @@ export const getCommand: Command = {
     const sortKey = flags.string('sort-key');
     const connection = await connect();
     try {
+      connection.lockKey(key, sortKey);
       const lock = await connection.client.getLock(key, { sortKey, signal: interrupted });
       if (flags.boolean('json')) {
         io.out(`${JSON.stringify(lock === undefined ? null : lockJson(lock), null, 2)}\n`);

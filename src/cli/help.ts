@@ -1,5 +1,6 @@
 /** The text of `--help`: the command list, each command's usage, flags, exit codes and examples. */
 import type { Command } from './command.js';
+import { DURATION_SYNTAX } from './durations.js';
 import { CONNECTION_FLAGS, FLAGS, type FlagName, type FlagSpec } from './flags.js';
 
 const PROGRAM = 'dynamodb-lock';
@@ -19,9 +20,18 @@ function codeLines(codes: readonly (readonly [string, string])[]): string[] {
   return codes.map(([code, meaning]) => `  ${code.padEnd(width)}  ${meaning}`);
 }
 
+/** The common exit codes, each replaced by the command's own wording where it gives one, then the command's others. */
+function commandCodes(command: Command): (readonly [string, string])[] {
+  const own = new Map(command.exitCodes);
+  return [
+    ...COMMON_EXIT_CODES.map(([code, meaning]) => [code, own.get(code) ?? meaning] as const),
+    ...command.exitCodes.filter(([code]) => !COMMON_EXIT_CODES.some(([common]) => common === code)),
+  ];
+}
+
 const COMMON_EXIT_CODES: readonly (readonly [string, string])[] = [
   ['0', 'success'],
-  ['1', 'error: DynamoDB unreachable, table missing, no credentials, …'],
+  ['1', 'error: DynamoDB unreachable or throttled, credentials missing or refused, table missing, …'],
   ['2', 'usage error: unknown flag, missing argument, bad value'],
 ];
 
@@ -36,19 +46,19 @@ export function generalHelp(commands: readonly Command[]): string {
     ...commands.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`),
     '',
     'Flags of every command:',
-    ...flagLines(CONNECTION_FLAGS),
+    ...flagLines([...CONNECTION_FLAGS, 'version']),
     '',
     'Region, credentials and endpoint also come from the standard AWS environment (AWS_REGION,',
     'AWS_PROFILE, AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL_DYNAMODB, ~/.aws/config, instance roles, …).',
-    'Durations are milliseconds, or a number with a unit: 500ms, 20s, 5m, 1h.',
+    DURATION_SYNTAX,
     '',
     'Exit codes:',
     ...codeLines([
       ...COMMON_EXIT_CODES,
       ['3', 'get, release: nobody holds the lock'],
-      ['75', 'run: lock not acquired (held by someone else, or --timeout passed)'],
+      ['75', 'run: someone else holds the lock (at once, or still when --timeout passed)'],
       ['76', 'run: lock lost while the command ran; the command was terminated'],
-      ['77', 'release: refused, the lock changed since it was read'],
+      ['77', 'release: refused, the lock changed while it was watched (its holder is alive)'],
       ['126, 127', 'run: the command could not be executed, or was not found'],
       ['128+N', 'run: the command was killed by signal N; any command: interrupted by signal N'],
       ['other', "run: the command's own exit code"],
@@ -70,9 +80,10 @@ export function commandHelp(command: Command): string {
     '',
     'Flags of every command:',
     ...flagLines(CONNECTION_FLAGS),
+    ...([...command.flags, ...CONNECTION_FLAGS].some((name) => (FLAGS[name] as FlagSpec).value === 'DURATION') ? ['', DURATION_SYNTAX] : []),
     '',
     'Exit codes:',
-    ...codeLines([...COMMON_EXIT_CODES, ...command.exitCodes]),
+    ...codeLines(commandCodes(command)),
     '',
     'Examples:',
     ...command.examples.map((example) => `  ${example}`),

@@ -13,7 +13,7 @@ export const listCommand: Command = {
     'Lists every lock item in the table (a consistent Scan): key, sort key, owner, lease, record version\n' +
     'number (RVN), whether it is released, and a preview of its data. With --json, an array of objects\n' +
     'with the full data as dataText (when it is UTF-8) and dataBase64.',
-  flags: [],
+  flags: ['json'],
   arguments: { min: 0, max: 0, names: '' },
   exitCodes: [],
   examples: ['dynamodb-lock list --table locks', "dynamodb-lock list --table locks --json | jq '.[] | select(.isReleased | not)'"],

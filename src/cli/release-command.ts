@@ -1,43 +1,72 @@
 /**
  * `dynamodb-lock release KEY --force`: the operator's override for a stuck
- * lock. The delete is conditioned on the owner and RVN just read (Java's own
- * release condition), so it never clears a lock that moved on in between: a
- * holder that still heartbeats, or a new holder.
+ * lock. By default it deletes a lock only once its record version number
+ * has stood still for the holder's whole lease while it watched, the rule a
+ * waiting Java client follows before it takes a lock over: a live holder
+ * changes the RVN with every heartbeat, so its lock is never taken. The
+ * delete is conditioned on the owner and RVN watched (Java's own release
+ * condition). `--now` skips the wait for an operator who knows the holder is
+ * gone. An item that does not decode is shown as it is and deleted only while
+ * it is unchanged.
  */
+import { DeleteItemCommand, GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { systemClock } from '../clock.js';
 import { isConditionalCheckFailed, itemOfFailedCondition } from '../dynamodb-errors.js';
+import { isMalformedLockItemError, type MalformedLockItemError } from '../errors.js';
 import { explainTableError } from '../lock-table.js';
 import { LockSnapshot } from '../lock.js';
-import { buildReleaseRequest, decodeLockItem, withOldItemOnConditionFailure } from '../protocol/index.js';
+import { classifyFailedWrite } from '../write-outcome.js';
+import {
+  buildGetLockRequest,
+  buildReleaseRequest,
+  decodeLockItem,
+  withOldItemOnConditionFailure,
+  type LockItem,
+  type LockKey,
+  type LockRecord,
+  type LockTable,
+} from '../protocol/index.js';
 import { sendWrite } from '../send-write.js';
 import type { Command } from './command.js';
 import { confirm } from './confirm.js';
 import { formatDuration } from './durations.js';
 import { ExitCode } from './exit-codes.js';
+import type { CliIO } from './io.js';
+import { deleteItemAsRead, itemFields } from './item-as-read.js';
 import { describeKey, lockJson, previewData } from './lock-format.js';
+import { watchUntilStandStill, type StandStillOutcome } from './stand-still.js';
 import { renderFields } from './text-table.js';
 import { UsageError } from './usage-error.js';
 
 export const releaseCommand: Command = {
   name: 'release',
-  synopsis: 'KEY --force [--yes] [--rvn RVN] [--sort-key VALUE]',
+  synopsis: 'KEY --force [--now] [--yes] [--rvn RVN] [--sort-key VALUE]',
   summary: 'clear a stuck lock (operator override)',
   description:
-    "Deletes a lock someone else holds: for a lock whose holder died or hangs, so that nobody has to\n" +
-    'wait out its lease. It reads the lock, shows it, asks for confirmation (unless --yes), and deletes\n' +
-    'it only if it still has the owner and record version number (RVN) it read, or the RVN given with\n' +
-    '--rvn. A holder that is still alive writes a new RVN with every heartbeat, so the release refuses\n' +
-    '(exit 77) rather than take a lock from a live holder; that holder would also learn of it only at\n' +
-    'its next heartbeat. Without a terminal, --yes is required.',
-  flags: ['sort-key', 'force', 'yes', 'rvn'],
+    'Deletes a lock someone else holds, when its holder died or hangs. It reads the lock, shows it and\n' +
+    'asks for confirmation (unless --yes), and watches it: it deletes the lock only once its record\n' +
+    "version number (RVN) has stood still for the holder's whole lease, the rule by which a waiting\n" +
+    'client takes a lock over. A holder that is alive writes a new RVN with every heartbeat, so its\n' +
+    'lock is never taken: the release refuses with 77 as soon as the RVN moves.\n' +
+    '\n' +
+    '--now deletes at once, without watching, for when you know the holder is gone. If it is not, it\n' +
+    'goes on working until its next heartbeat is refused, or for good if it never checks, while\n' +
+    'another client may take the lock at once: two holders.\n' +
+    '\n' +
+    '--rvn refuses unless the lock has that RVN (e.g. from get). An item that is not a valid lock (no\n' +
+    'client can acquire it) is shown attribute by attribute and deleted, after the same confirmation,\n' +
+    'only if it is still as shown. Without a terminal, --yes is required.',
+  flags: ['sort-key', 'force', 'now', 'yes', 'rvn', 'json'],
   arguments: { min: 1, max: 1, names: 'KEY' },
   exitCodes: [
-    ['1', 'not confirmed'],
+    ['1', 'error (DynamoDB unreachable, table missing, …), or the confirmation was declined'],
     ['3', 'nobody holds the lock'],
-    ['77', 'refused: the lock changed (new RVN or holder) since it was read, or differs from --rvn'],
+    ['77', 'refused: the lock changed while it was watched (its holder is alive), or differs from --rvn'],
   ],
   examples: [
     'dynamodb-lock release --table locks nightly-report --force',
     'dynamodb-lock release --table locks nightly-report --force --yes --rvn 0b7c3f1e-…',
+    'dynamodb-lock release --table locks nightly-report --force --now    # the holder is known to be gone',
   ],
   async run({ flags, io, positionals, connect, interrupted }) {
     if (!flags.boolean('force')) {
@@ -45,66 +74,220 @@ export const releaseCommand: Command = {
     }
     const partitionKey = positionals[0] as string;
     const sortKey = flags.string('sort-key');
-    const expectedRvn = flags.string('rvn');
-    const json = flags.boolean('json');
-    const key = describeKey(partitionKey, sortKey);
-    const report = (released: boolean, text: string, lock: LockSnapshot | undefined, current?: LockSnapshot): void => {
-      if (json) {
-        io.out(`${JSON.stringify({ released, lock: lock === undefined ? null : lockJson(lock), ...(current === undefined ? {} : { current: lockJson(current) }) })}\n`);
-      } else {
-        io.out(text);
-      }
-    };
-    if (!flags.boolean('yes') && io.stdin.isTTY !== true) {
+    const ask = !flags.boolean('yes');
+    if (ask && io.stdin.isTTY !== true) {
       throw new UsageError('release asks for confirmation on a terminal; pass --yes to release without asking', 'release');
     }
-
     const connection = await connect();
     try {
-      const { client, dynamoDB, table } = connection;
-      const read = await client.getLock(partitionKey, { sortKey, signal: interrupted });
-      // A client that has just been made holds nothing: what it reads is someone else's lock.
-      const lock = read as LockSnapshot | undefined;
-      if (lock === undefined) {
-        report(false, `Nobody holds ${key}; nothing to release.\n`, undefined);
-        return ExitCode.noSuchLock;
-      }
-      if (expectedRvn !== undefined && expectedRvn !== lock.recordVersionNumber) {
-        report(false, `Not released: ${key} has RVN ${lock.recordVersionNumber} (owner ${lock.ownerName}), not ${expectedRvn}: it moved on.\n`, lock);
-        return ExitCode.lockChanged;
-      }
-      if (!flags.boolean('yes')) {
-        io.err(
-          renderFields([
-            ['key', key],
-            ['owner', lock.ownerName],
-            ['lease', formatDuration(lock.leaseDuration)],
-            ['rvn', lock.recordVersionNumber],
-            ['data', previewData(lock.data)],
-          ]),
-        );
-        if (!(await confirm(io, `Delete this lock, taking it from ${lock.ownerName}?`, interrupted))) {
-          report(false, 'Not released.\n', lock);
-          return ExitCode.error;
-        }
-      }
-      const request = withOldItemOnConditionFailure(buildReleaseRequest(table, lock, { deleteLock: true }));
-      try {
-        await sendWrite(dynamoDB, request, interrupted);
-      } catch (error) {
-        if (!isConditionalCheckFailed(error)) throw await explainTableError(dynamoDB, table, error);
-        // The refusal carries the item as it is now (ALL_OLD): no second read needed to say who has it.
-        const item = itemOfFailedCondition(error);
-        const record = item === undefined || Object.keys(item).length === 0 ? undefined : decodeLockItem(table, item);
-        const current = record === undefined || record.isReleased ? undefined : new LockSnapshot(record, performance.now());
-        const what = current === undefined ? 'it was released meanwhile' : `it is now held by ${current.ownerName} with RVN ${current.recordVersionNumber}`;
-        report(false, `Not released: ${key} changed since it was read (${what}).\n`, lock, current);
-        return ExitCode.lockChanged;
-      }
-      report(true, `Released ${key} (it was held by ${lock.ownerName}, RVN ${lock.recordVersionNumber}).\n`, lock);
-      return ExitCode.ok;
+      const { dynamoDB, table } = connection;
+      const release = new Release(io, dynamoDB, table, connection.lockKey(partitionKey, sortKey), {
+        ask,
+        now: flags.boolean('now'),
+        json: flags.boolean('json'),
+        expectedRvn: flags.string('rvn'),
+        interrupted,
+      });
+      return await release.run();
     } finally {
       await connection.close();
     }
   },
 };
+
+interface ReleaseChoice {
+  readonly ask: boolean;
+  readonly now: boolean;
+  readonly json: boolean;
+  readonly expectedRvn: string | undefined;
+  readonly interrupted: AbortSignal;
+}
+
+/** A forced delete writes no RVN of its own: a failed condition is never our own earlier attempt. */
+const NO_WRITES_OF_OURS = { ownerName: '', recordVersionNumbers: [] };
+
+/** What a release found, for its output. */
+interface Report {
+  readonly released: boolean;
+  readonly text: string;
+  readonly lock?: LockRecord | undefined;
+  readonly current?: LockRecord | undefined;
+  readonly malformed?: MalformedLockItemError | undefined;
+}
+
+class Release {
+  readonly #io: CliIO;
+  readonly #dynamoDB: DynamoDBClient;
+  readonly #table: LockTable;
+  readonly #key: LockKey;
+  readonly #choice: ReleaseChoice;
+  readonly #shown: string;
+
+  constructor(io: CliIO, dynamoDB: DynamoDBClient, table: LockTable, key: LockKey, choice: ReleaseChoice) {
+    this.#io = io;
+    this.#dynamoDB = dynamoDB;
+    this.#table = table;
+    this.#key = key;
+    this.#choice = choice;
+    this.#shown = describeKey(key.partitionKey, key.sortKey);
+  }
+
+  async run(): Promise<number> {
+    const { interrupted } = this.#choice;
+    const item = await this.#read();
+    const lookupTime = systemClock.now();
+    if (item === undefined) return this.#report(ExitCode.noSuchLock, { released: false, text: `Nobody holds ${this.#shown}; nothing to release.\n` });
+    let record: LockRecord;
+    try {
+      record = decodeLockItem(this.#table, item);
+    } catch (error) {
+      if (!isMalformedLockItemError(error)) throw error;
+      return this.#releaseMalformed(item, error);
+    }
+    if (record.isReleased) return this.#report(ExitCode.noSuchLock, { released: false, text: `Nobody holds ${this.#shown}; nothing to release.\n`, lock: record });
+    const expected = this.#choice.expectedRvn;
+    if (expected !== undefined && expected !== record.recordVersionNumber) {
+      const text = `Not released: ${this.#shown} has RVN ${record.recordVersionNumber} (owner ${record.ownerName}), not ${expected}: it moved on.\n`;
+      return this.#report(ExitCode.lockChanged, { released: false, text, lock: record });
+    }
+
+    const stop = new AbortController();
+    const signal = AbortSignal.any([interrupted, stop.signal]);
+    if (this.#choice.ask) this.#show(record);
+    const watching = this.#watch(record, lookupTime, stop, signal);
+    if (this.#choice.ask && !(await this.#confirm(record, stop, signal))) {
+      stop.abort();
+      await watching.catch(() => undefined);
+      return this.#report(ExitCode.error, { released: false, text: 'Not released.\n', lock: record });
+    }
+    const outcome = await watching;
+    if (outcome.kind === 'moved') return this.#reportMoved(record, outcome.current, 'while it was watched');
+    return this.#delete(record);
+  }
+
+  #show(record: LockRecord): void {
+    this.#io.err(
+      renderFields([
+        ['key', this.#shown],
+        ['owner', record.ownerName],
+        ['lease', formatDuration(record.leaseDurationMs)],
+        ['rvn', record.recordVersionNumber],
+        ['data', previewData(record.data)],
+      ]),
+    );
+  }
+
+  /** Watches the lock read at `lookupTime` until its RVN stood still for its lease (at once with --now); aborts `stop` if it moves on. */
+  #watch(record: LockRecord, lookupTime: number, stop: AbortController, signal: AbortSignal): Promise<StandStillOutcome> {
+    if (this.#choice.now) return Promise.resolve({ kind: 'stood-still' });
+    this.#io.err(
+      `dynamodb-lock: waiting until RVN ${record.recordVersionNumber} has stood still for its lease (${formatDuration(record.leaseDurationMs)}): ` +
+        'a holder that is alive changes it with every heartbeat (--now does not wait)\n',
+    );
+    const watching = watchUntilStandStill(this.#dynamoDB, this.#table, { record, lookupTime }, signal);
+    watching.then((outcome) => outcome.kind === 'moved' && stop.abort(), () => undefined);
+    return watching;
+  }
+
+  /** The operator's answer; true too when the lock moved on while the question was open (the watch then tells how). */
+  async #confirm(record: LockRecord, stop: AbortController, signal: AbortSignal): Promise<boolean> {
+    try {
+      return await confirm(this.#io, `Delete this lock, taking it from ${record.ownerName}?`, signal);
+    } catch (error) {
+      if (this.#choice.interrupted.aborted || !stop.signal.aborted) throw error;
+      this.#io.err('\n');
+      return true;
+    }
+  }
+
+  async #read(): Promise<LockItem | undefined> {
+    try {
+      const output = await this.#dynamoDB.send(new GetItemCommand(buildGetLockRequest(this.#table, this.#key)), { abortSignal: this.#choice.interrupted });
+      return output.Item === undefined || Object.keys(output.Item).length === 0 ? undefined : output.Item;
+    } catch (error) {
+      throw await explainTableError(this.#dynamoDB, this.#table, error);
+    }
+  }
+
+  async #delete(record: LockRecord): Promise<number> {
+    const request = withOldItemOnConditionFailure(buildReleaseRequest(this.#table, record, { deleteLock: true }));
+    const outcome = await this.#send(() => sendWrite(this.#dynamoDB, request, this.#choice.interrupted));
+    if (outcome.refused) return this.#reportMoved(record, this.#heldIn(outcome.current), 'since it was read');
+    return this.#report(ExitCode.ok, {
+      released: true,
+      text: `Released ${this.#shown} (it was held by ${record.ownerName}, RVN ${record.recordVersionNumber}).\n`,
+      lock: record,
+    });
+  }
+
+  async #releaseMalformed(item: LockItem, error: MalformedLockItemError): Promise<number> {
+    this.#io.err(`dynamodb-lock: ${error.message}; no client can acquire it. The item:\n${renderFields(itemFields(item))}`);
+    if (this.#choice.ask && !(await confirm(this.#io, 'Delete this item?', this.#choice.interrupted))) {
+      return this.#report(ExitCode.error, { released: false, text: 'Not released.\n', malformed: error });
+    }
+    const request = deleteItemAsRead(this.#table, this.#key, item);
+    const outcome = await this.#send(() => this.#dynamoDB.send(new DeleteItemCommand(request), { abortSignal: this.#choice.interrupted }));
+    if (outcome.refused) {
+      const now = outcome.current === undefined ? 'it is gone' : 'it was written meanwhile';
+      return this.#report(ExitCode.lockChanged, { released: false, text: `Not released: the item ${this.#shown} changed since it was read (${now}).\n`, malformed: error });
+    }
+    return this.#report(ExitCode.ok, { released: true, text: `Released the malformed item ${this.#shown}.\n`, malformed: error });
+  }
+
+  /** Sends a conditional delete; when its condition fails, the item as it is now comes with the refusal. */
+  async #send(write: () => Promise<unknown>): Promise<{ readonly refused: false } | { readonly refused: true; readonly current: LockItem | undefined }> {
+    try {
+      await write();
+      return { refused: false };
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) {
+        const item = itemOfFailedCondition(error);
+        return { refused: true, current: item === undefined || Object.keys(item).length === 0 ? undefined : item };
+      }
+      if (!this.#choice.interrupted.aborted && classifyFailedWrite(error, NO_WRITES_OF_OURS).outcome !== 'unapplied') {
+        throw new Error(`the delete of ${this.#shown} got no answer, or a server error, so it may or may not have been applied: see dynamodb-lock get`, {
+          cause: error,
+        });
+      }
+      throw await explainTableError(this.#dynamoDB, this.#table, error);
+    }
+  }
+
+  /** The lock someone holds in `item`, if it is one. */
+  #heldIn(item: LockItem | undefined): LockRecord | undefined {
+    if (item === undefined) return undefined;
+    try {
+      const record = decodeLockItem(this.#table, item);
+      return record.isReleased ? undefined : record;
+    } catch {
+      return undefined;
+    }
+  }
+
+  #reportMoved(record: LockRecord, current: LockRecord | undefined, when: string): number {
+    if (current === undefined) {
+      // The holder released it, or an attempt of this very delete whose reply was lost went through.
+      return this.#report(ExitCode.noSuchLock, { released: false, text: `Not released: nobody holds ${this.#shown} any more.\n`, lock: record });
+    }
+    const alive = current.ownerName === record.ownerName ? 'its holder is alive' : 'another client took it';
+    const text = `Not released: ${this.#shown} changed ${when}: ${alive} (now owner ${current.ownerName}, RVN ${current.recordVersionNumber}).\n`;
+    return this.#report(ExitCode.lockChanged, { released: false, text, lock: record, current });
+  }
+
+  #report(code: number, report: Report): number {
+    if (!this.#choice.json) {
+      this.#io.out(report.text);
+      return code;
+    }
+    const snapshot = (record: LockRecord | undefined) => (record === undefined ? null : lockJson(new LockSnapshot(record, systemClock.now())));
+    this.#io.out(
+      `${JSON.stringify({
+        released: report.released,
+        lock: snapshot(report.lock),
+        ...(report.current === undefined ? {} : { current: snapshot(report.current) }),
+        ...(report.malformed === undefined ? {} : { malformed: report.malformed.message }),
+      })}\n`,
+    );
+    return code;
+  }
+}

@@ -1,33 +1,45 @@
 /**
  * `dynamodb-lock run KEY -- COMMAND [ARGS...]`: flock across machines. Takes
  * the lock (or gives up at once, or after --timeout), runs the command while
- * heartbeats keep the lock, and releases it when the command exits. Should
- * the lock be lost meanwhile, the command is stopped: SIGTERM, then SIGKILL.
+ * heartbeats keep the lock, and releases it when the command exits.
+ *
+ * The command never outlives the lock: another client can take a lock over
+ * no earlier than one safety margin after the holder's safe time ended (its
+ * lease minus that margin after the last confirmed write). So the command's
+ * process group gets SIGTERM when the lock is lost, or when its safe time
+ * ends without a renewal, and SIGKILL at most half a safety margin later.
+ * A watchdog process enforces those deadlines (watched-command.ts), also
+ * when dynamodb-lock itself is killed or stalls.
  */
 import { hostname } from 'node:os';
 import { basename } from 'node:path';
+import { systemClock } from '../clock.js';
 import { deadline } from '../deadline.js';
-import { LockCurrentlyUnavailableError, LockNotGrantedError } from '../errors.js';
+import { DynamoDBUnavailableError, LockCurrentlyUnavailableError, LockNotGrantedError, type LockHolder } from '../errors.js';
 import type { LockClient } from '../lock-client.js';
 import type { Lock } from '../lock.js';
+import type { LockTable } from '../protocol/index.js';
 import type { Command } from './command.js';
+import type { LeaseTimes } from './connection.js';
 import { formatDuration } from './durations.js';
 import { ExitCode } from './exit-codes.js';
 import type { CliIO } from './io.js';
 import { describeKey } from './lock-format.js';
 import { SignalRelay } from './signal-relay.js';
-import { SupervisedChild, runExitCode } from './supervised-child.js';
 import { InterruptedError, UsageError } from './usage-error.js';
+import { runExitCode, WatchedCommand, type CommandExit } from './watched-command.js';
+import { machineClockMs, type Deadlines } from './watchdog-messages.js';
+import { safetyMarginFor } from '../options.js';
 
 /** Signals passed on to the command while it runs. */
 const FORWARDED_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
-const DEFAULT_GRACE_MS = 10_000;
 /** The release after the command may take this long; if it fails, the lock lapses after its lease. */
 const RELEASE_TIMEOUT_MS = 5_000;
 
 export const runCommand: Command = {
   name: 'run',
-  synopsis: 'KEY [--wait | --timeout DURATION] [--grace DURATION] [--owner NAME] [--data TEXT] [--sort-key VALUE] -- COMMAND [ARGS...]',
+  synopsis:
+    'KEY [--wait | --timeout DURATION] [--lease DURATION] [--heartbeat DURATION] [--grace DURATION] [--owner NAME] [--data TEXT] [--sort-key VALUE] -- COMMAND [ARGS...]',
   summary: 'run a command while holding a lock (flock across machines)',
   description:
     'Takes the lock KEY, runs COMMAND while heartbeats keep the lock, releases the lock when COMMAND\n' +
@@ -35,18 +47,26 @@ export const runCommand: Command = {
     'someone else holds the lock it exits with 75 at once (what a cron job on many machines wants).\n' +
     '--wait waits as long as it takes; --timeout waits at most that long. A lock whose holder died is\n' +
     'taken over once its record version number stood still for its lease, so only a wait longer than\n' +
-    'the lease gets past a dead holder.\n' +
+    'the lease gets past a dead holder. When DynamoDB does not answer (unreachable, throttled, refused\n' +
+    'credentials), it exits with 1 and the reason, never with 75: nobody is known to hold the lock.\n' +
     '\n' +
-    'COMMAND runs in its own process group with the same stdin, stdout and stderr. SIGINT, SIGTERM,\n' +
-    'SIGHUP and SIGQUIT sent to dynamodb-lock are passed on to it. If the lock is lost while it runs\n' +
-    '(taken over after missed heartbeats, or released by an operator), COMMAND gets SIGTERM, then\n' +
-    'SIGKILL after --grace (default 10s); dynamodb-lock then exits with 76. The lock stores --data,\n' +
-    'by default JSON with the host name, pid and command name, which list and get show.',
-  flags: ['sort-key', 'wait', 'timeout', 'grace', 'owner', 'data'],
+    'COMMAND runs in a process group of its own with the same stdin, stdout and stderr, and finds the\n' +
+    'lock in DYNAMODB_LOCK_TABLE, DYNAMODB_LOCK_KEY, DYNAMODB_LOCK_SORT_KEY (with a sort key),\n' +
+    'DYNAMODB_LOCK_OWNER and DYNAMODB_LOCK_RVN (the RVN it was acquired with). SIGINT, SIGTERM, SIGHUP\n' +
+    'and SIGQUIT sent to dynamodb-lock are passed on to it.\n' +
+    '\n' +
+    'COMMAND never outlives the lock. When the lock is lost (taken over, released by an operator, or\n' +
+    'not renewed within its lease minus the safety margin, a tenth of the lease), its whole process\n' +
+    'group gets SIGTERM, and SIGKILL half a safety margin later (sooner with --grace), before any other\n' +
+    'client can take the lock; dynamodb-lock then exits with 76. A watchdog process does this even\n' +
+    'when dynamodb-lock is killed (SIGKILL too) or stopped. When COMMAND exits, whatever it left\n' +
+    'running in its process group is killed before the lock is released. The lock stores --data, by\n' +
+    'default JSON with the host name, pid and command name, which list and get show.',
+  flags: ['sort-key', 'wait', 'timeout', 'grace', 'lease', 'heartbeat', 'owner', 'data'],
   arguments: { min: 1, max: 1, names: 'KEY' },
   exitCodes: [
     ['N', "COMMAND's exit code"],
-    ['75', 'lock not acquired: held by someone else, or --timeout passed'],
+    ['75', 'someone else holds the lock (at once, or still when --timeout passed)'],
     ['76', 'lock lost while COMMAND ran; COMMAND was terminated'],
     ['126, 127', 'COMMAND could not be executed, or was not found'],
     ['128+N', 'COMMAND was killed by signal N (or dynamodb-lock was, while waiting)'],
@@ -57,7 +77,7 @@ export const runCommand: Command = {
     'dynamodb-lock run --table locks --timeout 5m --lease 30s db-migration -- npm run migrate',
   ],
   handlesSignals: true,
-  async run({ flags, io, positionals, commandArgv, connect }) {
+  async run({ flags, io, positionals, commandArgv, lease, connect }) {
     const [program, ...args] = commandArgv;
     if (program === undefined) throw new UsageError('run needs a command after --: dynamodb-lock run KEY -- COMMAND [ARGS...]', 'run');
     const partitionKey = positionals[0] as string;
@@ -65,7 +85,7 @@ export const runCommand: Command = {
     const wait = flags.boolean('wait');
     const timeout = flags.duration('timeout');
     if (wait && timeout !== undefined) throw new UsageError('pass --wait or --timeout, not both', 'run');
-    const graceMs = flags.duration('grace') ?? DEFAULT_GRACE_MS;
+    const graceMs = graceOf(flags.duration('grace'), lease);
     const data = flags.string('data') ?? JSON.stringify({ host: hostname(), pid: process.pid, command: basename(program) });
     const key = describeKey(partitionKey, sortKey);
 
@@ -74,6 +94,7 @@ export const runCommand: Command = {
     try {
       const connection = await connect();
       try {
+        connection.lockKey(partitionKey, sortKey);
         interrupt.signal.throwIfAborted();
         const lock = await acquire(connection.client, io, key, partitionKey, {
           sortKey,
@@ -83,26 +104,23 @@ export const runCommand: Command = {
         });
         if (lock === undefined) return ExitCode.notAcquired;
 
-        const child = new SupervisedChild(program, args, io.env);
-        signals.handler = (signal) => child.signal(signal);
+        const deadlines = (): Deadlines => deadlinesOf(lock, graceMs);
+        const command = new WatchedCommand({ program, args, env: { ...io.env, ...lockEnvironment(connection.table, lock) }, deadlines: deadlines(), graceMs });
+        signals.handler = (signal) => command.signal(signal);
+        const renewals = connection.client.on('heartbeat', () => command.renew(deadlines()));
         const onLost = (): void => {
           io.err(`dynamodb-lock: ${(lock.signal.reason as Error).message}; sending SIGTERM to the command (SIGKILL in ${formatDuration(graceMs)})\n`);
-          child.terminate(graceMs);
+          command.stop();
         };
         lock.signal.addEventListener('abort', onLost, { once: true });
-        const exit = await child.exited;
-        lock.signal.removeEventListener('abort', onLost);
-        const noticedWhileRunning = lock.signal.aborted;
-        const lost = noticedWhileRunning || !isStillHeld(lock);
-        if (lost) {
-          // The lock is gone: nothing the command left running may go on.
-          child.signal('SIGKILL');
-          if (!noticedWhileRunning) io.err(`dynamodb-lock: ${(lock.signal.reason as Error).message}, before the command exited\n`);
-        } else {
-          await release(lock, io);
+        let exit: CommandExit;
+        try {
+          exit = await command.exited;
+        } finally {
+          renewals.dispose();
+          lock.signal.removeEventListener('abort', onLost);
         }
-        if (exit.spawnError !== undefined) io.err(`dynamodb-lock: cannot run ${JSON.stringify(program)}: ${exit.spawnError.message}\n`);
-        return runExitCode(exit, lost);
+        return await finish(lock, exit, program, io);
       } finally {
         await connection.close();
       }
@@ -111,6 +129,54 @@ export const runCommand: Command = {
     }
   },
 };
+
+/** `--grace`, which may only shorten the longest grace the lock allows: half its safety margin. */
+function graceOf(given: number | undefined, lease: LeaseTimes): number {
+  const longest = Math.floor(lease.safetyMarginMs / 2);
+  if (given !== undefined && given > longest) {
+    throw new UsageError(
+      `--grace must be at most half the safety margin of the lease, ${formatDuration(longest)} with a lease of ${formatDuration(lease.durationMs)}: ` +
+        'a longer grace would let the command run on after another client could take the lock (a longer --lease allows more)',
+      'run',
+    );
+  }
+  return given ?? longest;
+}
+
+/**
+ * When the command must be stopped should no renewal come: SIGTERM when the
+ * lock's safe time ends, SIGKILL the grace period later, on the machine's clock.
+ */
+function deadlinesOf(lock: Lock, graceMs: number): Deadlines {
+  const safeUntil = lock.lookupTime + lock.leaseDuration - safetyMarginFor(lock.leaseDuration, { safetyMargin: undefined });
+  const termAt = machineClockMs() + (safeUntil - systemClock.now());
+  return { termAt, killAt: termAt + graceMs };
+}
+
+/** The lock, for the command's environment. */
+function lockEnvironment(table: LockTable, lock: Lock): NodeJS.ProcessEnv {
+  return {
+    DYNAMODB_LOCK_TABLE: table.tableName,
+    DYNAMODB_LOCK_KEY: lock.partitionKey,
+    ...(lock.sortKey === undefined ? {} : { DYNAMODB_LOCK_SORT_KEY: lock.sortKey }),
+    DYNAMODB_LOCK_OWNER: lock.ownerName,
+    DYNAMODB_LOCK_RVN: lock.recordVersionNumber,
+  };
+}
+
+/** After the command (and all it left in its group) is gone: release the lock if it is still held; the exit code. */
+async function finish(lock: Lock, exit: CommandExit, program: string, io: CliIO): Promise<number> {
+  const noticedWhileRunning = lock.signal.aborted;
+  const held = isStillHeld(lock);
+  // Still held after the watchdog stopped the command on its own: a renewal reached it too late.
+  const expired = exit.kind === 'exited' && exit.expired;
+  if (held) await release(lock, io);
+  else if (!noticedWhileRunning) io.err(`dynamodb-lock: ${(lock.signal.reason as Error).message}, before the command exited\n`);
+  if (expired && held) io.err("dynamodb-lock: the command was stopped: the lock's safe time ended before a renewal reached the watchdog\n");
+  if (exit.kind === 'not-started') io.err(`dynamodb-lock: cannot run ${JSON.stringify(program)}: ${exit.message}\n`);
+  if (exit.kind === 'unwatched') io.err(`dynamodb-lock: ${exit.message}\n`);
+  return runExitCode(exit, noticedWhileRunning || !held || expired);
+}
 
 /** Checks the lock's safe time on the clock, which a late timer may not have done yet. */
 function isStillHeld(lock: Lock): boolean {
@@ -141,37 +207,45 @@ interface AcquireChoice {
   readonly interrupted: AbortSignal;
 }
 
-/** The lock, or `undefined` (after saying why on stderr) when it was not acquired. */
+/**
+ * The lock, or `undefined` (after saying why on stderr) when someone else
+ * holds it. The outcome is always that of an attempt that does not wait,
+ * made at once or when `--timeout` has passed: it tells a lock held by
+ * someone else from a DynamoDB that does not answer, which rejects (with
+ * `DynamoDBUnavailableError`) and ends the command with 1, not 75.
+ */
 async function acquire(client: LockClient, io: CliIO, key: string, partitionKey: string, choice: AcquireChoice): Promise<Lock | undefined> {
-  const timeout = typeof choice.wait === 'number' ? deadline(choice.wait) : undefined;
-  const signal = timeout === undefined ? choice.interrupted : AbortSignal.any([choice.interrupted, timeout.signal]);
+  const options = { sortKey: choice.sortKey, data: choice.data };
+  if (choice.wait !== 'no') {
+    const timeout = typeof choice.wait === 'number' ? deadline(choice.wait) : undefined;
+    try {
+      return await client.acquireLock(partitionKey, {
+        ...options,
+        additionalTimeToWaitForLock: Infinity,
+        signal: timeout === undefined ? choice.interrupted : AbortSignal.any([choice.interrupted, timeout.signal]),
+      });
+    } catch (error) {
+      if (choice.interrupted.aborted) throw choice.interrupted.reason;
+      if (timeout?.signal.aborted !== true) throw error;
+    } finally {
+      timeout?.clear();
+    }
+  }
   try {
-    return await client.acquireLock(partitionKey, {
-      sortKey: choice.sortKey,
-      data: choice.data,
-      ...(choice.wait === 'no' ? { shouldSkipBlockingWait: true } : { additionalTimeToWaitForLock: Infinity }),
-      signal,
-    });
+    return await client.acquireLock(partitionKey, { ...options, shouldSkipBlockingWait: true, signal: choice.interrupted });
   } catch (error) {
     if (choice.interrupted.aborted) throw choice.interrupted.reason;
-    if (timeout?.signal.aborted) {
-      const holder = await client.getLock(partitionKey, { sortKey: choice.sortKey }).catch(() => undefined);
-      const by = holder === undefined ? '' : ` (held by ${holder.ownerName})`;
-      io.err(`dynamodb-lock: did not get the lock ${key} within ${formatDuration(choice.wait as number)}${by}; not running the command\n`);
-      return undefined;
-    }
-    if (error instanceof LockCurrentlyUnavailableError) {
-      const holder = error.holder;
-      const lease = holder === undefined ? '' : `; if that holder is gone, --wait or a --timeout longer than its lease (${formatDuration(holder.leaseDurationMs)}) takes the lock over`;
-      io.err(`dynamodb-lock: the lock ${key} is held by ${holder?.ownerName ?? 'someone else'}; not running the command${lease}\n`);
-      return undefined;
-    }
-    if (error instanceof LockNotGrantedError) {
-      io.err(`dynamodb-lock: ${error.message}; not running the command\n`);
+    if (error instanceof LockCurrentlyUnavailableError || (error instanceof LockNotGrantedError && !(error instanceof DynamoDBUnavailableError))) {
+      io.err(`dynamodb-lock: ${heldMessage(key, error.holder, choice.wait)}; not running the command\n`);
       return undefined;
     }
     throw error;
-  } finally {
-    timeout?.clear();
   }
+}
+
+function heldMessage(key: string, holder: LockHolder | undefined, wait: AcquireChoice['wait']): string {
+  const by = `held by ${holder?.ownerName ?? 'someone else'}`;
+  if (typeof wait === 'number') return `did not get the lock ${key} within ${formatDuration(wait)} (${by})`;
+  const takeover = holder === undefined ? '' : `; if that holder is gone, --wait or a --timeout longer than its lease (${formatDuration(holder.leaseDurationMs)}) takes the lock over`;
+  return `the lock ${key} is ${by}${takeover}`;
 }

@@ -34,7 +34,7 @@ export const watchCommand: Command = {
     'watcher\'s clock: the holder stopped heartbeating and a waiting client may take the lock over.\n' +
     'Times are wall-clock (UTC), for matching with logs. Runs until interrupted (Ctrl-C), then exits\n' +
     'with 0. With --json, one object per line: {"time", "event", "lock"}.',
-  flags: ['sort-key', 'interval'],
+  flags: ['sort-key', 'interval', 'json'],
   arguments: { min: 1, max: 1, names: 'KEY' },
   exitCodes: [],
   examples: ['dynamodb-lock watch --table locks nightly-report', 'dynamodb-lock watch --table locks nightly-report --json --interval 250ms'],
@@ -51,6 +51,7 @@ export const watchCommand: Command = {
     const connection = await connect();
     let staleTimer: NodeJS.Timeout | undefined;
     try {
+      connection.lockKey(partitionKey, sortKey);
       let first = true;
       let previous: LockView | undefined;
       for await (const view of watchLock(connection.client, partitionKey, { sortKey, pollInterval, signal: interrupted })) {

@@ -1,0 +1,109 @@
+/**
+ * The watchdog of `dynamodb-lock run`: a small process of its own, in a
+ * session of its own, that starts the command and makes sure the command's
+ * whole process group never outlives the lock, whatever happens to
+ * `dynamodb-lock` itself.
+ *
+ * It gets the lock's deadlines from `run` over an IPC channel, renewed after
+ * every confirmed heartbeat, and acts on them by its own timers: SIGTERM to
+ * the group when the lock's safe time ends without a renewal, SIGKILL a grace
+ * period later. Should `run` die (SIGKILL included) or hang (SIGSTOP, a
+ * stalled event loop), the channel closes or the renewals stop, and the group
+ * is stopped all the same. When the command exits, whatever it left running
+ * in its group is killed before `run` hears of the exit and releases the lock.
+ *
+ * Started by watched-command.ts only; it takes no arguments.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { signalProcessGroup } from './process-group.js';
+import { machineClockMs, type Deadlines, type FromWatchdog, type ToWatchdog } from './watchdog-messages.js';
+
+/** setTimeout's longest delay; a later instant is reached in several steps. */
+const MAX_DELAY_MS = 2 ** 31 - 1;
+
+let command: ChildProcess | undefined;
+let deadlines: Deadlines = { termAt: Infinity, killAt: Infinity };
+let graceMs = 0;
+let terminating = false;
+let timer: NodeJS.Timeout | undefined;
+
+function tell(message: FromWatchdog, then?: () => void): void {
+  if (process.connected) process.send?.(message, undefined, {}, () => then?.());
+  else then?.();
+}
+
+function signalGroup(signal: NodeJS.Signals): void {
+  if (command?.pid !== undefined) signalProcessGroup(command.pid, signal);
+}
+
+/** One timer, for the next deadline to act on. */
+function schedule(): void {
+  clearTimeout(timer);
+  const next = terminating ? deadlines.killAt : deadlines.termAt;
+  if (Number.isFinite(next)) timer = setTimeout(check, Math.min(MAX_DELAY_MS, Math.max(0, next - machineClockMs())));
+}
+
+function check(): void {
+  const now = machineClockMs();
+  if (!terminating && now >= deadlines.termAt) {
+    tell({ type: 'expired' });
+    terminate();
+  } else if (terminating && now >= deadlines.killAt) {
+    signalGroup('SIGKILL');
+  } else {
+    schedule();
+  }
+}
+
+/** SIGTERM now, SIGKILL after the grace period or at the kill deadline, whichever is first. */
+function terminate(): void {
+  terminating = true;
+  signalGroup('SIGTERM');
+  deadlines = { termAt: deadlines.termAt, killAt: Math.min(deadlines.killAt, machineClockMs() + graceMs) };
+  schedule();
+}
+
+function start(message: Extract<ToWatchdog, { type: 'start' }>): void {
+  graceMs = message.graceMs;
+  // detached: a session and process group of its own, led by the command, so that one signal reaches all it starts.
+  const child = spawn(message.program, [...message.args], { stdio: 'inherit', detached: true, env: message.env });
+  command = child;
+  child.once('error', (error: NodeJS.ErrnoException) => {
+    if (child.pid === undefined) tell({ type: 'spawn-error', code: error.code, message: error.message }, () => process.exit(0));
+  });
+  child.once('exit', (code, signal) => {
+    clearTimeout(timer);
+    signalGroup('SIGKILL'); // what the command left running in its group
+    tell({ type: 'exited', code, signal }, () => process.exit(0));
+  });
+  if (child.pid !== undefined) {
+    tell({ type: 'started', pid: child.pid });
+    deadlines = message.deadlines;
+    schedule();
+  }
+}
+
+process.on('message', (message: ToWatchdog) => {
+  switch (message.type) {
+    case 'start':
+      if (command === undefined) start(message);
+      return;
+    case 'renew':
+      if (terminating) return;
+      deadlines = message.deadlines;
+      schedule();
+      return;
+    case 'stop':
+      terminate();
+      return;
+    case 'signal':
+      signalGroup(message.signal);
+      return;
+  }
+});
+
+// `run` is gone: nobody heartbeats the lock any more.
+process.on('disconnect', () => {
+  if (command === undefined) process.exit(0);
+  terminate();
+});
