@@ -9,7 +9,7 @@ import { LockLostError } from '../src/index.js';
 import { useFaultBed } from './support/fault-bed.js';
 import { dynamoDBErrorReply, operationOf, type FaultProxy, type ProxiedExchange, type ProxiedRequest, type RequestFault } from './support/fault-proxy.js';
 import { thrownBy } from './support/lock-events.js';
-import { rejectionOf } from './support/test-locks.js';
+import { rejectionOf, sleep, waitUntil } from './support/test-locks.js';
 
 const faults = useFaultBed('lease-changes');
 
@@ -57,5 +57,27 @@ describe('a confirmed heartbeat that shortened the lease', () => {
     expect(lock.state).toBe('held');
     now = 10_000;
     expect(thrownBy(() => lock.throwIfLost())).toMatchObject({ name: 'LockLostError', kind: 'expired' });
+  }, 30_000);
+});
+
+describe('a background heartbeat queued behind a manual one that changed the lease', () => {
+  it('a background heartbeat due while a lease-changing manual heartbeat is in flight keeps the new lease', async () => {
+    const network = await faults.proxied('changer', { sdkDefaults: true });
+    const client = faults.bed.client({ ownerName: 'changer', leaseDuration: 24_000, heartbeatPeriod: 3_000 }, network.dynamoDB);
+    const lock = await client.acquireLock('job');
+    // The manual heartbeat (lease 8 s) takes 2.5 s on the wire; the background one falls due meanwhile.
+    void network.proxy.injectOnce(
+      (request) => operationOf(request) === 'UpdateItem' && request.body.toString('utf8').includes('"S":"8000"'),
+      { action: 'forward', delayMs: 2_500 },
+    );
+    await sleep(1_500);
+    await lock.sendHeartbeat({ leaseDuration: 8_000 });
+    expect(lock.leaseDuration).toBe(8_000); // confirmed
+    const afterManual = lock.recordVersionNumber;
+
+    // The background heartbeat that was queued behind it now goes out.
+    await waitUntil('a background heartbeat after the manual one', () => lock.recordVersionNumber !== afterManual);
+    expect(lock.leaseDuration).toBe(8_000);
+    expect((await faults.bed.item('job'))?.['leaseDuration']?.S).toBe('8000');
   }, 30_000);
 });

@@ -17,6 +17,7 @@ import { TypedEvents, type Subscription } from './events.js';
 import { guardedWrite, type GuardedWriteContext, type GuardedWriteOptions } from './guarded-write.js';
 import { LockKeeper, type BatchHeartbeatOutcome, type KeeperHooks } from './heartbeat/lock-keeper.js';
 import { HeartbeatScheduler } from './heartbeat/scheduler.js';
+import { SuspendWatch } from './heartbeat/suspend-watch.js';
 import { HeldLock } from './held-lock.js';
 import { heldLockBehind, Lock, type LockOperations, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
 import type { LockClientEvents } from './lock-client-events.js';
@@ -48,14 +49,19 @@ import { attemptsOf, classifyFailedWrite } from './write-outcome.js';
  */
 const BATCH_WAIT_SHARE_OF_PERIOD = 1 / 50;
 
+/** A held lock's signal lags a host's resume by at most a heartbeat period, and never more than this. */
+const SUSPEND_CHECK_MAX_MS = 1_000;
+
 /** What a heartbeat changes: the lease it writes, and data when a manual heartbeat sets or deletes it. */
 interface HeartbeatChange {
-  readonly leaseDurationMs: number;
+  /** The lease to write; none to keep the lease in force when the write's turn comes. */
+  readonly leaseDurationMs?: number | undefined;
   readonly data?: Uint8Array | undefined;
   readonly deleteData?: boolean | undefined;
 }
 
 interface HeartbeatWrite extends HeartbeatChange {
+  readonly leaseDurationMs: number;
   readonly recordVersionNumber: string;
   /** Monotonic time just before it was sent. */
   readonly sentAt: number;
@@ -91,6 +97,8 @@ export class HeldLocks {
   readonly #endangered = new WeakSet<HeldLock>();
   /** Set by `stop()`: nothing is kept alive any more, so no lock may go back to being held. */
   #stopped = false;
+  /** Ends locks at once after a host suspend, which the scheduler's timers cannot see. */
+  readonly #suspends: SuspendWatch;
 
   constructor(options: HeldLocksOptions) {
     this.#dynamoDB = options.dynamoDB;
@@ -117,6 +125,9 @@ export class HeldLocks {
       backgroundHeartbeats: this.#settings.backgroundHeartbeats,
       hooks: this.#keeperHooks(),
       logger: this.#logger,
+    });
+    this.#suspends = new SuspendWatch(this.#clock, Math.min(this.#settings.heartbeatPeriod, SUSPEND_CHECK_MAX_MS), () => {
+      for (const lock of [...this.#locks.values()]) this.#expireIfPastSafeTime(this.heldLockOf(lock));
     });
     this.#lockOperations = {
       clock: this.#clock,
@@ -168,6 +179,7 @@ export class HeldLocks {
     for (const lock of [...this.#locks.values()]) {
       this.#markLost(this.heldLockOf(lock), 'expired', 'the client was closed without releasing it; it lapses after its lease');
     }
+    this.#suspends.watching = false;
     this.#scheduler.close();
   }
 
@@ -196,6 +208,7 @@ export class HeldLocks {
       this.#markLost(this.heldLockOf(previous), 'taken', 'this client acquired the lock again');
     }
     this.#locks.set(held.id, lock);
+    this.#suspends.watching = true;
 
     const monitor = options.sessionMonitor;
     if (monitor !== undefined) {
@@ -218,8 +231,7 @@ export class HeldLocks {
     if (options.deleteData && options.data !== undefined) {
       throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'sendHeartbeat: pass data or deleteData, not both');
     }
-    const leaseDurationMs =
-      options.leaseDuration === undefined ? held.leaseDurationMs : checkLockLease(options.leaseDuration, this.#settings);
+    const leaseDurationMs = options.leaseDuration === undefined ? undefined : checkLockLease(options.leaseDuration, this.#settings);
     const data = toBytes(options.data);
     if (data !== undefined) this.#checkItemSize(held, data, false);
     this.assertStillHeld(held);
@@ -248,10 +260,12 @@ export class HeldLocks {
     return held.exclusive(async () => {
       this.assertStillHeld(held);
       const newRecordVersionNumber = randomUUID();
+      // The lease in force now, at this write's turn: not when it was queued behind one that changed it.
+      const decided = { ...change, leaseDurationMs: change.leaseDurationMs ?? held.leaseDurationMs };
       const request = withOldItemOnConditionFailure(
-        buildHeartbeatRequest(this.#table, held, { newRecordVersionNumber, refuseReleased: true, ...change }),
+        buildHeartbeatRequest(this.#table, held, { newRecordVersionNumber, refuseReleased: true, ...decided }),
       );
-      const write = this.#heartbeatWrite(newRecordVersionNumber, change);
+      const write = this.#heartbeatWrite(newRecordVersionNumber, decided);
       try {
         await this.#unlessReleaseStarts(held, sendWrite(this.#dynamoDB, request, until));
       } catch (error) {
@@ -357,7 +371,7 @@ export class HeldLocks {
   }
 
   /** A heartbeat about to be sent: its RVN, its change, and when it left (the lease counts from then). */
-  #heartbeatWrite(recordVersionNumber: string, change: HeartbeatChange): HeartbeatWrite {
+  #heartbeatWrite(recordVersionNumber: string, change: HeartbeatChange & { readonly leaseDurationMs: number }): HeartbeatWrite {
     return { ...change, recordVersionNumber, sentAt: this.#clock.now(), sentAtWall: this.#clock.wallNow?.() };
   }
 
@@ -421,10 +435,14 @@ export class HeldLocks {
 
   /** Gives the lock up at once if its safe time has passed (even before the expiry task runs); throws unless held. */
   assertStillHeld(held: HeldLock): void {
-    if (held.state === 'held' && held.safeTimeLeft(this.#clock) <= 0) this.#expire(held);
+    this.#expireIfPastSafeTime(held);
     const ended = held.endReason;
     if (ended !== undefined) throw ended;
     if (held.state !== 'held') throw new LockLostError('released', 'it is being released', held);
+  }
+
+  #expireIfPastSafeTime(held: HeldLock): void {
+    if (held.state === 'held' && held.safeTimeLeft(this.#clock) <= 0) this.#expire(held);
   }
 
   #expire(held: HeldLock): void {
@@ -450,13 +468,14 @@ export class HeldLocks {
   #untrack(held: HeldLock): Lock | undefined {
     const current = this.#locks.get(held.id);
     if (current !== undefined && current === held.handle) this.#locks.delete(held.id);
+    this.#suspends.watching = this.#locks.size > 0;
     this.#keeper.untrack(held);
     return held.handle;
   }
 
   #keeperHooks(): KeeperHooks {
     return {
-      heartbeat: (held, until) => this.#heartbeat(held, { leaseDurationMs: held.leaseDurationMs }, until),
+      heartbeat: (held, until) => this.#heartbeat(held, {}, until),
       heartbeatBatch: (helds, until) => this.#heartbeatBatch(helds, until),
       batchingAvailable: () => this.#batching,
       expire: (held) => this.#expire(held),
@@ -519,6 +538,7 @@ export class HeldLocks {
           } else {
             held.state = 'held';
             this.#locks.set(held.id, lock);
+            this.#suspends.watching = true;
             this.#keeper.track(held);
           }
           throw error;
