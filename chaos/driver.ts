@@ -132,7 +132,6 @@ export class ChaosDriver {
       this.#alive.delete(child);
       if (this.#killed.has(child) || this.#stopping) return;
       this.crashes.push({ worker: name, code, signal, stderrTail: stderr });
-      if (slot.child !== child) return; // the slot has moved on to a newer worker
       this.#log('kill', name); // gone all the same: its keys must be taken over
       slot.child = undefined;
       this.#restartLater(slot);

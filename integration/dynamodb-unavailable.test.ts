@@ -9,6 +9,7 @@ import { describe, expect, it } from '@jest/globals';
 import { DynamoDBUnavailableError, LockNotGrantedError, isDynamoDBUnavailableError, isLockNotGrantedError } from '../src/index.js';
 import { useFaultBed } from './support/fault-bed.js';
 import { dynamoDBErrorReply } from './support/fault-proxy.js';
+import { within } from './support/lock-events.js';
 import { rejectionOf } from './support/test-locks.js';
 
 const faults = useFaultBed('unavailable');
@@ -54,4 +55,15 @@ describe('acquiring while DynamoDB does not answer', () => {
     expect(error).not.toBeInstanceOf(DynamoDBUnavailableError);
     expect((error as LockNotGrantedError).holder?.ownerName).toBe('holder');
   });
+
+  it('a DynamoDB that accepts connections and never answers: the call ends by its deadline with DynamoDBUnavailableError', async () => {
+    // The SDK's default client has no request timeout: only the acquisition's own deadline can end it.
+    const network = await faults.proxied('silent', { sdkDefaults: true });
+    const client = faults.bed.client({ ownerName: 'silent' }, network.dynamoDB);
+    network.proxy.blackhole();
+
+    const error = await within(rejectionOf(client.tryAcquireLock('job', { additionalTimeToWaitForLock: 1_000, refreshPeriod: 100 })), 15_000, 'tryAcquireLock ends');
+
+    expect(error).toBeInstanceOf(DynamoDBUnavailableError);
+  }, 30_000);
 });

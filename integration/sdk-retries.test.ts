@@ -1,6 +1,6 @@
 /**
  * The client README tells users to build (`new DynamoDBClient({})`: the
- * SDK's standard retries, 3 attempts) under lost replies. The SDK then sends
+ * SDK's standard retries, 4 attempts for DynamoDB) under lost replies. The SDK then sends
  * the same request again, and only the last attempt's answer reaches the
  * lock client: a refusal may follow an attempt that was applied. Every path
  * must read that as "may have been applied", or as applied when the old

@@ -29,7 +29,7 @@ import type { Fencing } from './fencing.js';
 import { lockId } from './held-lock.js';
 import { holderOf } from './lock-holder.js';
 import type { LockObservationCache } from './observation-cache.js';
-import { ACQUIRE_DEFAULTS, checkDuration, checkLockLease } from './options.js';
+import { ACQUIRE_DEFAULTS, MAX_DURATION_MS, checkDuration, checkLockLease } from './options.js';
 import {
   buildAcquireRequest,
   decodeLockItem,
@@ -240,6 +240,20 @@ export async function acquire(ctx: AcquireContext, key: LockKey, options: Acquir
   /** This call's writes whose outcome is unknown: the table may hold any of them, and then the lock is ours. */
   const unconfirmed: Acquisition[] = [];
   const start = clock.now();
+  // A request that never gets an answer (a silent connection; the SDK's default client has no request
+  // timeout) must not hold the call past its deadline: every request of the call is cut off one refresh
+  // period after it, and the call then ends with DynamoDBUnavailableError.
+  const overdue = new AbortController();
+  let overdueTimer: NodeJS.Timeout | undefined;
+  const armDeadline = (): void => {
+    clearTimeout(overdueTimer);
+    if (!Number.isFinite(budgetMs)) return;
+    const ms = Math.min(MAX_DURATION_MS, Math.max(1, start + budgetMs + refreshMs - clock.now()));
+    overdueTimer = setTimeout(() => overdue.abort(new DOMException('the acquisition\'s deadline passed without an answer', 'TimeoutError')), ms);
+    overdueTimer.unref();
+  };
+  armDeadline();
+  const requestSignal = signal === undefined ? overdue.signal : AbortSignal.any([signal, overdue.signal]);
 
   /** Writes `path`, unless it is the very write DynamoDB just refused on this same item. */
   const write = async (path: AcquisitionPath, existing: LockSighting | undefined, refused?: RefusedWrite): Promise<Acquisition> => {
@@ -255,7 +269,7 @@ export async function acquire(ctx: AcquireContext, key: LockKey, options: Acquir
       data: !replaceData && existing?.record.data !== undefined ? existing.record.data : newData,
       additionalAttributes: options.additionalAttributes ?? {},
     };
-    return ctx.gate.run(() => writeLock(ctx, { record, path, options, additionalAttributes, unconfirmed }), signal);
+    return ctx.gate.run(() => writeLock(ctx, { record, path, options, additionalAttributes, unconfirmed, signal: requestSignal }), requestSignal);
   };
 
   /** Java's decision on one sighting of the lock (the body of its loop after the read). */
@@ -281,6 +295,7 @@ export async function acquire(ctx: AcquireContext, key: LockKey, options: Acquir
     if (!leaseAdded) {
       leaseAdded = true;
       budgetMs += record.leaseDurationMs;
+      armDeadline();
     }
     watch.observe(existing);
     return takeOverIfStale(refused);
@@ -296,7 +311,7 @@ export async function acquire(ctx: AcquireContext, key: LockKey, options: Acquir
   /** Waits for the next poll, or for the takeover instant, whichever comes first. */
   const waitForNextStep = async (): Promise<Step> => {
     polls ??= ctx.pollers.subscribe(key, refreshMs);
-    const outcome = await polls.next(watch.takeoverAt(), signal);
+    const outcome = await polls.next(watch.takeoverAt(), requestSignal);
     if (outcome === undefined) return { kind: 'takeover' };
     if (outcome.kind === 'error') return { kind: 'failed', error: outcome.error };
     ctx.keySchema.confirm();
@@ -320,7 +335,7 @@ export async function acquire(ctx: AcquireContext, key: LockKey, options: Acquir
             won = await write({ kind: 'absent' }, undefined);
             break;
           case 'read': {
-            const existing = await ctx.gate.run(() => readLock(ctx.dynamoDB, table, key, clock, signal), signal);
+            const existing = await ctx.gate.run(() => readLock(ctx.dynamoDB, table, key, clock, requestSignal), requestSignal);
             newestAt = clock.now();
             ctx.keySchema.confirm();
             attempted = intendedWrite(existing);
@@ -343,6 +358,7 @@ export async function acquire(ctx: AcquireContext, key: LockKey, options: Acquir
         if (won !== undefined) return won;
       } catch (error) {
         if (signal?.aborted) throw signal.reason;
+        if (overdue.signal.aborted) throw new DynamoDBUnavailableError(key, error, lastHolder);
         if (error instanceof RetryableRefusal) {
           refusal = error.refusal;
         } else if (isConditionalCheckFailed(error)) {
@@ -377,9 +393,20 @@ export async function acquire(ctx: AcquireContext, key: LockKey, options: Acquir
       if (elapsed > budgetMs) {
         throw refusal ?? new LockNotGrantedError(`Didn't acquire lock after sleeping for ${Math.round(elapsed)} milliseconds`, key, lastHolder);
       }
-      step = following ?? (await waitForNextStep());
+      try {
+        step = following ?? (await waitForNextStep());
+      } catch (error) {
+        if (signal?.aborted || !overdue.signal.aborted) throw error;
+        // Past the deadline while a poll got no answer: as the lock was last answered, if DynamoDB answered at all.
+        if (refusal !== undefined && !(refusal instanceof DynamoDBUnavailableError)) throw refusal;
+        if (refusal === undefined && lastHolder !== undefined) {
+          throw new LockNotGrantedError(`Didn't acquire lock after sleeping for ${Math.round(clock.now() - start)} milliseconds`, key, lastHolder);
+        }
+        throw new DynamoDBUnavailableError(key, refusal?.cause ?? error, lastHolder);
+      }
     }
   } finally {
+    clearTimeout(overdueTimer);
     polls?.dispose();
   }
 }
@@ -410,6 +437,8 @@ async function writeLock(
     readonly options: AcquireLockOptions;
     readonly additionalAttributes: LockItem;
     readonly unconfirmed: Acquisition[];
+    /** The caller's signal and the call's deadline. */
+    readonly signal: AbortSignal;
   },
 ): Promise<Acquisition> {
   const { record, options, unconfirmed } = write;
@@ -424,8 +453,8 @@ async function writeLock(
     additionalAttributes: write.additionalAttributes,
   };
   try {
-    if (ctx.fencing === undefined) await sendWrite(ctx.dynamoDB, request, options.signal);
-    else await ctx.fencing.send(request, record, (token) => (acquisition.fencingToken = token), options.signal);
+    if (ctx.fencing === undefined) await sendWrite(ctx.dynamoDB, request, write.signal);
+    else await ctx.fencing.send(request, record, (token) => (acquisition.fencingToken = token), write.signal);
   } catch (error) {
     const candidates = [acquisition, ...unconfirmed];
     const failed = classifyFailedWrite(error, {

@@ -432,7 +432,7 @@ export class LockClient implements AsyncDisposable {
     // Releases still unanswered then are abandoned: those locks lapse after their lease.
     const bound = deadline(timeoutMs);
     try {
-      // A write already sent cannot be recalled: wait for those calls, which release what they win.
+      // Their requests are cut off; a write of unknown outcome is left to lapse, one that won is released.
       for (const call of this.#acquiring.keys()) call.abort(new LockClientClosedError());
       await Promise.allSettled(this.#acquiring.values());
       const locks = this.#holding.all();

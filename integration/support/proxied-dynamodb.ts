@@ -3,7 +3,7 @@
  * By default configured so that injected faults surface quickly: no SDK
  * retries (the lock client's own retries are under test) and short timeouts.
  * With `sdkDefaults` it is the client README tells users to build: the SDK's
- * standard retries (3 attempts) and its own timeouts.
+ * standard retries (4 attempts for DynamoDB) and its own timeouts.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { newLocalClient, localEndpoint } from './aws.js';
