@@ -59,7 +59,8 @@ describe('acquiring while DynamoDB does not answer', () => {
   it('a DynamoDB that accepts connections and never answers: the call ends by its deadline with DynamoDBUnavailableError', async () => {
     // The SDK's default client has no request timeout: only the acquisition's own deadline can end it.
     const network = await faults.proxied('silent', { sdkDefaults: true });
-    const client = faults.bed.client({ ownerName: 'silent' }, network.dynamoDB);
+    // Requests are cut off a lease after the call's deadline: 1 s + 3 s here.
+    const client = faults.bed.client({ ownerName: 'silent', leaseDuration: 3_000, heartbeatPeriod: 1_000 }, network.dynamoDB);
     network.proxy.blackhole();
 
     const error = await within(rejectionOf(client.tryAcquireLock('job', { additionalTimeToWaitForLock: 1_000, refreshPeriod: 100 })), 15_000, 'tryAcquireLock ends');

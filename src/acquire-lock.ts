@@ -241,14 +241,16 @@ export async function acquire(ctx: AcquireContext, key: LockKey, options: Acquir
   const unconfirmed: Acquisition[] = [];
   const start = clock.now();
   // A request that never gets an answer (a silent connection; the SDK's default client has no request
-  // timeout) must not hold the call past its deadline: every request of the call is cut off one refresh
-  // period after it, and the call then ends with DynamoDBUnavailableError.
+  // timeout) must not hold the call past its deadline for ever: every request of the call is cut off once
+  // the deadline is a lease past (room for the SDK's own retries, throttled ones included, to end by
+  // themselves), and the call then ends with DynamoDBUnavailableError.
   const overdue = new AbortController();
   let overdueTimer: NodeJS.Timeout | undefined;
   const armDeadline = (): void => {
     clearTimeout(overdueTimer);
     if (!Number.isFinite(budgetMs)) return;
-    const ms = Math.min(MAX_DURATION_MS, Math.max(1, start + budgetMs + refreshMs - clock.now()));
+    const grace = Math.max(refreshMs, leaseDurationMs);
+    const ms = Math.min(MAX_DURATION_MS, Math.max(1, start + budgetMs + grace - clock.now()));
     overdueTimer = setTimeout(() => overdue.abort(new DOMException('the acquisition\'s deadline passed without an answer', 'TimeoutError')), ms);
     overdueTimer.unref();
   };
