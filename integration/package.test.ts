@@ -3,7 +3,7 @@
  * passes publint and "are the types wrong", ships every file it points at,
  * and an application on the lowest versions of its peers type-checks against it
  * and runs it from ESM and from CommonJS, on this Node and on the Node
- * binaries listed in DYNAMODB_LOCK_CONSUMER_NODES (colon-separated; .ci/run
+ * binaries listed in PACKAGE_TEST_NODES (colon-separated; .ci/run
  * passes the lower bounds of `engines`).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -105,7 +105,7 @@ describe('an application on the lowest supported AWS SDK', () => {
     expect(result).toEqual({ endpoint: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), state: 'held' });
   }, 120_000);
 
-  const nodes = [process.execPath, ...(process.env['DYNAMODB_LOCK_CONSUMER_NODES'] ?? '').split(':').filter((path) => path !== '')];
+  const nodes = [process.execPath, ...(process.env['PACKAGE_TEST_NODES'] ?? '').split(':').filter((path) => path !== '')];
 
   it.each(nodes.flatMap((node): [string, string][] => [[node, 'smoke.mjs'], [node, 'smoke.cjs']]))(
     'runs on %s from %s: creates the table, acquires, reads and releases a lock',
