@@ -117,6 +117,8 @@ describe.each<[string, SdkRetries]>([...RETRY_SETTINGS, ['maxAttempts 10', { max
     );
     const keys = Array.from({ length: 12 }, (_, i) => `batch-${i}`);
     const locks = await Promise.all(keys.map((key) => client.acquireLock(key)));
+    // The first heartbeat is slow: the others fall due while it is out, and then go in one batch.
+    void network.proxy.injectOnce((r) => ['UpdateItem', 'BatchExecuteStatement'].includes(operationOf(r) ?? ''), { action: 'forward', delayMs: 1_000 });
 
     const dropped = await within(
       network.proxy.loseReplyThenRetries((r) => operationOf(r) === 'BatchExecuteStatement' && (r.body.toString().match(/"Statement"/g)?.length ?? 0) > 1, FORWARD),
