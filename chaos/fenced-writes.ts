@@ -26,7 +26,7 @@ import {
   type Update,
 } from '@aws-sdk/client-dynamodb';
 import { isGuardedWriteCanceledError, isGuardedWriteOutcomeUnknownError, isLockLostError, type Lock, type LockLostError } from '../src/index.js';
-import { classifyFailedWrite } from '../src/write-outcome.js';
+import { classifyFailedWrite } from '../src/dynamodb/write-outcome.js';
 import type { WriteOutcome } from './events.js';
 
 export type FencedMode = 'guarded' | 'unguarded';

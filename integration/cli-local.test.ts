@@ -13,7 +13,7 @@ import { uniqueTableName } from './support/aws.js';
 import { waitUntil } from './support/test-locks.js';
 
 const CLI = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
-const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const started: CliProcess[] = [];
 const dirs: string[] = [];
 

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
-const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 function refusesConnections(port: number): Promise<boolean> {
   return new Promise((resolve) => {

@@ -10,7 +10,7 @@ import { localClientConfig, uniqueTableName } from './support/aws.js';
 import { CliProcess, cliEnvironment } from './support/cli-process.js';
 import { waitUntil } from './support/test-locks.js';
 
-const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const tableName = uniqueTableName('examples');
 
 const environment = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({

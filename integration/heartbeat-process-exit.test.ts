@@ -11,7 +11,7 @@ import { localEndpoint } from './support/aws.js';
 import { useFaultBed } from './support/fault-bed.js';
 
 const SCRIPT = fileURLToPath(new URL('./support/exit-process.ts', import.meta.url));
-const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Generous: starting tsx and acquiring takes a few seconds on a busy machine; a stuck process never exits. */
 const EXIT_WITHIN_MS = 15_000;
 const KEYS = ['exit-a', 'exit-b', 'exit-c'];

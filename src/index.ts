@@ -8,9 +8,9 @@ export {
 } from './lock-client.js';
 export type { Subscription } from './events.js';
 export { Lock, LockSnapshot, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
-export type { LockState } from './held-lock.js';
-export type { AcquireLockOptions } from './acquire-lock.js';
-export type { CreateLockTableOptions } from './lock-table.js';
+export type { LockState } from './hold/held-lock.js';
+export type { AcquireLockOptions } from './acquire/acquire-lock.js';
+export type { CreateLockTableOptions } from './dynamodb/lock-table.js';
 export {
   CLIENT_DEFAULTS,
   ACQUIRE_DEFAULTS,
@@ -20,10 +20,10 @@ export {
 } from './options.js';
 export type { MonotonicClock } from './clock.js';
 export type { Logger } from './logger.js';
-export type { DynamoDBSender } from './dynamodb-sender.js';
+export type { DynamoDBSender } from './dynamodb/dynamodb-sender.js';
 export * from './errors.js';
-export { StatementFailedError } from './send-statement-batch.js';
-export { MAX_GUARDED_ITEMS, type GuardedWriteOptions } from './guarded-write.js';
+export { StatementFailedError } from './dynamodb/send-statement-batch.js';
+export { MAX_GUARDED_ITEMS, type GuardedWriteOptions } from './hold/guarded-write.js';
 export {
   GuardedWriteCanceledError,
   GuardedWriteOutcomeUnknownError,

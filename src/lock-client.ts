@@ -4,14 +4,14 @@
  */
 import { DynamoDBClient, QueryCommand, ScanCommand, type QueryCommandInput, type ScanCommandInput } from '@aws-sdk/client-dynamodb';
 import { loggerWithBindings, type Logger } from './logger.js';
-import { acquire, validateAcquireOptions, type AcquireContext, type AcquireLockOptions, type Acquisition } from './acquire-lock.js';
+import { acquire, validateAcquireOptions, type AcquireContext, type AcquireLockOptions, type Acquisition } from './acquire/acquire-lock.js';
 import { KeySchemaProof } from './acquire/key-schema-proof.js';
 import { LockPollers } from './acquire/lock-poller.js';
-import { childAbortController, type ChildAbortController } from './child-abort-controller.js';
+import { childAbortController, type ChildAbortController } from './primitives/child-abort-controller.js';
 import { systemClock, type MonotonicClock } from './clock.js';
-import { deadline } from './deadline.js';
-import { sdkClientOf } from './dynamodb-sender.js';
-import { Fencing } from './fencing.js';
+import { deadline } from './primitives/deadline.js';
+import { sdkClientOf } from './dynamodb/dynamodb-sender.js';
+import { Fencing } from './dynamodb/fencing-counter.js';
 import {
   DynamoDBUnavailableError,
   InvalidArgumentError,
@@ -23,9 +23,9 @@ import {
   LockTableSchemaMismatchError,
 } from './errors.js';
 import type { Subscription } from './events.js';
-import { lockId } from './held-lock.js';
-import { AcquisitionGate } from './heartbeat/acquisition-gate.js';
-import { HeldLocks } from './held-locks.js';
+import { lockId } from './hold/held-lock.js';
+import { AcquisitionGate } from './acquire/acquisition-gate.js';
+import { HeldLocks } from './hold/held-locks.js';
 import { LockSnapshot, type Lock, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
 import type { LockClientEvents } from './lock-client-events.js';
 import {
@@ -34,8 +34,8 @@ import {
   explainTableError,
   lockTableExists,
   type CreateLockTableOptions,
-} from './lock-table.js';
-import { LockObservationCache } from './observation-cache.js';
+} from './dynamodb/lock-table.js';
+import { LockObservationCache } from './acquire/observation-cache.js';
 import { checkDuration, resolveSettings, type LockClientOptions, type ResolvedSettings } from './options.js';
 import {
   buildQueryRequest,
@@ -46,7 +46,7 @@ import {
   type LockKey,
   type LockTable,
 } from './protocol/index.js';
-import { readLock } from './read-lock.js';
+import { readLock } from './dynamodb/read-lock.js';
 
 export type { LockClientEvents } from './lock-client-events.js';
 

@@ -3,12 +3,12 @@
  * and {@link LockSnapshot}, a read-only view of a lock read from the table.
  */
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import { toBytes } from './bytes.js';
+import { toBytes } from './primitives/bytes.js';
 import type { MonotonicClock } from './clock.js';
 import { SessionMonitorNotSetError } from './errors.js';
-import type { GuardedWriteOptions } from './guarded-write.js';
-import type { HeldLock, LockState } from './held-lock.js';
-import { inspectAs, inspectCustom, type Inspect, type InspectOptions } from './inspect.js';
+import type { GuardedWriteOptions } from './hold/guarded-write.js';
+import type { HeldLock, LockState } from './hold/held-lock.js';
+import { inspectAs, inspectCustom, type Inspect, type InspectOptions } from './primitives/inspect.js';
 import {
   decodeAdditionalAttributes,
   encodeAdditionalAttributes,

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from './logger.js';
 import type { MonotonicClock } from './clock.js';
-import type { DynamoDBSender } from './dynamodb-sender.js';
+import type { DynamoDBSender } from './dynamodb/dynamodb-sender.js';
 import { InvalidArgumentError } from './errors.js';
 import { DEFAULT_PARTITION_KEY_NAME, LockAttribute, MAX_BATCH_STATEMENTS } from './protocol/index.js';
 

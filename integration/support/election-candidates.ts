@@ -30,7 +30,7 @@ export interface CandidateOptions {
 }
 
 const CANDIDATE_SCRIPT = fileURLToPath(new URL('./election-candidate.ts', import.meta.url));
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const STOP_GRACE_MS = 5_000;
 
 export class Candidates {

@@ -124,7 +124,7 @@ export interface HolderProcess {
 }
 
 const HOLDER_SCRIPT = fileURLToPath(new URL('./holder-process.ts', import.meta.url));
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export interface ClientOptions extends Omit<LockClientSettings, 'tableName'> {
   /** Required here so that every client of a test has a distinct, known identity. */

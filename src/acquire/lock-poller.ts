@@ -16,9 +16,9 @@
  * a waiter's takeover instant by jitter.
  */
 import type { MonotonicClock } from '../clock.js';
-import { lockId } from '../held-lock.js';
+import { lockId } from '../hold/held-lock.js';
 import type { LockKey } from '../protocol/index.js';
-import type { LockSighting } from '../read-lock.js';
+import type { LockSighting } from '../dynamodb/read-lock.js';
 
 /** The outcome of one poll: the lock as read (`undefined`: no item) and when the read returned, or the read's error. */
 export type PollOutcome =

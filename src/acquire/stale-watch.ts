@@ -9,7 +9,7 @@
  * the timer runs out, without a read first, decides exactly what a read
  * followed by the write would.
  */
-import type { LockSighting } from '../read-lock.js';
+import type { LockSighting } from '../dynamodb/read-lock.js';
 
 /**
  * Staleness is "unchanged for strictly longer than the lease"; the takeover

@@ -5,10 +5,10 @@
  * starts a private DynamoDB Local instead.
  */
 import { DynamoDBClient, type DynamoDBClientConfig, type TableDescription } from '@aws-sdk/client-dynamodb';
-import { isClientSideError } from '../dynamodb-errors.js';
+import { isClientSideError } from '../dynamodb/sdk-errors.js';
 import { LockTableDoesNotExistError } from '../errors.js';
 import { LockClient } from '../lock-client.js';
-import { describeLockTable } from '../lock-table.js';
+import { describeLockTable } from '../dynamodb/lock-table.js';
 import { resolveSettings, safetyMarginFor, type LockClientSettings } from '../options.js';
 import type { LockKey, LockTable } from '../protocol/index.js';
 import type { DynamoDBLocal } from '../testing/dynamodb-local.js';

@@ -2,7 +2,7 @@
  * Turns what went wrong into one line for the operator and an exit code.
  * The hints name the flag or environment variable that fixes the problem.
  */
-import { isClientSideError, isThrottling } from '../dynamodb-errors.js';
+import { isClientSideError, isThrottling } from '../dynamodb/sdk-errors.js';
 import {
   DynamoDBUnavailableError,
   InvalidArgumentError,

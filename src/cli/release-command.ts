@@ -11,11 +11,11 @@
  */
 import { DeleteItemCommand, GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { systemClock } from '../clock.js';
-import { isConditionalCheckFailed, itemOfFailedCondition } from '../dynamodb-errors.js';
+import { isConditionalCheckFailed, itemOfFailedCondition } from '../dynamodb/sdk-errors.js';
 import { isMalformedLockItemError, type MalformedLockItemError } from '../errors.js';
-import { explainTableError } from '../lock-table.js';
+import { explainTableError } from '../dynamodb/lock-table.js';
 import { LockSnapshot } from '../lock.js';
-import { classifyFailedWrite } from '../write-outcome.js';
+import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
 import {
   buildGetLockRequest,
   buildReleaseRequest,
@@ -26,7 +26,7 @@ import {
   type LockRecord,
   type LockTable,
 } from '../protocol/index.js';
-import { sendWrite } from '../send-write.js';
+import { sendWrite } from '../dynamodb/send-write.js';
 import type { Command } from './command.js';
 import { confirm } from './confirm.js';
 import { formatDuration } from './durations.js';

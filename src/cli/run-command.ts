@@ -14,7 +14,7 @@
 import { hostname } from 'node:os';
 import { basename } from 'node:path';
 import { systemClock } from '../clock.js';
-import { deadline } from '../deadline.js';
+import { deadline } from '../primitives/deadline.js';
 import { DynamoDBUnavailableError, LockCurrentlyUnavailableError, LockNotGrantedError, type LockHolder } from '../errors.js';
 import type { LockClient } from '../lock-client.js';
 import type { Lock } from '../lock.js';

@@ -6,11 +6,11 @@
  * lease, so a lock that passes this watch has a holder that stopped.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { abortableSleep } from '../abortable-sleep.js';
+import { abortableSleep } from '../primitives/abortable-sleep.js';
 import { StaleWatch } from '../acquire/stale-watch.js';
 import { systemClock } from '../clock.js';
 import type { LockKey, LockRecord, LockTable } from '../protocol/index.js';
-import { readLock, type LockSighting } from '../read-lock.js';
+import { readLock, type LockSighting } from '../dynamodb/read-lock.js';
 
 /** The watch reads the lock this often at most, to stop as soon as the holder shows it is alive. */
 const READ_INTERVAL_MS = 1_000;

@@ -5,8 +5,8 @@
  * the lock, so Java clients contending on the same key take part by the same
  * rules.
  */
-import { toBytes } from '../bytes.js';
-import { deadline } from '../deadline.js';
+import { toBytes } from '../primitives/bytes.js';
+import { deadline } from '../primitives/deadline.js';
 import { InvalidArgumentError } from '../errors.js';
 import { LockClient, type LockKeyOptions } from '../lock-client.js';
 import { checkDuration } from '../options.js';

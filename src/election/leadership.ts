@@ -3,8 +3,8 @@
  * leadership. Leadership lasts exactly as long as the lock is held.
  */
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import type { GuardedWriteOptions } from '../guarded-write.js';
-import { inspectAs, inspectCustom, type Inspect, type InspectOptions } from '../inspect.js';
+import type { GuardedWriteOptions } from '../hold/guarded-write.js';
+import { inspectAs, inspectCustom, type Inspect, type InspectOptions } from '../primitives/inspect.js';
 import type { Lock } from '../lock.js';
 
 export interface ResignOptions {

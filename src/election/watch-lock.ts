@@ -2,9 +2,9 @@
  * Watching one lock by reading it again and again: who holds it, and each
  * new RVN its holder writes. Election observers and the CLI's `watch` use it.
  */
-import { abortableSleep } from '../abortable-sleep.js';
-import { toBytes } from '../bytes.js';
-import { isTransient } from '../dynamodb-errors.js';
+import { abortableSleep } from '../primitives/abortable-sleep.js';
+import { toBytes } from '../primitives/bytes.js';
+import { isTransient } from '../dynamodb/sdk-errors.js';
 import type { Lock, LockSnapshot } from '../lock.js';
 import type { LockClient, LockKeyOptions } from '../lock-client.js';
 import { checkDuration } from '../options.js';

@@ -10,7 +10,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { MonotonicClock } from '../clock.js';
-import { deadline, type Deadline } from '../deadline.js';
+import { deadline, type Deadline } from '../primitives/deadline.js';
 
 /**
  * Slot lengths, longest first, each used for deadlines at least twenty times

@@ -19,7 +19,7 @@ import {
   type TracerProvider,
   type UpDownCounter,
 } from '@opentelemetry/api';
-import type { DynamoDBSender } from '../dynamodb-sender.js';
+import type { DynamoDBSender } from '../dynamodb/dynamodb-sender.js';
 import {
   DynamoDBUnavailableError,
   LockCurrentlyUnavailableError,

@@ -3,8 +3,8 @@
  * (PROTOCOL.md §5.5). Timed with an injected manual clock.
  */
 import { describe, expect, it } from '@jest/globals';
-import type { MonotonicClock } from '../src/clock.js';
-import { LockObservationCache } from '../src/observation-cache.js';
+import type { MonotonicClock } from '../../src/clock.js';
+import { LockObservationCache } from '../../src/acquire/observation-cache.js';
 
 function manualClock(start = 1_000): MonotonicClock & { t: number } {
   const clock = {

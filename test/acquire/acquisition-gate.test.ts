@@ -4,7 +4,7 @@
  * gives up when its signal aborts.
  */
 import { describe, expect, it } from '@jest/globals';
-import { AcquisitionGate } from '../../src/heartbeat/acquisition-gate.js';
+import { AcquisitionGate } from '../../src/acquire/acquisition-gate.js';
 
 /** A request the test finishes by hand. */
 function deferred(): { promise: Promise<string>; finish: (value: string) => void } {

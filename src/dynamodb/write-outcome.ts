@@ -16,8 +16,8 @@ import {
   isConditionalCheckFailed,
   itemOfFailedCondition,
   wasNeverSent,
-} from './dynamodb-errors.js';
-import { LockAttribute, type LockItem } from './protocol/index.js';
+} from './sdk-errors.js';
+import { LockAttribute, type LockItem } from '../protocol/index.js';
 
 export type FailedWrite =
   /** The condition failed against the item as someone else left it (`item` is ALL_OLD; none when absent). */

@@ -7,8 +7,8 @@
  */
 import { GetItemCommand, TransactWriteItemsCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
-import { isResourceNotFound } from './dynamodb-errors.js';
-import { LockTableDoesNotExistError } from './errors.js';
+import { isResourceNotFound } from './sdk-errors.js';
+import { LockTableDoesNotExistError } from '../errors.js';
 import {
   buildFencedAcquisition,
   buildFencingReadRequest,
@@ -16,7 +16,7 @@ import {
   type LockRecordToWrite,
   type LockTable,
   type LockWriteRequest,
-} from './protocol/index.js';
+} from '../protocol/index.js';
 
 export class Fencing {
   readonly #dynamoDB: Pick<DynamoDBClient, 'send'>;
@@ -31,7 +31,7 @@ export class Fencing {
    * Sends the acquisition `request` of `record` with the counter's step.
    * `tokenChosen` learns the token before anything is sent, whatever the
    * outcome. A cancellation names the lock write's reason first (see
-   * dynamodb-errors.ts); the counter having moved since it was read is a
+   * sdk-errors.ts); the counter having moved since it was read is a
    * race like another acquirer's write under way.
    */
   async send(request: LockWriteRequest, record: LockRecordToWrite, tokenChosen: (token: bigint) => void, signal?: AbortSignal): Promise<void> {

@@ -6,9 +6,9 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
-import type { Logger } from './logger.js';
-import { toBytes } from './bytes.js';
-import type { MonotonicClock } from './clock.js';
+import type { Logger } from '../logger.js';
+import { toBytes } from '../primitives/bytes.js';
+import type { MonotonicClock } from '../clock.js';
 import {
   isClientSideError,
   isConditionalCheckFailed,
@@ -16,7 +16,7 @@ import {
   isTransactionRace,
   httpStatusOf,
   itemOfFailedCondition,
-} from './dynamodb-errors.js';
+} from '../dynamodb/sdk-errors.js';
 import {
   DynamoDBUnavailableError,
   InvalidArgumentError,
@@ -24,12 +24,12 @@ import {
   LockNotGrantedError,
   isMalformedLockItemError,
   type LockHolder,
-} from './errors.js';
-import type { Fencing } from './fencing.js';
-import { lockId } from './held-lock.js';
-import { holderOf } from './lock-holder.js';
+} from '../errors.js';
+import type { Fencing } from '../dynamodb/fencing-counter.js';
+import { lockId } from '../hold/held-lock.js';
+import { holderOf } from '../lock-holder.js';
 import type { LockObservationCache } from './observation-cache.js';
-import { ACQUIRE_DEFAULTS, MAX_DURATION_MS, checkDuration, checkLockLease } from './options.js';
+import { ACQUIRE_DEFAULTS, MAX_DURATION_MS, checkDuration, checkLockLease } from '../options.js';
 import {
   buildAcquireRequest,
   decodeLockItem,
@@ -45,14 +45,14 @@ import {
   type LockRecord,
   type LockRecordToWrite,
   type LockTable,
-} from './protocol/index.js';
-import type { KeySchemaProof } from './acquire/key-schema-proof.js';
-import type { AcquisitionGate } from './heartbeat/acquisition-gate.js';
-import type { LockPollers, PollSubscription } from './acquire/lock-poller.js';
-import { StaleWatch } from './acquire/stale-watch.js';
-import { readLock, type LockSighting } from './read-lock.js';
-import { sendWrite } from './send-write.js';
-import { classifyFailedWrite } from './write-outcome.js';
+} from '../protocol/index.js';
+import type { KeySchemaProof } from './key-schema-proof.js';
+import type { AcquisitionGate } from './acquisition-gate.js';
+import type { LockPollers, PollSubscription } from './lock-poller.js';
+import { StaleWatch } from './stale-watch.js';
+import { readLock, type LockSighting } from '../dynamodb/read-lock.js';
+import { sendWrite } from '../dynamodb/send-write.js';
+import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
 
 /** Options of one `acquireLock` call (Java's `AcquireLockOptions`, PROTOCOL.md §8.2). */
 export interface AcquireLockOptions {

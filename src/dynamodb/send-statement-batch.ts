@@ -1,10 +1,10 @@
 /**
  * Sends PartiQL statements in one BatchExecuteStatement call and reports each
  * statement's outcome as the matching single call would have failed, so that
- * the error classifiers of `dynamodb-errors.ts` sort them the same way.
+ * the error classifiers of `sdk-errors.ts` sort them the same way.
  */
 import { BatchExecuteStatementCommand, type BatchStatementRequest, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { LockItem } from './protocol/index.js';
+import type { LockItem } from '../protocol/index.js';
 
 /** The SDK exception each `BatchStatementError` code stands for, and whether DynamoDB answered it as a server error. */
 const EXCEPTION_OF_CODE: Readonly<Record<string, { name: string; status: number }>> = {

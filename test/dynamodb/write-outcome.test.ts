@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { StatementFailedError } from '../src/send-statement-batch.js';
-import { isConditionalCheckFailed, isTransactionRace } from '../src/dynamodb-errors.js';
-import { classifyFailedWrite } from '../src/write-outcome.js';
+import { StatementFailedError } from '../../src/dynamodb/send-statement-batch.js';
+import { isConditionalCheckFailed, isTransactionRace } from '../../src/dynamodb/sdk-errors.js';
+import { classifyFailedWrite } from '../../src/dynamodb/write-outcome.js';
 
 const OURS = { ownerName: 'me', recordVersionNumbers: ['rvn-sent'] };
 

@@ -2,11 +2,11 @@
  * The client's private, mutable record of a lock it holds. Users see it only
  * through the read-only {@link Lock} handle.
  */
-import type { MonotonicClock } from './clock.js';
-import type { LockLostError } from './errors.js';
-import type { ScheduledTask } from './heartbeat/scheduler.js';
-import type { Lock } from './lock.js';
-import type { LockItem, LockKey } from './protocol/index.js';
+import type { MonotonicClock } from '../clock.js';
+import type { LockLostError } from '../errors.js';
+import type { ScheduledTask } from '../heartbeat/scheduler.js';
+import type { Lock } from '../lock.js';
+import type { LockItem, LockKey } from '../protocol/index.js';
 
 /**
  * - `held`: acquired, and heartbeats keep it.

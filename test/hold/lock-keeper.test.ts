@@ -6,8 +6,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { systemClock } from '../../src/clock.js';
-import { HeldLock } from '../../src/held-lock.js';
-import { LockKeeper, type KeeperHooks } from '../../src/heartbeat/lock-keeper.js';
+import { HeldLock } from '../../src/hold/held-lock.js';
+import { LockKeeper, type KeeperHooks } from '../../src/hold/lock-keeper.js';
 import { HeartbeatScheduler } from '../../src/heartbeat/scheduler.js';
 
 const PERIOD = 1_000;

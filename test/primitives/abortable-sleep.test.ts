@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { jest } from '@jest/globals';
 import { getEventListeners } from 'node:events';
-import { abortableSleep } from '../src/abortable-sleep.js';
+import { abortableSleep } from '../../src/primitives/abortable-sleep.js';
 
 type Outcome = { state: 'pending' } | { state: 'resolved' } | { state: 'rejected'; reason: unknown };
 

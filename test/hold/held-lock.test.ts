@@ -3,10 +3,10 @@
  * record's own logic: local expiry and one-at-a-time writes.
  */
 import { describe, expect, it } from '@jest/globals';
-import { LockLostError } from '../src/errors.js';
-import { HeldLock, lockId } from '../src/held-lock.js';
-import type { LockKey } from '../src/protocol/index.js';
-import { seededRandom as prng } from '../chaos/random.js';
+import { LockLostError } from '../../src/errors.js';
+import { HeldLock, lockId } from '../../src/hold/held-lock.js';
+import type { LockKey } from '../../src/protocol/index.js';
+import { seededRandom as prng } from '../../chaos/random.js';
 
 
 const key = (partitionKey: string, sortKey?: string): LockKey => (sortKey === undefined ? { partitionKey } : { partitionKey, sortKey });

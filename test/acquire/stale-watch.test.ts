@@ -1,7 +1,7 @@
 /** StaleWatch: the stale timer of one waiting acquisition (PROTOCOL.md §5.4). */
 import { describe, expect, it } from '@jest/globals';
-import { StaleWatch, TAKEOVER_MARGIN_MS } from '../src/acquire/stale-watch.js';
-import type { LockSighting } from '../src/read-lock.js';
+import { StaleWatch, TAKEOVER_MARGIN_MS } from '../../src/acquire/stale-watch.js';
+import type { LockSighting } from '../../src/dynamodb/read-lock.js';
 
 const sighting = (recordVersionNumber: string, lookupTime: number, leaseDurationMs = 1_000): LockSighting => ({
   record: { partitionKey: 'k', ownerName: 'holder', leaseDurationMs, recordVersionNumber, isReleased: false, data: undefined, additionalAttributes: {} },

@@ -8,20 +8,20 @@ import {
   type DynamoDBClient,
   type TableDescription,
 } from '@aws-sdk/client-dynamodb';
-import { abortableSleep } from './abortable-sleep.js';
-import { isResourceNotFound } from './dynamodb-errors.js';
+import { abortableSleep } from '../primitives/abortable-sleep.js';
+import { isResourceNotFound } from './sdk-errors.js';
 import {
   InvalidArgumentError,
   LockTableAlreadyExistsError,
   LockTableDoesNotExistError,
   LockTableSchemaMismatchError,
-} from './errors.js';
+} from '../errors.js';
 import {
   buildCreateTableRequest,
   buildDescribeTableRequest,
   type LockTable,
   type LockTableBilling,
-} from './protocol/index.js';
+} from '../protocol/index.js';
 
 type Sender = Pick<DynamoDBClient, 'send'>;
 

@@ -5,7 +5,7 @@ import {
   UpdateItemCommand,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import type { LockWriteRequest } from './protocol/index.js';
+import type { LockWriteRequest } from '../protocol/index.js';
 
 export async function sendWrite(
   dynamoDB: Pick<DynamoDBClient, 'send'>,

@@ -15,13 +15,13 @@
  */
 import pRetry from 'p-retry';
 import type { Logger } from '../logger.js';
-import { abortableSleep } from '../abortable-sleep.js';
+import { abortableSleep } from '../primitives/abortable-sleep.js';
 import type { MonotonicClock } from '../clock.js';
-import { isTransient } from '../dynamodb-errors.js';
-import type { HeldLock } from '../held-lock.js';
-import { RoundTripEstimate } from './round-trip-estimate.js';
-import type { HeartbeatScheduler, ScheduledTask, TaskKind } from './scheduler.js';
-import { SharedDeadlines } from './shared-deadlines.js';
+import { isTransient } from '../dynamodb/sdk-errors.js';
+import type { HeldLock } from './held-lock.js';
+import { RoundTripEstimate } from '../heartbeat/round-trip-estimate.js';
+import type { HeartbeatScheduler, ScheduledTask, TaskKind } from '../heartbeat/scheduler.js';
+import { SharedDeadlines } from '../heartbeat/shared-deadlines.js';
 
 /**
  * How one lock's heartbeat in a batch ended: confirmed, failed (`error`), or

@@ -14,13 +14,13 @@
  */
 import { TransactWriteItemsCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
-import type { MonotonicClock } from './clock.js';
-import { deadline } from './deadline.js';
-import { InvalidArgumentError, type LockLostError } from './errors.js';
-import { GuardedWriteCanceledError, GuardedWriteOutcomeUnknownError, type GuardedWriteCancellation } from './guarded-write-errors.js';
+import type { MonotonicClock } from '../clock.js';
+import { deadline } from '../primitives/deadline.js';
+import { InvalidArgumentError, type LockLostError } from '../errors.js';
+import { GuardedWriteCanceledError, GuardedWriteOutcomeUnknownError, type GuardedWriteCancellation } from '../guarded-write-errors.js';
 import type { HeldLock } from './held-lock.js';
-import { buildLockGuard, type LockItem, type LockKey, type LockTable } from './protocol/index.js';
-import { classifyFailedWrite } from './write-outcome.js';
+import { buildLockGuard, type LockItem, type LockKey, type LockTable } from '../protocol/index.js';
+import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
 
 /** DynamoDB's limit of actions in one transaction (100), less the lock's guard. */
 export const MAX_GUARDED_ITEMS = 99;

@@ -5,11 +5,11 @@
  * under test here (integration/acquire-*.test.ts read DynamoDB Local).
  */
 import { describe, expect, it, jest } from '@jest/globals';
-import { LockPollers, POLL_JITTER, jitteredPollDelay, type PollOutcome } from '../src/acquire/lock-poller.js';
-import { systemClock } from '../src/clock.js';
-import type { LockKey } from '../src/protocol/index.js';
-import type { LockSighting } from '../src/read-lock.js';
-import { useFakeTime } from './support/fake-time.js';
+import { LockPollers, POLL_JITTER, jitteredPollDelay, type PollOutcome } from '../../src/acquire/lock-poller.js';
+import { systemClock } from '../../src/clock.js';
+import type { LockKey } from '../../src/protocol/index.js';
+import type { LockSighting } from '../../src/dynamodb/read-lock.js';
+import { useFakeTime } from '../support/fake-time.js';
 
 interface ReadCall {
   readonly key: LockKey;

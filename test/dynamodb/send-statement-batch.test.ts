@@ -12,10 +12,10 @@ import {
   isTransient,
   isValidationError,
   itemOfFailedCondition,
-} from '../src/dynamodb-errors.js';
-import { StatementFailedError as PublicStatementFailedError } from '../src/index.js';
-import { StatementFailedError, sendStatementBatch } from '../src/send-statement-batch.js';
-import { classifyFailedWrite } from '../src/write-outcome.js';
+} from '../../src/dynamodb/sdk-errors.js';
+import { StatementFailedError as PublicStatementFailedError } from '../../src/index.js';
+import { StatementFailedError, sendStatementBatch } from '../../src/dynamodb/send-statement-batch.js';
+import { classifyFailedWrite } from '../../src/dynamodb/write-outcome.js';
 
 const OURS = { ownerName: 'me', recordVersionNumbers: ['rvn-sent'] };
 

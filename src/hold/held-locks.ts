@@ -6,23 +6,23 @@
  */
 import type { DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
-import type { Logger } from './logger.js';
-import type { AcquireLockOptions, Acquisition } from './acquire-lock.js';
-import { toBytes } from './bytes.js';
-import type { MonotonicClock } from './clock.js';
-import { deadline } from './deadline.js';
-import { httpStatusOf, isValidationError } from './dynamodb-errors.js';
-import { InvalidArgumentError, LockLostError, type LockHolder, type LockLossKind } from './errors.js';
-import { TypedEvents, type Subscription } from './events.js';
+import type { Logger } from '../logger.js';
+import type { AcquireLockOptions, Acquisition } from '../acquire/acquire-lock.js';
+import { toBytes } from '../primitives/bytes.js';
+import type { MonotonicClock } from '../clock.js';
+import { deadline } from '../primitives/deadline.js';
+import { httpStatusOf, isValidationError } from '../dynamodb/sdk-errors.js';
+import { InvalidArgumentError, LockLostError, type LockHolder, type LockLossKind } from '../errors.js';
+import { TypedEvents, type Subscription } from '../events.js';
 import { guardedWrite, type GuardedWriteContext, type GuardedWriteOptions } from './guarded-write.js';
-import { LockKeeper, type BatchHeartbeatOutcome, type KeeperHooks } from './heartbeat/lock-keeper.js';
-import { HeartbeatScheduler } from './heartbeat/scheduler.js';
-import { SuspendWatch } from './heartbeat/suspend-watch.js';
+import { LockKeeper, type BatchHeartbeatOutcome, type KeeperHooks } from './lock-keeper.js';
+import { HeartbeatScheduler } from '../heartbeat/scheduler.js';
+import { SuspendWatch } from '../heartbeat/suspend-watch.js';
 import { HeldLock } from './held-lock.js';
-import { heldLockBehind, Lock, type LockOperations, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
-import type { LockClientEvents } from './lock-client-events.js';
-import { holderOf } from './lock-holder.js';
-import { checkLockLease, safetyMarginFor, type ResolvedSettings } from './options.js';
+import { heldLockBehind, Lock, type LockOperations, type ReleaseLockOptions, type SendHeartbeatOptions } from '../lock.js';
+import type { LockClientEvents } from '../lock-client-events.js';
+import { holderOf } from '../lock-holder.js';
+import { checkLockLease, safetyMarginFor, type ResolvedSettings } from '../options.js';
 import {
   IS_RELEASED_VALUE,
   LockAttribute,
@@ -37,10 +37,10 @@ import {
   withOldItemOnConditionFailure,
   type LockItem,
   type LockTable,
-} from './protocol/index.js';
-import { sendStatementBatch, type StatementFailedError } from './send-statement-batch.js';
-import { sendWrite } from './send-write.js';
-import { attemptsOf, classifyFailedWrite } from './write-outcome.js';
+} from '../protocol/index.js';
+import { sendStatementBatch, type StatementFailedError } from '../dynamodb/send-statement-batch.js';
+import { sendWrite } from '../dynamodb/send-write.js';
+import { attemptsOf, classifyFailedWrite } from '../dynamodb/write-outcome.js';
 
 /**
  * The longest a due heartbeat waits for a fuller batch, as a share of the
