@@ -10,6 +10,7 @@ import { LockPollers } from './acquire/lock-poller.js';
 import { childAbortController, type ChildAbortController } from './primitives/child-abort-controller.js';
 import { systemClock, type MonotonicClock } from './clock.js';
 import { deadline } from './primitives/deadline.js';
+import { toBytes } from './primitives/bytes.js';
 import { sdkClientOf } from './dynamodb/dynamodb-sender.js';
 import { Fencing } from './dynamodb/fencing-counter.js';
 import {
@@ -23,10 +24,10 @@ import {
   LockTableSchemaMismatchError,
 } from './errors.js';
 import type { Subscription } from './events.js';
-import { lockId } from './hold/held-lock.js';
+import { lockId, type HeldLock } from './hold/held-lock.js';
 import { AcquisitionGate } from './acquire/acquisition-gate.js';
 import { HeldLocks } from './hold/held-locks.js';
-import { LockSnapshot, type Lock, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
+import { heldLockBehind, Lock, LockSnapshot, type LockOperations, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
 import type { LockClientEvents } from './lock-client-events.js';
 import {
   assertLockTableExists,
@@ -36,7 +37,7 @@ import {
   type CreateLockTableOptions,
 } from './dynamodb/lock-table.js';
 import { LockObservationCache } from './acquire/observation-cache.js';
-import { checkDuration, resolveSettings, type LockClientOptions, type ResolvedSettings } from './options.js';
+import { checkDuration, checkLockLease, resolveSettings, type LockClientOptions, type ResolvedSettings } from './options.js';
 import {
   buildQueryRequest,
   buildScanRequest,
@@ -100,6 +101,15 @@ export class LockClient implements AsyncDisposable {
   /** Acquisitions under way; `close()` aborts them and waits for them to settle. */
   readonly #acquiring = new Map<ChildAbortController, Promise<unknown>>();
   #closing: Promise<void> | undefined;
+  /** The user's handle of each lock held, made once per lock. */
+  readonly #handles = new WeakMap<HeldLock, Lock>();
+  readonly #lockOperations: LockOperations = {
+    releaseLock: (held, options = {}) =>
+      this.#holding.releaseLock(held, { deleteLock: options.deleteLock, data: toBytes(options.data), bestEffort: options.bestEffort, signal: options.signal }),
+    sendHeartbeat: (held, options) => this.#sendHeartbeat(held, options),
+    transactWrite: (held, items, options) => this.#holding.transactWrite(held, items, options),
+    guardCondition: (held) => this.#holding.guardCondition(held),
+  };
   /** Listing checks the table's key schema once per client. */
   #listingSchemaCheck: Promise<void> | undefined;
 
@@ -171,7 +181,7 @@ export class LockClient implements AsyncDisposable {
     validateAcquireOptions(this.#acquireContext, key, options);
     if (options.reentrant) {
       const mine = this.#holding.get(lockId(key));
-      if (mine !== undefined && !mine.isExpired()) return mine;
+      if (mine?.isHeld() === true) return this.#handleOf(mine);
     }
     const call = childAbortController(options.signal);
     const acquiring = this.#acquireAndTrack(key, options, call);
@@ -191,7 +201,23 @@ export class LockClient implements AsyncDisposable {
     } catch (error) {
       throw this.#lifetime.signal.aborted ? new LockClientClosedError() : error;
     }
-    const lock = this.#holding.track(acquisition, options);
+    const { record, lookupTime, lookupWallTime } = acquisition;
+    const monitor = options.sessionMonitor;
+    const lock = this.#handleOf(
+      this.#holding.track({
+        key: record,
+        ownerName: record.ownerName,
+        recordVersionNumber: record.recordVersionNumber,
+        leaseDurationMs: record.leaseDurationMs,
+        lookupTime,
+        lookupWallTime,
+        data: record.data,
+        additionalAttributes: acquisition.additionalAttributes,
+        deleteLockOnRelease: options.deleteLockOnRelease ?? true,
+        fencingToken: acquisition.fencingToken,
+        sessionMonitor: monitor === undefined ? undefined : { safeTimeWithoutHeartbeat: monitor.safeTimeWithoutHeartbeat, callback: monitor.callback },
+      }),
+    );
     if (call.signal.aborted || this.#lifetime.signal.aborted) {
       // The caller gave up (or the client closed) while the winning write was in flight: do not leave the lock held.
       await this.releaseLock(lock, { bestEffort: true }).catch(() => undefined);
@@ -224,7 +250,10 @@ export class LockClient implements AsyncDisposable {
    * @returns a subscription whose `dispose()` unsubscribes.
    */
   on<Name extends keyof LockClientEvents>(name: Name, listener: (event: LockClientEvents[Name]) => void): Subscription {
-    return this.#holding.on(name, listener);
+    return this.#holding.on(name, ({ held, ...details }) => {
+      // Each event of HoldEvents is the event of LockClientEvents with the record in place of the handle.
+      listener({ ...details, lock: this.#handleOf(held) } as unknown as LockClientEvents[Name]);
+    });
   }
 
   /**
@@ -234,7 +263,7 @@ export class LockClient implements AsyncDisposable {
    * @throws LockLostError when the lock is no longer held; it is then dropped.
    */
   sendHeartbeat(lock: Lock, options: SendHeartbeatOptions = {}): Promise<void> {
-    return this.#holding.sendHeartbeat(lock, options);
+    return this.#lockOperations.sendHeartbeat(this.#heldLockOf(lock), options);
   }
 
   /**
@@ -282,7 +311,37 @@ export class LockClient implements AsyncDisposable {
    *   no longer this client's (taken over, deleted, already released).
    */
   releaseLock(lock: Lock, options: ReleaseLockOptions = {}): Promise<boolean> {
-    return this.#holding.releaseLock(lock, options);
+    return this.#lockOperations.releaseLock(this.#heldLockOf(lock), options);
+  }
+
+  /** The user's handle on a lock this client holds: one per lock, made when it is first asked for. */
+  #handleOf(held: HeldLock): Lock {
+    let lock = this.#handles.get(held);
+    if (lock === undefined) {
+      lock = new Lock(held, this.#lockOperations);
+      this.#handles.set(held, lock);
+    }
+    return lock;
+  }
+
+  /** The record behind a handle of this client's. */
+  #heldLockOf(lock: Lock): HeldLock {
+    const held = lock instanceof Lock ? heldLockBehind(lock, this.#lockOperations) : undefined;
+    if (held === undefined) {
+      throw new InvalidArgumentError('INVALID_OPTION', 'This lock was not acquired by this client; only the client that acquired a lock can heartbeat or release it');
+    }
+    return held;
+  }
+
+  /** `Lock.sendHeartbeat`: a manual heartbeat, bounded by what is left of the safe time. */
+  #sendHeartbeat(held: HeldLock, options: SendHeartbeatOptions = {}): Promise<void> {
+    if (options.deleteData === true && options.data !== undefined) {
+      throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'sendHeartbeat: pass data or deleteData, not both');
+    }
+    const leaseDurationMs = options.leaseDuration === undefined ? undefined : checkLockLease(options.leaseDuration, this.#settings);
+    const data = toBytes(options.data);
+    if (data !== undefined) this.#holding.checkItemSize(held, data, false);
+    return this.#holding.sendHeartbeat(held, { leaseDurationMs, data, deleteData: options.deleteData });
   }
 
   // ── Reading ──────────────────────────────────────────────────────────────
@@ -297,7 +356,7 @@ export class LockClient implements AsyncDisposable {
     const key: LockKey = { partitionKey, sortKey: options.sortKey };
     validateLockKey(this.#table, key);
     const mine = this.#holding.get(lockId(key));
-    if (mine !== undefined) return mine;
+    if (mine !== undefined) return this.#handleOf(mine);
     const snapshot = await this.#readSnapshot(key, options.signal);
     return snapshot === undefined || snapshot.isReleased ? undefined : snapshot;
   }
@@ -311,10 +370,9 @@ export class LockClient implements AsyncDisposable {
     }
   }
 
-  /** True while this client holds the lock and its lease has not run out locally. No DynamoDB call. */
+  /** True while this client holds the lock and may act on it (`Lock.isHeld()`). No DynamoDB call. */
   hasLock(partitionKey: string, options: LockKeyOptions = {}): boolean {
-    const lock = this.#holding.get(lockId({ partitionKey, sortKey: options.sortKey }));
-    return lock !== undefined && !lock.isExpired();
+    return this.#holding.get(lockId({ partitionKey, sortKey: options.sortKey }))?.isHeld() === true;
   }
 
   /** Every lock in the table, released ones included, page by page (Scan). */
@@ -438,7 +496,7 @@ export class LockClient implements AsyncDisposable {
       const locks = this.#holding.all();
       for (let i = 0; i < locks.length; i += CLOSE_CONCURRENCY) {
         const results = await Promise.allSettled(
-          locks.slice(i, i + CLOSE_CONCURRENCY).map((lock) => this.releaseLock(lock, { signal: bound.signal })),
+          locks.slice(i, i + CLOSE_CONCURRENCY).map((held) => this.#lockOperations.releaseLock(held, { signal: bound.signal })),
         );
         for (const result of results) if (result.status === 'rejected') failures.push(result.reason);
       }

@@ -4,7 +4,6 @@
  */
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { toBytes } from './primitives/bytes.js';
-import type { MonotonicClock } from './clock.js';
 import { SessionMonitorNotSetError } from './errors.js';
 import type { GuardedWriteOptions } from './hold/guarded-write.js';
 import type { HeldLock, LockState } from './hold/held-lock.js';
@@ -39,13 +38,10 @@ export interface SendHeartbeatOptions {
 
 /** The operations a {@link Lock} delegates to the client that acquired it. */
 export interface LockOperations {
-  readonly clock: MonotonicClock;
-  releaseLock(lock: Lock, options?: ReleaseLockOptions): Promise<boolean>;
-  sendHeartbeat(lock: Lock, options?: SendHeartbeatOptions): Promise<void>;
-  /** Throws the lock's {@link LockLostError} unless it is held and within its safe time. */
-  assertHeld(lock: Lock): void;
-  transactWrite(lock: Lock, items: readonly TransactWriteItem[], options?: GuardedWriteOptions): Promise<void>;
-  guardCondition(lock: Lock): TransactWriteItem;
+  releaseLock(held: HeldLock, options?: ReleaseLockOptions): Promise<boolean>;
+  sendHeartbeat(held: HeldLock, options?: SendHeartbeatOptions): Promise<void>;
+  transactWrite(held: HeldLock, items: readonly TransactWriteItem[], options?: GuardedWriteOptions): Promise<void>;
+  guardCondition(held: HeldLock): TransactWriteItem;
 }
 
 /**
@@ -128,26 +124,49 @@ export class Lock implements AsyncDisposable {
   }
 
   /**
-   * Throws the {@link LockLostError} unless the lock is held and within its
-   * safe time. It reads the monotonic clock itself, so it is right even when
-   * a long pause (GC, a stopped process) delayed the timer that aborts
-   * `signal`: call it right before each effect the lock guards.
+   * Whether this client may act on the lock now: held, and within its safe
+   * time (the lease of the last confirmed write, less the safety margin,
+   * shortened by any write still in doubt, counted on the monotonic clock
+   * and on the wall clock, which runs on while the host is suspended). It
+   * reads the clocks itself, so it is right even when a long pause (GC, a
+   * stopped process) delayed the timer that aborts `signal`; a lock found
+   * past its safe time ends as lost here. Every other check of the library
+   * (`throwIfLost`, `safeTimeLeft`, `LockClient.hasLock`, reentrant
+   * acquisition, guarded writes) asks this.
    */
-  throwIfLost(): void {
-    this.#ops.assertHeld(this);
+  isHeld(): boolean {
+    return this.#held.isHeld();
   }
 
-  /** True once the lease ran out on this client's clock since the last confirmed write, or the lock is not held. */
+  /** Milliseconds this client may still act on the lock without a newer confirmed heartbeat; 0 unless {@link isHeld}. */
+  safeTimeLeft(): number {
+    return this.#held.isHeld() ? this.#held.safeTimeLeft() : 0;
+  }
+
+  /**
+   * Throws the {@link LockLostError} unless {@link isHeld}: call it right
+   * before each effect the lock guards.
+   */
+  throwIfLost(): void {
+    this.#held.throwUnlessHeld();
+  }
+
+  /**
+   * Java's `LockItem.isExpired()`: true once the lease ran out on this
+   * client's clock since the last confirmed write, or the lock is not held.
+   * It ignores the safety margin, a shortened lease still in doubt and a
+   * host suspend; act on {@link isHeld} instead.
+   */
   isExpired(): boolean {
-    return this.#held.isExpired(this.#ops.clock.now());
+    return this.#held.leaseRanOut();
   }
 
   release(options?: ReleaseLockOptions): Promise<boolean> {
-    return this.#ops.releaseLock(this, options);
+    return this.#ops.releaseLock(this.#held, options);
   }
 
   sendHeartbeat(options?: SendHeartbeatOptions): Promise<void> {
-    return this.#ops.sendHeartbeat(this, options);
+    return this.#ops.sendHeartbeat(this.#held, options);
   }
 
   /**
@@ -166,7 +185,7 @@ export class Lock implements AsyncDisposable {
    *   may have committed. The lock is still held.
    */
   transactWrite(items: readonly TransactWriteItem[], options?: GuardedWriteOptions): Promise<void> {
-    return this.#ops.transactWrite(this, items, options);
+    return this.#ops.transactWrite(this.#held, items, options);
   }
 
   /**
@@ -181,14 +200,14 @@ export class Lock implements AsyncDisposable {
    * @throws LockLostError unless the lock is held and within its safe time.
    */
   guardCondition(): TransactWriteItem {
-    return this.#ops.guardCondition(this);
+    return this.#ops.guardCondition(this.#held);
   }
 
   /** Milliseconds until the session monitor's safe time runs out (negative once past). */
   millisecondsUntilDangerZoneEntered(): number {
     const monitor = this.#held.sessionMonitor;
     if (monitor === undefined) throw new SessionMonitorNotSetError('This lock was acquired without a sessionMonitor');
-    return this.#held.lookupTime + monitor.safeTimeWithoutHeartbeat - this.#ops.clock.now();
+    return this.#held.lookupTime + monitor.safeTimeWithoutHeartbeat - this.#held.clockNow();
   }
 
   amIAboutToExpire(): boolean {

@@ -1,12 +1,15 @@
-/** Sends a {@link LockWriteRequest} with the SDK command that matches its operation. */
+/** Sends the lock's writes: a {@link LockWriteRequest}, or a transaction that carries the lock's guard. */
 import {
   DeleteItemCommand,
   PutItemCommand,
+  TransactWriteItemsCommand,
   UpdateItemCommand,
   type DynamoDBClient,
+  type TransactWriteItemsCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import type { LockWriteRequest } from '../protocol/index.js';
 
+/** Sends a {@link LockWriteRequest} with the SDK command that matches its operation. */
 export async function sendWrite(
   dynamoDB: Pick<DynamoDBClient, 'send'>,
   request: LockWriteRequest,
@@ -26,3 +29,12 @@ export async function sendWrite(
   }
 }
 
+
+/** Sends one TransactWriteItems call. */
+export async function sendTransaction(
+  dynamoDB: Pick<DynamoDBClient, 'send'>,
+  input: TransactWriteItemsCommandInput,
+  signal?: AbortSignal,
+): Promise<void> {
+  await dynamoDB.send(new TransactWriteItemsCommand(input), { abortSignal: signal });
+}

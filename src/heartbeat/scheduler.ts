@@ -21,6 +21,7 @@
 import type { Logger } from '../logger.js';
 import type { MonotonicClock } from '../clock.js';
 import { DeadlineHeap, type HeapEntry } from './deadline-heap.js';
+import { BATCH_SHARE_OF_CONCURRENCY, PART_FULL_SHARE_OF_CONCURRENCY } from './tuning.js';
 
 /**
  * What tasks of one kind do when due (a lock's heartbeat, its expiry check).
@@ -63,10 +64,6 @@ export interface SchedulerOptions<Subject> {
 
 /** Timers may fire a fraction of a millisecond before the monotonic clock says the task is due. */
 const TIMER_SLACK_MS = 1;
-/** Part-full batches are held back while at least this share of the slots is busy. */
-const PART_FULL_SHARE = 1 / 8;
-/** Batches may take at most this share of the slots. */
-const BATCH_SHARE = 1 / 4;
 
 export class HeartbeatScheduler<Subject = unknown> {
   /**
@@ -95,8 +92,8 @@ export class HeartbeatScheduler<Subject = unknown> {
     this.#clock = options.clock;
     this.#concurrency = options.concurrency;
     this.#batches = options.batches !== undefined && options.batches.size > 1 ? options.batches : undefined;
-    this.#partFullLimit = Math.max(1, Math.ceil(options.concurrency * PART_FULL_SHARE));
-    this.#batchLimit = Math.max(1, Math.ceil(options.concurrency * BATCH_SHARE));
+    this.#partFullLimit = Math.max(1, Math.ceil(options.concurrency * PART_FULL_SHARE_OF_CONCURRENCY));
+    this.#batchLimit = Math.max(1, Math.ceil(options.concurrency * BATCH_SHARE_OF_CONCURRENCY));
     this.#logger = options.logger;
   }
 

@@ -12,15 +12,16 @@
  * transaction in progress includes, or a transaction including an item
  * another one is writing, is refused as a conflict.
  */
-import { TransactWriteItemsCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
-import type { MonotonicClock } from '../clock.js';
 import { deadline } from '../primitives/deadline.js';
-import { InvalidArgumentError, type LockLostError } from '../errors.js';
+import { InvalidArgumentError } from '../errors.js';
 import { GuardedWriteCanceledError, GuardedWriteOutcomeUnknownError, type GuardedWriteCancellation } from '../guarded-write-errors.js';
 import type { HeldLock } from './held-lock.js';
 import { buildLockGuard, type LockItem, type LockKey, type LockTable } from '../protocol/index.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
+import { sendTransaction } from '../dynamodb/send-write.js';
+import { loseByRefusal } from './loss.js';
 
 /** DynamoDB's limit of actions in one transaction (100), less the lock's guard. */
 export const MAX_GUARDED_ITEMS = 99;
@@ -36,11 +37,6 @@ export interface GuardedWriteOptions {
 export interface GuardedWriteContext {
   readonly dynamoDB: Pick<DynamoDBClient, 'send'>;
   readonly table: LockTable;
-  readonly clock: MonotonicClock;
-  /** Throws the lock's LockLostError unless it is held and within its safe time. */
-  assertStillHeld(held: HeldLock): void;
-  /** The guard was refused: ends the lock as lost; `item` is the lock item as DynamoDB found it. */
-  lostByRefusal(held: HeldLock, item: LockItem | undefined, error: unknown): LockLostError;
 }
 
 const OPERATIONS = ['Put', 'Update', 'Delete', 'ConditionCheck'] as const;
@@ -94,21 +90,21 @@ export async function guardedWrite(
   options.signal?.throwIfAborted();
   let settled!: Promise<Settled>;
   const inTurn = await held.exclusive(async () => {
-    ctx.assertStillHeld(held);
+    held.throwUnlessHeld();
     const request = {
       TransactItems: [buildLockGuard(ctx.table, held), ...items],
       // The SDK would add one too; set here so that its retries are certainly idempotent: a token whose
       // transaction committed is answered with success, never evaluated again (for 10 minutes).
       ClientRequestToken: randomUUID(),
     };
-    settled = ctx.dynamoDB.send(new TransactWriteItemsCommand(request), { abortSignal: options.signal }).then(
+    settled = sendTransaction(ctx.dynamoDB, request, options.signal).then(
       (): Settled => ({ ok: true }),
       (error: unknown): Settled => ({ ok: false, error }),
     );
     // The lock's next writes wait for the answer, but not past the lock's safe time: by then the lock is
     // given up anyway, and a connection that never answers must not hold up its release. The call itself
     // still waits for DynamoDB's answer, so that a write sent just before a pause learns it was refused.
-    const bound = deadline(held.safeTimeLeft(ctx.clock));
+    const bound = deadline(held.safeTimeLeft());
     const safeTimeOver = new Promise<undefined>((resolve) => bound.signal.addEventListener('abort', () => resolve(undefined), { once: true }));
     try {
       const first = await Promise.race([settled, safeTimeOver]);
@@ -132,7 +128,7 @@ function outcomeOf(ctx: GuardedWriteContext, held: HeldLock, error: unknown): un
     const [lockReason, ...itemReasons] = reasons;
     if (lockReason?.Code === 'ConditionalCheckFailed') {
       const item = lockReason.Item === undefined || Object.keys(lockReason.Item).length === 0 ? undefined : lockReason.Item;
-      return ctx.lostByRefusal(held, item, error);
+      return loseByRefusal(ctx.table, held, 'its guarded write was refused', item, error);
     }
     const cancellations: GuardedWriteCancellation[] = [];
     itemReasons.forEach((reason, index) => {

@@ -1,12 +1,13 @@
 /**
- * The client's private, mutable record of a lock it holds. Users see it only
- * through the read-only {@link Lock} handle.
+ * The client's private record of a lock it holds, and the one owner of its
+ * state: every change (a write confirmed or in doubt, a release begun, the
+ * end) is a method here. Users see it only through the read-only `Lock`
+ * handle.
  */
 import type { MonotonicClock } from '../clock.js';
-import type { LockLostError } from '../errors.js';
-import type { ScheduledTask } from '../heartbeat/scheduler.js';
-import type { Lock } from '../lock.js';
+import { LockLostError, type LockHolder, type LockLossKind } from '../errors.js';
 import type { LockItem, LockKey } from '../protocol/index.js';
+import type { Keeping } from './lock-keeper.js';
 
 /**
  * - `held`: acquired, and heartbeats keep it.
@@ -20,8 +21,25 @@ export interface SessionMonitor {
   /** Milliseconds after the last confirmed heartbeat at which the lock enters its danger zone. */
   readonly safeTimeWithoutHeartbeat: number;
   readonly callback: (() => void) | undefined;
-  fired: boolean;
 }
+
+/** A write of the lock sent by this client: its RVN, and the lease counted from when it left. */
+export interface LockWrite {
+  readonly recordVersionNumber: string;
+  readonly leaseDurationMs: number;
+  /** Monotonic time just before it was sent. */
+  readonly sentAt: number;
+  readonly sentAtWall: number | undefined;
+  /** Data it sets; none to keep the data. */
+  readonly data?: Uint8Array | undefined;
+  readonly deleteData?: boolean | undefined;
+}
+
+/**
+ * Told when a lock ends. `announce` is false only for an end its holder
+ * caused and already hears of (a release whose outcome is unknown).
+ */
+export type LockEnded = (held: HeldLock, error: LockLostError, announce: boolean) => void;
 
 /** A collision-free in-process identity for (partition key, sort key). */
 export function lockId(key: LockKey): string {
@@ -48,26 +66,21 @@ export class HeldLock {
   readonly fencingToken: bigint | undefined;
   /** As written to the table; decoded afresh for each reader. */
   readonly additionalAttributes: LockItem;
-  recordVersionNumber: string;
-  /** The user's handle on this lock, once made. */
-  handle: Lock | undefined;
-  /** Stops waiting for the heartbeat in flight, if any (a release must not wait behind a stuck one). */
-  abortHeartbeat: (() => void) | undefined;
-  leaseDurationMs: number;
-  /** Monotonic time just before the last confirmed write was sent. */
-  lookupTime: number;
-  /** Wall-clock time (`Date.now()`) at `lookupTime`, where the clock has one. */
-  lookupWallTime: number | undefined;
-  data: Uint8Array | undefined;
-  state: LockState = 'held';
-  sessionMonitor: SessionMonitor | undefined;
+  readonly sessionMonitor: SessionMonitor | undefined;
+  /** The keeper's tasks for this lock; only the keeper reads or changes them. */
+  keeping: Keeping | undefined;
+  readonly #clock: MonotonicClock;
   /** Milliseconds before a lease runs out at which the lock is given up: it follows the lease in force. */
   readonly #marginFor: (leaseDurationMs: number) => number;
-  heartbeatTask: ScheduledTask<HeldLock> | undefined;
-  expiryTask: ScheduledTask<HeldLock> | undefined;
-  monitorTask: ScheduledTask<HeldLock> | undefined;
-  /** Its batched heartbeat failed: the next one goes alone, with the single heartbeat's retries. */
-  retriesAlone = false;
+  readonly #onEnd: LockEnded;
+  #state: LockState = 'held';
+  #recordVersionNumber: string;
+  #leaseDurationMs: number;
+  #lookupTime: number;
+  #lookupWallTime: number | undefined;
+  #data: Uint8Array | undefined;
+  /** Stops waiting for the write in flight, if any (a release must not wait behind a stuck heartbeat). */
+  #cutOffWrite: (() => void) | undefined;
   /** Made when the signal is first asked for: many locks never are, and Node's signals are not small. */
   #loss: AbortController | undefined;
   #endReason: LockLostError | undefined;
@@ -89,27 +102,52 @@ export class HeldLock {
     data: Uint8Array | undefined;
     additionalAttributes: LockItem;
     deleteLockOnRelease: boolean;
+    clock: MonotonicClock;
     marginFor: (leaseDurationMs: number) => number;
+    onEnd?: LockEnded | undefined;
+    sessionMonitor?: SessionMonitor | undefined;
     fencingToken?: bigint | undefined;
   }) {
     this.id = lockId(fields.key);
     this.partitionKey = fields.key.partitionKey;
     this.sortKey = fields.key.sortKey;
     this.ownerName = fields.ownerName;
-    this.recordVersionNumber = fields.recordVersionNumber;
-    this.leaseDurationMs = fields.leaseDurationMs;
-    this.lookupTime = fields.lookupTime;
-    this.lookupWallTime = fields.lookupWallTime;
-    this.data = fields.data;
+    this.#recordVersionNumber = fields.recordVersionNumber;
+    this.#leaseDurationMs = fields.leaseDurationMs;
+    this.#lookupTime = fields.lookupTime;
+    this.#lookupWallTime = fields.lookupWallTime;
+    this.#data = fields.data;
     this.additionalAttributes = Object.keys(fields.additionalAttributes).length === 0 ? NO_ADDITIONAL_ATTRIBUTES : fields.additionalAttributes;
     this.deleteLockOnRelease = fields.deleteLockOnRelease;
     this.fencingToken = fields.fencingToken;
+    this.sessionMonitor = fields.sessionMonitor;
+    this.#clock = fields.clock;
     this.#marginFor = fields.marginFor;
+    this.#onEnd = fields.onEnd ?? ignore;
+  }
+
+  get state(): LockState {
+    return this.#state;
+  }
+  /** The RVN of this client's last confirmed write. */
+  get recordVersionNumber(): string {
+    return this.#recordVersionNumber;
+  }
+  /** The lease of the last confirmed write: the lease in force. */
+  get leaseDurationMs(): number {
+    return this.#leaseDurationMs;
+  }
+  /** Monotonic time just before the last confirmed write was sent. */
+  get lookupTime(): number {
+    return this.#lookupTime;
+  }
+  get data(): Uint8Array | undefined {
+    return this.#data;
   }
 
   /** The safety margin of the lease in force. */
   get safetyMarginMs(): number {
-    return this.#marginFor(this.leaseDurationMs);
+    return this.#marginFor(this.#leaseDurationMs);
   }
 
   /** Aborts, with a {@link LockLostError}, once the lock ends for any reason. */
@@ -133,7 +171,7 @@ export class HeldLock {
    * and lease, less the margin of that lease).
    */
   safeUntil(): number {
-    return Math.min(this.lookupTime + this.leaseDurationMs - this.safetyMarginMs, this.#uncertainSafeUntil);
+    return Math.min(this.#lookupTime + this.#leaseDurationMs - this.safetyMarginMs, this.#uncertainSafeUntil);
   }
 
   /**
@@ -142,26 +180,74 @@ export class HeldLock {
    * has one: the monotonic clock stands still while the host is suspended,
    * and the lease runs on meanwhile. Either can only shorten what is left.
    */
-  safeTimeLeft(clock: MonotonicClock): number {
+  safeTimeLeft(): number {
+    const clock = this.#clock;
     let now = clock.now();
-    if (clock.wallNow !== undefined && this.lookupWallTime !== undefined) {
-      now = Math.max(now, this.lookupTime + (clock.wallNow() - this.lookupWallTime));
+    if (clock.wallNow !== undefined && this.#lookupWallTime !== undefined) {
+      now = Math.max(now, this.#lookupTime + (clock.wallNow() - this.#lookupWallTime));
     }
     return this.safeUntil() - now;
   }
 
-  /** Moves the lock to its final state and aborts its signal; only the first call counts. */
-  end(state: 'released' | 'lost', reason: LockLostError): boolean {
-    if (this.state === 'released' || this.state === 'lost') return false;
-    this.state = state;
-    this.#endReason = reason;
-    this.#loss?.abort(reason);
-    return true;
+  /**
+   * The one answer to "may I act on this lock now?": held, and within its
+   * safe time. A lock found past its safe time ends as lost here, even if
+   * its expiry task has not run yet (a long pause delays timers).
+   */
+  isHeld(): boolean {
+    if (this.#state === 'held' && this.safeTimeLeft() <= 0) this.expire();
+    return this.#state === 'held';
+  }
+
+  /** Why the lock may not be acted on now; none while {@link isHeld}. */
+  notHeldReason(): LockLostError | undefined {
+    if (this.isHeld()) return undefined;
+    return this.#endReason ?? new LockLostError('released', 'it is being released', this);
+  }
+
+  /** Throws {@link notHeldReason}, if there is one. */
+  throwUnlessHeld(): void {
+    const reason = this.notHeldReason();
+    if (reason !== undefined) throw reason;
+  }
+
+  /**
+   * Java's lease-only reading: the lease ran out on this client's clock
+   * since the last confirmed write, or the lock is not held. It ignores the
+   * safety margin, a shortened lease in doubt and a host suspend.
+   */
+  leaseRanOut(): boolean {
+    return this.#state !== 'held' || this.#clock.now() - this.#lookupTime > this.#leaseDurationMs;
+  }
+
+  /** The lock's monotonic clock, read now. */
+  clockNow(): number {
+    return this.#clock.now();
   }
 
   /** RVNs of this client's writes whose replies were lost: the table may hold any of them. */
   get uncertainRecordVersionNumbers(): readonly string[] | undefined {
     return this.#uncertain;
+  }
+
+  /** A write of the lock is under way or waiting for its turn. */
+  get writing(): boolean {
+    return this.#writes > 0;
+  }
+
+  /**
+   * A write was confirmed: the table holds its RVN (so none of the uncertain
+   * ones), its lease counts from when it was sent, and its data is the lock's.
+   */
+  confirmWrite(write: LockWrite): void {
+    this.#recordVersionNumber = write.recordVersionNumber;
+    this.#lookupTime = write.sentAt;
+    this.#lookupWallTime = write.sentAtWall;
+    this.#leaseDurationMs = write.leaseDurationMs;
+    if (write.deleteData === true) this.#data = undefined;
+    else if (write.data !== undefined) this.#data = write.data;
+    this.#uncertain = undefined;
+    this.#uncertainSafeUntil = Infinity;
   }
 
   /**
@@ -176,37 +262,89 @@ export class HeldLock {
    * sent later with the same or a longer lease would end it later. (That
    * also leaves Java's `holdLockOnServiceUnavailable` its meaning.)
    */
-  rememberUncertain(write: { recordVersionNumber: string; sentAt: number; leaseDurationMs: number }): void {
+  rememberUncertain(write: LockWrite): void {
     const uncertain = (this.#uncertain ??= []);
     uncertain.push(write.recordVersionNumber);
     if (uncertain.length > MAX_UNCERTAIN_RVNS) uncertain.shift();
-    if (write.leaseDurationMs < this.leaseDurationMs) {
+    if (write.leaseDurationMs < this.#leaseDurationMs) {
       const safeUntil = write.sentAt + write.leaseDurationMs - this.#marginFor(write.leaseDurationMs);
       this.#uncertainSafeUntil = Math.min(this.#uncertainSafeUntil, safeUntil);
     }
   }
 
   /**
-   * A write was confirmed, sent at `sentAt` (wall-clock `sentAtWall`): the
-   * table holds its RVN, so none of the uncertain ones.
+   * Java's `holdLockOnServiceUnavailable`: counts the lease from now
+   * although no write was confirmed. The safe time of a write of unknown
+   * outcome still bounds the lock (a shortened lease).
    */
-  confirmWrite(write: { recordVersionNumber: string; sentAt: number; sentAtWall: number | undefined; leaseDurationMs: number }): void {
-    this.recordVersionNumber = write.recordVersionNumber;
-    this.lookupTime = write.sentAt;
-    this.lookupWallTime = write.sentAtWall;
-    this.leaseDurationMs = write.leaseDurationMs;
-    this.#uncertain = undefined;
-    this.#uncertainSafeUntil = Infinity;
+  keepWithoutConfirmation(): void {
+    this.#lookupTime = this.#clock.now();
+    this.#lookupWallTime = this.#clock.wallNow?.();
   }
 
-  /** Lease ran out on this client's clock, or the lock is no longer held. */
-  isExpired(now: number): boolean {
-    return this.state !== 'held' || now - this.lookupTime > this.leaseDurationMs;
+  /**
+   * A release starts: heartbeats stop, and a write in flight is no longer
+   * waited for. A lock that ended only because its lease ran out locally
+   * may still be ours in the table, and can be released too. False when
+   * there is nothing to release.
+   */
+  beginRelease(): boolean {
+    const lapsed = this.#state === 'lost' && this.#endReason?.kind === 'expired';
+    if (this.#state !== 'held' && !lapsed) return false;
+    if (!lapsed) this.#state = 'releasing';
+    this.#cutOffWrite?.();
+    return true;
   }
 
-  /** A write of this lock is under way or waiting for its turn. */
-  get writing(): boolean {
-    return this.#writes > 0;
+  /** The release was refused with nothing changed in the table: the lock is held again. */
+  holdAgain(): void {
+    if (this.#state === 'releasing') this.#state = 'held';
+  }
+
+  /** Released by this client; also a lock that had lapsed locally, now freed in the table. */
+  released(): void {
+    if (this.#state === 'lost') {
+      this.#state = 'released';
+      return;
+    }
+    this.end('released', new LockLostError('released', 'it was released by this client', this));
+  }
+
+  /** Ends the lock as lost (its signal aborts, the client tells listeners); returns the error it ended with. */
+  lose(kind: LockLossKind, reason: string, details: { cause?: unknown; holder?: LockHolder | undefined } = {}): LockLostError {
+    const error = new LockLostError(kind, reason, this, details);
+    this.end('lost', error);
+    return this.#endReason ?? error;
+  }
+
+  /** No write was confirmed within the lease minus the safety margin. */
+  expire(): LockLostError {
+    return this.lose('expired', `no heartbeat was confirmed within its lease of ${this.#leaseDurationMs} ms minus the ${this.safetyMarginMs} ms safety margin`);
+  }
+
+  /** Moves the lock to its final state and aborts its signal; only the first call counts. */
+  end(state: 'released' | 'lost', reason: LockLostError, options: { announce?: boolean } = {}): boolean {
+    if (this.#state === 'released' || this.#state === 'lost') return false;
+    this.#state = state;
+    this.#endReason = reason;
+    this.#loss?.abort(reason);
+    this.#onEnd(this, reason, state === 'lost' && options.announce !== false);
+    return true;
+  }
+
+  /** Waits for a write of the lock, unless a release of it starts meanwhile. */
+  async unlessReleaseStarts<T>(sending: Promise<T>): Promise<T> {
+    try {
+      // A release started meanwhile stops waiting for this write rather than queue behind it. Its
+      // outcome is then unknown, as after any cut-off request; the call may carry other locks' writes
+      // or a deadline shared with them, so it cannot be aborted for this lock alone.
+      return await new Promise<T>((resolve, reject) => {
+        this.#cutOffWrite = () => reject(new DOMException('a release of the lock started', 'AbortError'));
+        sending.then(resolve, reject);
+      });
+    } finally {
+      this.#cutOffWrite = undefined;
+    }
   }
 
   /**

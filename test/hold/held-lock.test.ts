@@ -2,9 +2,9 @@
  * lockId (a collision-free in-process identity for a key) and the HeldLock
  * record's own logic: local expiry and one-at-a-time writes.
  */
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { LockLostError } from '../../src/errors.js';
-import { HeldLock, lockId } from '../../src/hold/held-lock.js';
+import { HeldLock, lockId, type LockState } from '../../src/hold/held-lock.js';
 import type { LockKey } from '../../src/protocol/index.js';
 import { seededRandom as prng } from '../../chaos/random.js';
 
@@ -70,8 +70,15 @@ describe('lockId', () => {
 
 type HeldLockFields = ConstructorParameters<typeof HeldLock>[0];
 
+/** A clock the test sets: `now` (monotonic) and, when set, `wall`. */
+const testClock = { now: 1_000, wall: undefined as number | undefined };
+const clock = { now: () => testClock.now, wallNow: () => testClock.wall ?? testClock.now };
+
 function heldLockFields(overrides: Partial<{ lookupTime: number; leaseDurationMs: number; sortKey: string }> = {}): HeldLockFields {
+  testClock.now = 1_000;
+  testClock.wall = undefined;
   return {
+    clock: { now: clock.now },
     key: key('p', overrides.sortKey),
     ownerName: 'me',
     recordVersionNumber: 'rvn-1',
@@ -99,19 +106,66 @@ describe('HeldLock', () => {
     expect(lock.state).toBe('held');
   });
 
-  it('expires strictly after lookupTime + lease on the local clock', () => {
+  it("Java's reading: the lease runs out strictly after lookupTime + lease on the local clock", () => {
     const lock = heldLock({ lookupTime: 1_000, leaseDurationMs: 100 });
-    expect(lock.isExpired(1_000)).toBe(false);
-    expect(lock.isExpired(1_100)).toBe(false);
-    expect(lock.isExpired(1_100.5)).toBe(true);
-    lock.lookupTime = 1_050; // a heartbeat moved it on
-    expect(lock.isExpired(1_100.5)).toBe(false);
+    const ranOutAt = (now: number): boolean => {
+      testClock.now = now;
+      return lock.leaseRanOut();
+    };
+    expect(ranOutAt(1_000)).toBe(false);
+    expect(ranOutAt(1_100)).toBe(false);
+    expect(ranOutAt(1_100.5)).toBe(true);
+    lock.confirmWrite({ recordVersionNumber: 'rvn-2', sentAt: 1_050, sentAtWall: undefined, leaseDurationMs: 100 }); // a heartbeat moved it on
+    expect(ranOutAt(1_100.5)).toBe(false);
   });
 
-  it.each(['releasing', 'released', 'lost'] as const)('counts as expired once %s', (state) => {
+  it.each<[LockState, (lock: HeldLock) => unknown]>([
+    ['releasing', (lock: HeldLock) => lock.beginRelease()],
+    ['released', (lock: HeldLock) => lock.released()],
+    ['lost', (lock: HeldLock) => lock.lose('taken', 'another client holds it')],
+  ])('counts as ran out, and not held, once %s', (state, transition) => {
     const lock = heldLock({ lookupTime: 1_000, leaseDurationMs: 100 });
-    lock.state = state;
-    expect(lock.isExpired(1_000)).toBe(true);
+    transition(lock);
+    expect(lock.state).toBe(state);
+    expect(lock.leaseRanOut()).toBe(true);
+    expect(lock.isHeld()).toBe(false);
+    expect(() => lock.throwUnlessHeld()).toThrow(LockLostError);
+  });
+
+  it('isHeld: held until its safe time (the lease less the margin) ends, and then ended as expired', () => {
+    const ended = jest.fn();
+    const lock = new HeldLock({ ...heldLockFields({ lookupTime: 1_000, leaseDurationMs: 100 }), onEnd: ended });
+    testClock.now = 1_089;
+    expect(lock.isHeld()).toBe(true);
+    expect(ended).not.toHaveBeenCalled();
+    testClock.now = 1_090;
+    expect(lock.isHeld()).toBe(false);
+    expect(lock.state).toBe('lost');
+    expect(lock.endReason?.kind).toBe('expired');
+    expect(lock.signal.aborted).toBe(true);
+    expect(ended).toHaveBeenCalledTimes(1);
+    expect(ended).toHaveBeenCalledWith(lock, lock.endReason, true);
+  });
+
+  it('a release that found the table unchanged holds the lock again; one of a lapsed lock releases it quietly', () => {
+    const again = heldLock();
+    expect(again.beginRelease()).toBe(true);
+    expect(again.isHeld()).toBe(false);
+    again.holdAgain();
+    expect(again.isHeld()).toBe(true);
+
+    const lapsed = heldLock({ lookupTime: 1_000, leaseDurationMs: 100 });
+    testClock.now = 2_000;
+    expect(lapsed.isHeld()).toBe(false);
+    const reason = lapsed.endReason;
+    expect(lapsed.beginRelease()).toBe(true); // it may still be ours in the table
+    lapsed.released();
+    expect(lapsed.state).toBe('released');
+    expect(lapsed.endReason).toBe(reason);
+    expect(heldLock().beginRelease()).toBe(true);
+    const released = heldLock();
+    released.released();
+    expect(released.beginRelease()).toBe(false);
   });
 
   it('exclusive() runs work one at a time, in call order', async () => {
@@ -205,7 +259,7 @@ describe('HeldLock', () => {
   it('remembers the newest uncertain RVNs, up to eight, until a write is confirmed', () => {
     const lock = heldLock();
     expect(lock.uncertainRecordVersionNumbers).toBeUndefined();
-    for (let i = 1; i <= 10; i++) lock.rememberUncertain({ recordVersionNumber: `rvn-u${i}`, sentAt: 1_000 + i, leaseDurationMs: 100 });
+    for (let i = 1; i <= 10; i++) lock.rememberUncertain({ recordVersionNumber: `rvn-u${i}`, sentAt: 1_000 + i, sentAtWall: undefined, leaseDurationMs: 100 });
     expect(lock.uncertainRecordVersionNumbers).toEqual(['rvn-u3', 'rvn-u4', 'rvn-u5', 'rvn-u6', 'rvn-u7', 'rvn-u8', 'rvn-u9', 'rvn-u10']);
     lock.confirmWrite({ recordVersionNumber: 'rvn-2', sentAt: 1_020, sentAtWall: undefined, leaseDurationMs: 100 });
     expect(lock.uncertainRecordVersionNumbers).toBeUndefined();
@@ -222,12 +276,12 @@ describe('HeldLock', () => {
 
   it('a write of unknown outcome that shortened the lease shortens the safe time; one that did not changes nothing', () => {
     const lock = heldLock({ lookupTime: 1_000, leaseDurationMs: 100 });
-    lock.rememberUncertain({ recordVersionNumber: 'rvn-u1', sentAt: 1_030, leaseDurationMs: 100 });
+    lock.rememberUncertain({ recordVersionNumber: 'rvn-u1', sentAt: 1_030, sentAtWall: undefined, leaseDurationMs: 100 });
     expect(lock.safeUntil()).toBe(1_090);
-    lock.rememberUncertain({ recordVersionNumber: 'rvn-u2', sentAt: 1_040, leaseDurationMs: 20 });
+    lock.rememberUncertain({ recordVersionNumber: 'rvn-u2', sentAt: 1_040, sentAtWall: undefined, leaseDurationMs: 20 });
     expect(lock.safeUntil()).toBe(1_058);
     // Pushed out of the newest eight, its safe time still counts.
-    for (let i = 3; i <= 12; i++) lock.rememberUncertain({ recordVersionNumber: `rvn-u${i}`, sentAt: 1_040 + i, leaseDurationMs: 100 });
+    for (let i = 3; i <= 12; i++) lock.rememberUncertain({ recordVersionNumber: `rvn-u${i}`, sentAt: 1_040 + i, sentAtWall: undefined, leaseDurationMs: 100 });
     expect(lock.uncertainRecordVersionNumbers).not.toContain('rvn-u2');
     expect(lock.safeUntil()).toBe(1_058);
     lock.confirmWrite({ recordVersionNumber: 'rvn-3', sentAt: 1_060, sentAtWall: undefined, leaseDurationMs: 100 });
@@ -235,13 +289,19 @@ describe('HeldLock', () => {
   });
 
   it('counts wall-clock time the monotonic clock missed (a suspended host) against its safe time, never for it', () => {
-    const lock = new HeldLock({ ...heldLockFields({ lookupTime: 1_000, leaseDurationMs: 100 }), lookupWallTime: 50_000 });
+    const withWall = (): HeldLock => new HeldLock({ ...heldLockFields({ lookupTime: 1_000, leaseDurationMs: 100 }), lookupWallTime: 50_000, clock });
     // Monotonic 10 ms later, wall clock 200 ms later: the host slept through the lease.
-    expect(lock.safeTimeLeft({ now: () => 1_010, wallNow: () => 50_200 })).toBe(1_090 - 1_200);
+    const slept = withWall();
+    [testClock.now, testClock.wall] = [1_010, 50_200];
+    expect(slept.safeTimeLeft()).toBe(1_090 - 1_200);
     // The wall clock stepped back: the monotonic clock still counts.
-    expect(lock.safeTimeLeft({ now: () => 1_010, wallNow: () => 40_000 })).toBe(80);
+    const stepped = withWall();
+    [testClock.now, testClock.wall] = [1_010, 40_000];
+    expect(stepped.safeTimeLeft()).toBe(80);
     // A clock without a wall clock (tests' fake clocks) counts monotonic time only.
-    expect(lock.safeTimeLeft({ now: () => 1_010 })).toBe(80);
+    const monotonicOnly = heldLock({ lookupTime: 1_000, leaseDurationMs: 100 });
+    testClock.now = 1_010;
+    expect(monotonicOnly.safeTimeLeft()).toBe(80);
   });
 
   it('locks without additional attributes share one frozen empty item; others keep their own', () => {

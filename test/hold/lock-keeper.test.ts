@@ -6,9 +6,11 @@
  */
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { systemClock } from '../../src/clock.js';
-import { HeldLock } from '../../src/hold/held-lock.js';
-import { LockKeeper, type KeeperHooks } from '../../src/hold/lock-keeper.js';
-import { HeartbeatScheduler } from '../../src/heartbeat/scheduler.js';
+import { TypedEvents } from '../../src/events.js';
+import type { HeartbeatResult, HeartbeatWriter } from '../../src/hold/heartbeat-writer.js';
+import { HeldLock, type SessionMonitor } from '../../src/hold/held-lock.js';
+import type { HoldEvents } from '../../src/hold/hold-events.js';
+import { LockKeeper } from '../../src/hold/lock-keeper.js';
 
 const PERIOD = 1_000;
 const LEASE = 4_000;
@@ -19,71 +21,104 @@ const throttled = (): Error =>
 const refused = (): Error =>
   Object.assign(new Error('condition failed'), { name: 'ConditionalCheckFailedException', $metadata: { httpStatusCode: 400 } });
 
+/** What the keeper does, seen from outside: the writer's calls, the events it tells, the locks it ends. */
+interface Calls {
+  heartbeat: jest.Mock<HeartbeatWriter['write']>;
+  heartbeatBatch: jest.Mock<HeartbeatWriter['writeBatch']>;
+  heartbeatFailed: jest.Mock<(held: HeldLock, error: unknown, willRetry: boolean) => void>;
+  heartbeatConfirmed: jest.Mock<(held: HeldLock, lagMs: number) => void>;
+  /** Ended because no heartbeat was confirmed within the safe time. */
+  expire: jest.Mock<(held: HeldLock) => void>;
+  /** Ended because too little safe time was left for a heartbeat. */
+  giveUp: jest.Mock<(held: HeldLock, reason: string) => void>;
+}
+
 interface Harness {
   keeper: LockKeeper;
-  scheduler: HeartbeatScheduler<HeldLock>;
   held: HeldLock;
-  hooks: { [K in keyof KeeperHooks]: jest.Mock<KeeperHooks[K]> };
-  /** What the next heartbeat attempts do, in order; 'ok' confirms like the client does. */
+  hooks: Calls;
+  /** What the next heartbeat attempts do, in order; 'ok' confirms as the writer does. */
   outcomes: Array<'ok' | Error>;
 }
 
-/** A lock just acquired (its last confirmed write is now), with the test's lease and margin. */
-function newHeldLock(partitionKey: string): HeldLock {
-  return new HeldLock({
-    key: { partitionKey },
-    ownerName: 'me',
-    recordVersionNumber: 'rvn-0',
-    leaseDurationMs: LEASE,
-    lookupTime: performance.now(),
-    lookupWallTime: undefined,
-    data: undefined,
-    additionalAttributes: {},
-    deleteLockOnRelease: true,
-    marginFor: () => MARGIN,
+/** Moves the lock's last confirmed write, as a heartbeat confirmed at `sentAt` would. */
+function confirmAt(held: HeldLock, sentAt: number, leaseDurationMs = held.leaseDurationMs): void {
+  held.confirmWrite({ recordVersionNumber: held.recordVersionNumber, leaseDurationMs, sentAt, sentAtWall: undefined });
+}
+
+const CONFIRMED: HeartbeatResult = { outcome: 'confirmed' };
+
+/** A keeper with a fake writer; `keeper` is set before any lock is tracked. */
+function keeperWith(options: { batching: boolean; backgroundHeartbeats?: boolean; random?: number; concurrency?: number; write?: HeartbeatWriter['write']; writeBatch?: HeartbeatWriter['writeBatch'] }): {
+  keeper: LockKeeper;
+  hooks: Calls;
+  newHeldLock: (partitionKey: string, sessionMonitor?: SessionMonitor) => HeldLock;
+} {
+  const events = new TypedEvents<HoldEvents>((error) => {
+    throw error;
   });
+  const hooks: Calls = {
+    heartbeat: jest.fn<HeartbeatWriter['write']>(options.write ?? (async () => CONFIRMED)),
+    heartbeatBatch: jest.fn<HeartbeatWriter['writeBatch']>(options.writeBatch ?? (async () => [])),
+    heartbeatFailed: jest.fn(),
+    heartbeatConfirmed: jest.fn(),
+    expire: jest.fn(),
+    giveUp: jest.fn(),
+  };
+  events.on('heartbeatError', ({ held, error, willRetry }) => hooks.heartbeatFailed(held, error, willRetry));
+  events.on('heartbeat', ({ held, lagMs }) => hooks.heartbeatConfirmed(held, lagMs));
+  const writer = { write: hooks.heartbeat, writeBatch: hooks.heartbeatBatch, batching: options.batching } as unknown as HeartbeatWriter;
+  const keeper = new LockKeeper({
+    writer,
+    events,
+    clock: systemClock,
+    heartbeatPeriod: PERIOD,
+    heartbeatConcurrency: options.concurrency ?? 4,
+    heartbeatBatchSize: options.batching ? 25 : 1,
+    backgroundHeartbeats: options.backgroundHeartbeats ?? true,
+    random: () => options.random ?? 0,
+  });
+  /** A lock just acquired (its last confirmed write is now), with the test's lease and margin. */
+  const newHeldLock = (partitionKey: string, sessionMonitor?: SessionMonitor): HeldLock =>
+    new HeldLock({
+      key: { partitionKey },
+      ownerName: 'me',
+      recordVersionNumber: 'rvn-0',
+      leaseDurationMs: LEASE,
+      lookupTime: performance.now(),
+      lookupWallTime: undefined,
+      data: undefined,
+      additionalAttributes: {},
+      deleteLockOnRelease: true,
+      clock: systemClock,
+      marginFor: () => MARGIN,
+      sessionMonitor,
+      // As the client's registry does: an ended lock is no longer kept.
+      onEnd: (held, error) => {
+        keeper.untrack(held);
+        if (/no heartbeat was confirmed/.test(error.message)) hooks.expire(held);
+        if (/could not be sent in time/.test(error.message)) hooks.giveUp(held, error.message);
+      },
+    });
+  return { keeper, hooks, newHeldLock };
 }
 
 function harness(options: { random?: number; backgroundHeartbeats?: boolean; sessionSafeTime?: number } = {}): Harness {
-  const scheduler = new HeartbeatScheduler<HeldLock>({ clock: systemClock, concurrency: 4 });
-  const held = newHeldLock('job');
-  if (options.sessionSafeTime !== undefined) {
-    held.sessionMonitor = { safeTimeWithoutHeartbeat: options.sessionSafeTime, callback: jest.fn(), fired: false };
-  }
   const outcomes: Array<'ok' | Error> = [];
-  let keeper: LockKeeper | undefined;
-  const hooks = {
-    heartbeat: jest.fn<KeeperHooks['heartbeat']>(async () => {
+  const { keeper, hooks, newHeldLock } = keeperWith({
+    batching: false,
+    backgroundHeartbeats: options.backgroundHeartbeats,
+    random: options.random,
+    write: async (held) => {
       const outcome = outcomes.shift() ?? 'ok';
-      if (outcome !== 'ok') throw outcome;
-      held.lookupTime = performance.now();
-      keeper?.confirmed(held);
-    }),
-    expire: jest.fn<KeeperHooks['expire']>(() => {
-      held.state = 'lost';
-      keeper?.untrack(held);
-    }),
-    giveUp: jest.fn<KeeperHooks['giveUp']>((_, reason) => {
-      held.state = 'lost';
-      keeper?.untrack(held);
-      return new Error(reason);
-    }),
-    heartbeatBatch: jest.fn<KeeperHooks['heartbeatBatch']>(async () => {
-      throw new Error('one lock is never batched');
-    }),
-    batchingAvailable: jest.fn<KeeperHooks['batchingAvailable']>(() => false),
-    heartbeatFailed: jest.fn<KeeperHooks['heartbeatFailed']>(),
-    heartbeatConfirmed: jest.fn<KeeperHooks['heartbeatConfirmed']>(),
-  };
-  keeper = new LockKeeper({
-    scheduler,
-    clock: systemClock,
-    heartbeatPeriod: PERIOD,
-    backgroundHeartbeats: options.backgroundHeartbeats ?? true,
-    hooks,
-    random: () => options.random ?? 0,
+      if (outcome !== 'ok') return { outcome: 'failed', error: outcome };
+      confirmAt(held, performance.now());
+      return CONFIRMED;
+    },
   });
-  return { keeper, scheduler, held, hooks, outcomes };
+  const monitor = options.sessionSafeTime === undefined ? undefined : { safeTimeWithoutHeartbeat: options.sessionSafeTime, callback: jest.fn() };
+  const held = newHeldLock('job', monitor);
+  return { keeper, held, hooks, outcomes };
 }
 
 beforeEach(() => {
@@ -96,7 +131,7 @@ afterEach(() => {
 
 describe('when heartbeats are due', () => {
   it('one period after the last confirmed write, and again after each confirmation', async () => {
-    const { keeper, held, hooks, scheduler } = harness({ random: 0 });
+    const { keeper, held, hooks } = harness({ random: 0 });
     keeper.track(held);
     await jest.advanceTimersByTimeAsync(PERIOD - 1);
     expect(hooks.heartbeat).not.toHaveBeenCalled();
@@ -106,19 +141,19 @@ describe('when heartbeats are due', () => {
     expect(hooks.heartbeat).toHaveBeenCalledTimes(2);
     expect(hooks.heartbeatConfirmed).toHaveBeenCalledTimes(2);
     expect(hooks.expire).not.toHaveBeenCalled();
-    scheduler.close();
+    keeper.close();
   });
 
   it('up to a tenth of a period early with jitter, never late', async () => {
-    const { keeper, held, hooks, scheduler } = harness({ random: 0.999 });
+    const { keeper, held, hooks } = harness({ random: 0.999 });
     keeper.track(held);
     await jest.advanceTimersByTimeAsync(PERIOD * 0.9);
     expect(hooks.heartbeat).toHaveBeenCalledTimes(1);
-    scheduler.close();
+    keeper.close();
   });
 
   it('jitters only the first heartbeat: later ones follow a full period after each confirmation', async () => {
-    const { keeper, held, hooks, scheduler } = harness({ random: 0.5 });
+    const { keeper, held, hooks } = harness({ random: 0.5 });
     keeper.track(held);
     await jest.advanceTimersByTimeAsync(PERIOD * 0.95);
     expect(hooks.heartbeat).toHaveBeenCalledTimes(1);
@@ -126,34 +161,34 @@ describe('when heartbeats are due', () => {
     expect(hooks.heartbeat).toHaveBeenCalledTimes(1);
     await jest.advanceTimersByTimeAsync(1);
     expect(hooks.heartbeat).toHaveBeenCalledTimes(2);
-    scheduler.close();
+    keeper.close();
   });
 
   it('reports how late a heartbeat started', async () => {
-    const { keeper, held, hooks, scheduler } = harness({ random: 0 });
+    const { keeper, held, hooks } = harness({ random: 0 });
     keeper.track(held);
     await jest.advanceTimersByTimeAsync(PERIOD);
     const [, lagMs] = hooks.heartbeatConfirmed.mock.calls[0] as [HeldLock, number];
     expect(lagMs).toBeGreaterThanOrEqual(0);
     expect(lagMs).toBeLessThan(5);
-    scheduler.close();
+    keeper.close();
   });
 
   it('schedules no heartbeat without background heartbeats, but still the expiry', async () => {
-    const { keeper, held, hooks, scheduler } = harness({ backgroundHeartbeats: false });
+    const { keeper, held, hooks } = harness({ backgroundHeartbeats: false });
     keeper.track(held);
     await jest.advanceTimersByTimeAsync(LEASE - MARGIN - 1);
     expect(hooks.heartbeat).not.toHaveBeenCalled();
     expect(hooks.expire).not.toHaveBeenCalled();
     await jest.advanceTimersByTimeAsync(1);
     expect(hooks.expire).toHaveBeenCalledTimes(1);
-    scheduler.close();
+    keeper.close();
   });
 });
 
 describe('failures', () => {
   it('retries a transient failure with backoff and reports each failed attempt', async () => {
-    const { keeper, held, hooks, outcomes, scheduler } = harness();
+    const { keeper, held, hooks, outcomes } = harness();
     outcomes.push(throttled(), throttled(), 'ok');
     keeper.track(held);
     // Backoff starts at 100 ms, doubles, and is randomized up to twice that: both retries fit in 600 ms.
@@ -162,11 +197,11 @@ describe('failures', () => {
     expect(hooks.heartbeatFailed.mock.calls.map(([, , willRetry]) => willRetry)).toEqual([true, true]);
     expect(hooks.heartbeatConfirmed).toHaveBeenCalledTimes(1);
     expect(held.state).toBe('held');
-    scheduler.close();
+    keeper.close();
   });
 
   it('waits a backoff before the first retry, not retrying at once', async () => {
-    const { keeper, held, hooks, outcomes, scheduler } = harness({ random: 0 });
+    const { keeper, held, hooks, outcomes } = harness({ random: 0 });
     outcomes.push(throttled(), 'ok');
     keeper.track(held);
     await jest.advanceTimersByTimeAsync(PERIOD);
@@ -176,21 +211,21 @@ describe('failures', () => {
     await jest.advanceTimersByTimeAsync(1);
     expect(hooks.heartbeat).toHaveBeenCalledTimes(2);
     expect(hooks.heartbeatConfirmed).toHaveBeenCalledTimes(1);
-    scheduler.close();
+    keeper.close();
   });
 
   it('does not retry a refused heartbeat', async () => {
-    const { keeper, held, hooks, outcomes, scheduler } = harness();
+    const { keeper, held, hooks, outcomes } = harness();
     outcomes.push(refused());
     keeper.track(held);
     await jest.advanceTimersByTimeAsync(PERIOD + 200);
     expect(hooks.heartbeat).toHaveBeenCalledTimes(1);
     expect(hooks.heartbeatFailed.mock.calls.map(([, , willRetry]) => willRetry)).toEqual([false]);
-    scheduler.close();
+    keeper.close();
   });
 
   it('gives the lock up at lease minus margin when no heartbeat is confirmed, not before', async () => {
-    const { keeper, held, hooks, outcomes, scheduler } = harness();
+    const { keeper, held, hooks, outcomes } = harness();
     for (let i = 0; i < 100; i++) outcomes.push(throttled());
     keeper.track(held);
     await jest.advanceTimersByTimeAsync(LEASE - MARGIN - 1);
@@ -201,7 +236,7 @@ describe('failures', () => {
     const attempts = hooks.heartbeat.mock.calls.length;
     await jest.advanceTimersByTimeAsync(5 * PERIOD);
     expect(hooks.heartbeat).toHaveBeenCalledTimes(attempts); // nothing after the lock was given up
-    scheduler.close();
+    keeper.close();
   });
 
   it('bounds every attempt by one period, so a request that never returns leaves time for a retry', async () => {
@@ -209,7 +244,7 @@ describe('failures', () => {
     stuck.hooks.heartbeat.mockImplementationOnce(() => new Promise(() => undefined));
     stuck.keeper.track(stuck.held);
     await jest.advanceTimersByTimeAsync(PERIOD);
-    const [, firstDeadline] = stuck.hooks.heartbeat.mock.calls[0] as [HeldLock, AbortSignal];
+    const [, , firstDeadline] = stuck.hooks.heartbeat.mock.calls[0] as [HeldLock, unknown, AbortSignal];
     await jest.advanceTimersByTimeAsync(PERIOD - 1);
     expect(firstDeadline.aborted).toBe(false);
     await jest.advanceTimersByTimeAsync(1);
@@ -218,104 +253,103 @@ describe('failures', () => {
     // so the run holds its slot, and the expiry (not a second heartbeat) decides.
     await jest.advanceTimersByTimeAsync(LEASE);
     expect(stuck.hooks.expire).toHaveBeenCalledTimes(1);
-    stuck.scheduler.close();
+    stuck.keeper.close();
   });
 
   it('never gives an attempt more than what is left of the safe time', async () => {
     const late = harness({ random: 0 });
     late.hooks.heartbeat.mockImplementation(() => new Promise(() => undefined));
     // Pretend the last confirmed write was long ago: little safe time is left when the heartbeat starts.
-    late.held.lookupTime = performance.now() - (LEASE - MARGIN - 300);
+    confirmAt(late.held, performance.now() - (LEASE - MARGIN - 300));
     late.keeper.track(late.held);
     await jest.advanceTimersByTimeAsync(1);
-    const [, attemptDeadline] = late.hooks.heartbeat.mock.calls[0] as [HeldLock, AbortSignal];
+    const [, , attemptDeadline] = late.hooks.heartbeat.mock.calls[0] as [HeldLock, unknown, AbortSignal];
     await jest.advanceTimersByTimeAsync(297);
     expect(attemptDeadline.aborted).toBe(false);
     await jest.advanceTimersByTimeAsync(3);
     expect(attemptDeadline.aborted).toBe(true);
-    late.scheduler.close();
+    late.keeper.close();
   });
 
   it('gives a lock up instead of heartbeating it when less safe time is left than a heartbeat takes', async () => {
-    const { keeper, held, hooks, scheduler } = harness({ random: 0 });
+    const { keeper, held, hooks } = harness({ random: 0 });
     const ROUND_TRIP = 200;
     hooks.heartbeat.mockImplementation(async () => {
       await new Promise((resolve) => setTimeout(resolve, ROUND_TRIP));
-      held.lookupTime = performance.now();
-      keeper.confirmed(held);
+      confirmAt(held, performance.now());
+      return CONFIRMED;
     });
     keeper.track(held);
     await jest.advanceTimersByTimeAsync(PERIOD + ROUND_TRIP);
     expect(hooks.heartbeatConfirmed).toHaveBeenCalledTimes(1);
     // As if the scheduler had fallen far behind: the next heartbeat starts with 150 ms of safe time left.
     keeper.untrack(held);
-    held.lookupTime = performance.now() - (LEASE - MARGIN - 150);
+    confirmAt(held, performance.now() - (LEASE - MARGIN - 150));
     keeper.track(held);
     await jest.advanceTimersByTimeAsync(1);
     expect(hooks.heartbeat).toHaveBeenCalledTimes(1);
     expect(hooks.giveUp).toHaveBeenCalledTimes(1);
     expect(hooks.giveUp.mock.calls[0]?.[1]).toMatch(/150 ms of safe time were left, and a heartbeat takes about 200 ms/);
     expect(hooks.expire).not.toHaveBeenCalled();
-    scheduler.close();
+    keeper.close();
   });
 
   it('still heartbeats with little safe time left when that is more than a heartbeat takes', async () => {
-    const { keeper, held, hooks, scheduler } = harness({ random: 0 });
+    const { keeper, held, hooks } = harness({ random: 0 });
     keeper.track(held);
     await jest.advanceTimersByTimeAsync(PERIOD);
     keeper.untrack(held);
-    held.lookupTime = performance.now() - (LEASE - MARGIN - 150);
+    confirmAt(held, performance.now() - (LEASE - MARGIN - 150));
     keeper.track(held);
     await jest.advanceTimersByTimeAsync(1);
     expect(hooks.heartbeat).toHaveBeenCalledTimes(2);
     expect(hooks.giveUp).not.toHaveBeenCalled();
     expect(held.state).toBe('held');
-    scheduler.close();
+    keeper.close();
   });
 
   it('a confirmed heartbeat moves the expiry', async () => {
-    const { keeper, held, hooks, scheduler } = harness();
+    const { keeper, held, hooks } = harness();
     keeper.track(held);
     await jest.advanceTimersByTimeAsync(3 * LEASE);
     expect(hooks.expire).not.toHaveBeenCalled();
     expect(held.state).toBe('held');
-    scheduler.close();
+    keeper.close();
   });
 
   it('a confirmed write with a shorter lease brings the expiry forward', async () => {
-    const { keeper, held, hooks, outcomes, scheduler } = harness({ backgroundHeartbeats: false });
+    const { keeper, held, hooks, outcomes } = harness({ backgroundHeartbeats: false });
     for (let i = 0; i < 100; i++) outcomes.push(throttled());
     keeper.track(held);
     await jest.advanceTimersByTimeAsync(1_000);
     // As a manual heartbeat with a shorter leaseDuration does.
-    held.leaseDurationMs = LEASE / 2;
-    held.lookupTime = performance.now();
+    confirmAt(held, performance.now(), LEASE / 2);
     keeper.confirmed(held);
     await jest.advanceTimersByTimeAsync(LEASE / 2 - MARGIN - 1);
     expect(hooks.expire).not.toHaveBeenCalled();
     await jest.advanceTimersByTimeAsync(1);
     expect(hooks.expire).toHaveBeenCalledTimes(1);
-    scheduler.close();
+    keeper.close();
   });
 
   it('a lock tracked again after untrack expires again', async () => {
-    const { keeper, held, hooks, scheduler } = harness({ backgroundHeartbeats: false });
+    const { keeper, held, hooks } = harness({ backgroundHeartbeats: false });
     keeper.track(held);
     await jest.advanceTimersByTimeAsync(1_000);
     keeper.untrack(held);
     // As after a release that DynamoDB refused without applying it: the lock is held again.
-    held.lookupTime = performance.now();
+    confirmAt(held, performance.now());
     keeper.track(held);
     await jest.advanceTimersByTimeAsync(LEASE - MARGIN);
     expect(hooks.expire).toHaveBeenCalledTimes(1);
-    scheduler.close();
+    keeper.close();
   });
 
   it('untrack stops every task of the lock', async () => {
-    const { keeper, held, hooks, scheduler } = harness({ sessionSafeTime: 2_000 });
+    const { keeper, held, hooks } = harness({ sessionSafeTime: 2_000 });
     keeper.track(held);
     keeper.untrack(held);
-    expect(scheduler.size).toBe(0);
+    expect(jest.getTimerCount()).toBe(0);
     await jest.advanceTimersByTimeAsync(2 * LEASE);
     expect(hooks.heartbeat).not.toHaveBeenCalled();
     expect(hooks.expire).not.toHaveBeenCalled();
@@ -325,7 +359,7 @@ describe('failures', () => {
 
 describe('session monitor', () => {
   it('calls back once safeTimeWithoutHeartbeat after the last confirmed write, and again after a new confirmation', async () => {
-    const { keeper, held, hooks, outcomes, scheduler } = harness({ sessionSafeTime: 1_500 });
+    const { keeper, held, hooks, outcomes } = harness({ sessionSafeTime: 1_500 });
     for (let i = 0; i < 100; i++) outcomes.push(throttled());
     keeper.track(held);
     const callback = held.sessionMonitor?.callback as jest.Mock;
@@ -337,39 +371,19 @@ describe('session monitor', () => {
     expect(callback).toHaveBeenCalledTimes(1);
     // A confirmed write re-arms it.
     outcomes.length = 0;
-    held.lookupTime = performance.now();
+    confirmAt(held, performance.now());
     keeper.confirmed(held);
     await jest.advanceTimersByTimeAsync(1_000);
     expect(callback).toHaveBeenCalledTimes(1);
     expect(hooks.expire).not.toHaveBeenCalled();
-    scheduler.close();
+    keeper.close();
   });
 
   it('never keeps a timer per lock: a thousand locks share one timer', () => {
-    const scheduler = new HeartbeatScheduler<HeldLock>({ clock: systemClock, concurrency: 4 });
-    const keeper = new LockKeeper({
-      scheduler,
-      clock: systemClock,
-      heartbeatPeriod: PERIOD,
-      backgroundHeartbeats: true,
-      hooks: {
-        heartbeat: async () => undefined,
-        heartbeatBatch: async () => [],
-        batchingAvailable: () => false,
-        expire: () => undefined,
-        giveUp: (_, reason) => new Error(reason),
-        heartbeatFailed: () => undefined,
-        heartbeatConfirmed: () => undefined,
-      },
-    });
-    for (let i = 0; i < 1_000; i++) {
-      const held = newHeldLock(`job-${i}`);
-      held.sessionMonitor = { safeTimeWithoutHeartbeat: 2_000, callback: undefined, fired: false };
-      keeper.track(held);
-    }
-    expect(scheduler.size).toBe(3_000);
+    const { keeper, newHeldLock } = keeperWith({ batching: false });
+    for (let i = 0; i < 1_000; i++) keeper.track(newHeldLock(`job-${i}`, { safeTimeWithoutHeartbeat: 2_000, callback: undefined }));
     expect(jest.getTimerCount()).toBe(1);
-    scheduler.close();
+    keeper.close();
     expect(jest.getTimerCount()).toBe(0);
   });
 });
@@ -378,72 +392,45 @@ describe('batches', () => {
   type Outcome = 'confirmed' | 'unbatchable' | { error: unknown };
   interface BatchHarness {
     helds: HeldLock[];
-    hooks: Pick<Harness['hooks'], 'heartbeat' | 'heartbeatBatch' | 'heartbeatFailed' | 'heartbeatConfirmed' | 'giveUp'>;
+    hooks: Calls;
     /** Outcome per partition key for the next batch; missing keys are confirmed. */
     next: Map<string, Outcome>;
-    scheduler: HeartbeatScheduler<HeldLock>;
+    keeper: LockKeeper;
   }
+
+  const resultOf = (outcome: Outcome): HeartbeatResult =>
+    typeof outcome === 'string' ? { outcome } : { outcome: 'failed', error: outcome.error };
 
   /** Several locks acquired at the same instant, so their heartbeats fall due together (no jitter). */
   function batchHarness(count: number): BatchHarness {
-    let keeper: LockKeeper | undefined;
     const next = new Map<string, Outcome>();
-    const confirm = (held: HeldLock): void => {
-      held.lookupTime = performance.now();
-      keeper?.confirmed(held);
+    const confirm = (held: HeldLock): HeartbeatResult => {
+      confirmAt(held, performance.now());
+      return CONFIRMED;
     };
-    const hooks = {
-      heartbeat: jest.fn<KeeperHooks['heartbeat']>(async (held) => confirm(held)),
-      heartbeatBatch: jest.fn<KeeperHooks['heartbeatBatch']>(async (batch) => {
+    const { keeper, hooks, newHeldLock } = keeperWith({
+      batching: true,
+      concurrency: 1,
+      write: async (held) => confirm(held),
+      writeBatch: async (batch) => {
         const outcomes = batch.map((held) => next.get(held.partitionKey) ?? 'confirmed');
         next.clear();
-        batch.forEach((held, i) => {
-          if (outcomes[i] === 'confirmed') confirm(held);
-        });
-        return outcomes;
-      }),
-      heartbeatFailed: jest.fn<KeeperHooks['heartbeatFailed']>(),
-      heartbeatConfirmed: jest.fn<KeeperHooks['heartbeatConfirmed']>(),
-      giveUp: jest.fn<KeeperHooks['giveUp']>((held, reason) => {
-        held.state = 'lost';
-        keeper?.untrack(held);
-        return new Error(reason);
-      }),
-    };
-    const scheduler = new HeartbeatScheduler<HeldLock>({
-      clock: systemClock,
-      concurrency: 1,
-      batches: {
-        size: 25,
-        canJoin: (task) => (keeper as LockKeeper).canBatch(task),
-        run: (tasks) => (keeper as LockKeeper).beatBatch(tasks),
-        maxWaitMs: 0,
+        return batch.map((held, i) => (outcomes[i] === 'confirmed' ? confirm(held) : resultOf(outcomes[i] as Outcome)));
       },
-    });
-    keeper = new LockKeeper({
-      scheduler,
-      clock: systemClock,
-      heartbeatPeriod: PERIOD,
-      backgroundHeartbeats: true,
-      hooks: {
-        ...hooks,
-        batchingAvailable: () => true,
-        expire: (held) => {
-          held.state = 'lost';
-        },
-      },
-      random: () => 0,
     });
     const helds = Array.from({ length: count }, (_, i) => newHeldLock(`lock-${i}`));
     for (const held of helds) keeper.track(held);
-    return { helds, hooks, next, scheduler };
+    return { helds, hooks, next, keeper };
   }
+
+  /** Moves a lock's last confirmed write back by `ms`. */
+  const backdate = (held: HeldLock, ms: number): void => confirmAt(held, held.lookupTime - ms);
 
   /** Sorted: locks due at the same instant leave the heap in no particular order. */
   const keysOf = (helds: readonly HeldLock[]): string[] => helds.map((held) => held.partitionKey).sort();
 
   it('heartbeats locks due together in one batch, confirms each and schedules each a period later', async () => {
-    const { helds, hooks, scheduler } = batchHarness(3);
+    const { helds, hooks, keeper } = batchHarness(3);
     await jest.advanceTimersByTimeAsync(PERIOD);
     expect(hooks.heartbeatBatch).toHaveBeenCalledTimes(1);
     expect(keysOf(hooks.heartbeatBatch.mock.calls[0]?.[0] ?? [])).toEqual(keysOf(helds));
@@ -451,12 +438,12 @@ describe('batches', () => {
     expect(hooks.heartbeatConfirmed.mock.calls.map(([held]) => held.partitionKey).sort()).toEqual(keysOf(helds));
     await jest.advanceTimersByTimeAsync(PERIOD);
     expect(hooks.heartbeatBatch).toHaveBeenCalledTimes(2);
-    scheduler.close();
+    keeper.close();
   });
 
   it('bounds the batch by the shortest safe time of its locks and by a period', async () => {
-    const { helds, hooks, scheduler } = batchHarness(2);
-    (helds[1] as HeldLock).lookupTime -= LEASE - MARGIN - PERIOD - 300; // 300 ms of safe time left when due
+    const { helds, hooks, keeper } = batchHarness(2);
+    backdate(helds[1] as HeldLock, LEASE - MARGIN - PERIOD - 300); // 300 ms of safe time left when due
     let deadline: AbortSignal | undefined;
     hooks.heartbeatBatch.mockImplementationOnce(async (_, signal) => {
       deadline = signal;
@@ -466,11 +453,11 @@ describe('batches', () => {
     expect(deadline?.aborted).toBe(false);
     await jest.advanceTimersByTimeAsync(300);
     expect(deadline?.aborted).toBe(true);
-    scheduler.close();
+    keeper.close();
   });
 
   it('a lock whose heartbeat failed in a batch is reported and retries alone, after a backoff', async () => {
-    const { helds, hooks, next, scheduler } = batchHarness(3);
+    const { helds, hooks, next, keeper } = batchHarness(3);
     next.set('lock-1', { error: throttled() });
     await jest.advanceTimersByTimeAsync(PERIOD);
     expect(hooks.heartbeatFailed).toHaveBeenCalledTimes(1);
@@ -479,47 +466,47 @@ describe('batches', () => {
     expect(hooks.heartbeat).not.toHaveBeenCalled(); // not at once
     await jest.advanceTimersByTimeAsync(200);
     expect(hooks.heartbeat.mock.calls.map(([held]) => held.partitionKey)).toEqual(['lock-1']);
-    expect((helds[1] as HeldLock).retriesAlone).toBe(false); // its lone run is over: it may join batches again
+    expect((helds[1] as HeldLock).keeping?.retriesAlone).toBe(false); // its lone run is over: it may join batches again
     expect(helds.every((held) => held.state === 'held')).toBe(true);
-    scheduler.close();
+    keeper.close();
   });
 
   it('a refused condition in a batch is not retried', async () => {
-    const { hooks, next, scheduler } = batchHarness(2);
+    const { hooks, next, keeper } = batchHarness(2);
     next.set('lock-0', { error: refused() });
     await jest.advanceTimersByTimeAsync(PERIOD);
     expect(hooks.heartbeatFailed.mock.calls.map(([held, , willRetry]) => [held.partitionKey, willRetry])).toEqual([['lock-0', false]]);
-    scheduler.close();
+    keeper.close();
   });
 
   it('heartbeats the locks of a batch that could not be sent one by one, at once and as overdue as they were', async () => {
-    const { hooks, next, scheduler } = batchHarness(2);
+    const { hooks, next, keeper } = batchHarness(2);
     next.set('lock-0', 'unbatchable');
     next.set('lock-1', 'unbatchable');
     await jest.advanceTimersByTimeAsync(PERIOD);
     expect(hooks.heartbeatFailed).not.toHaveBeenCalled();
     expect(hooks.heartbeat.mock.calls.map(([held]) => held.partitionKey).sort()).toEqual(['lock-0', 'lock-1']);
     for (const [, lagMs] of hooks.heartbeatConfirmed.mock.calls) expect(lagMs).toBeLessThan(5);
-    scheduler.close();
+    keeper.close();
   });
 
   it('sends the one lock left after the others were given up as a lone heartbeat, not a batch of one', async () => {
-    const { helds, hooks, scheduler } = batchHarness(2);
-    (helds[1] as HeldLock).lookupTime -= LEASE - MARGIN - PERIOD + 1; // its safe time ran out just before it was due
+    const { helds, hooks, keeper } = batchHarness(2);
+    backdate(helds[1] as HeldLock, LEASE - MARGIN - PERIOD + 1); // its safe time ran out just before it was due
     await jest.advanceTimersByTimeAsync(PERIOD);
     expect(hooks.giveUp.mock.calls.map(([held]) => held.partitionKey)).toEqual(['lock-1']);
     expect(hooks.heartbeatBatch).not.toHaveBeenCalled();
     expect(hooks.heartbeat.mock.calls.map(([held]) => held.partitionKey)).toEqual(['lock-0']);
     expect(hooks.heartbeatConfirmed).toHaveBeenCalledTimes(1);
-    scheduler.close();
+    keeper.close();
   });
 
   it('gives up a lock of the batch with less safe time left than a heartbeat takes, and sends the others', async () => {
-    const { helds, hooks, scheduler } = batchHarness(3);
-    (helds[2] as HeldLock).lookupTime -= LEASE - MARGIN - PERIOD + 1; // its safe time ran out just before it was due
+    const { helds, hooks, keeper } = batchHarness(3);
+    backdate(helds[2] as HeldLock, LEASE - MARGIN - PERIOD + 1); // its safe time ran out just before it was due
     await jest.advanceTimersByTimeAsync(PERIOD);
     expect(hooks.giveUp.mock.calls.map(([held]) => held.partitionKey)).toEqual(['lock-2']);
     expect(keysOf(hooks.heartbeatBatch.mock.calls[0]?.[0] ?? [])).toEqual(['lock-0', 'lock-1']);
-    scheduler.close();
+    keeper.close();
   });
 });

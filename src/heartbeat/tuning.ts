@@ -1,0 +1,55 @@
+/**
+ * Every ratio that tunes the heartbeats, in one place, each with its reason.
+ * They are derived from two options (`heartbeatPeriod`, `heartbeatConcurrency`)
+ * rather than options of their own: each follows from the period or the
+ * concurrency, and a user who changes those gets ratios that still fit.
+ */
+
+/** A lock's first heartbeat is due up to this share of a period early (never late), so that locks taken together drift apart for good. */
+export const FIRST_HEARTBEAT_JITTER = 0.1;
+
+/**
+ * Heartbeats count as behind (and acquisitions are held back) once a due
+ * heartbeat has waited this share of a period to be sent: well above the
+ * wait for a fuller batch, well below the safety margin.
+ */
+export const BEHIND_SHARE_OF_PERIOD = 1 / 20;
+
+/**
+ * The longest a due heartbeat waits for a fuller batch, as a share of the
+ * period (100 ms by default): well under the share at which heartbeats count
+ * as behind.
+ */
+export const BATCH_WAIT_SHARE_OF_PERIOD = 1 / 50;
+
+/**
+ * Part-full batches are held back while at least this share of the
+ * concurrency slots is busy, as Nagle's algorithm holds back small segments:
+ * a server nearly keeping up gets fewer, fuller batches.
+ */
+export const PART_FULL_SHARE_OF_CONCURRENCY = 1 / 8;
+
+/**
+ * Batches take at most this share of the concurrency slots: on DynamoDB
+ * Local a client far behind served as many heartbeats with 4 or 8 batches in
+ * flight as with 32, while each batch in flight holds 25 heartbeats in memory.
+ */
+export const BATCH_SHARE_OF_CONCURRENCY = 1 / 4;
+
+/** Acquisitions allowed at once while heartbeats are behind, as a share of the concurrency: few, so that heartbeats get nearly all of the server. */
+export const ACQUISITIONS_WHILE_BEHIND_SHARE = 1 / 16;
+
+/** The backoff before the first retry of a failed heartbeat: a tenth of a period, at most 100 ms. */
+export function firstRetryBackoffMs(heartbeatPeriod: number): number {
+  return Math.min(100, heartbeatPeriod / 10);
+}
+
+/** After a run of retries failed, the next heartbeat waits a quarter of a period, at most a second: soon, but not in a tight loop. */
+export function pauseAfterFailedRunMs(heartbeatPeriod: number): number {
+  return Math.min(heartbeatPeriod / 4, 1_000);
+}
+
+/** A held lock's signal lags a host's resume by at most a heartbeat period, and never more than a second. */
+export function suspendCheckIntervalMs(heartbeatPeriod: number): number {
+  return Math.min(heartbeatPeriod, 1_000);
+}

@@ -1,0 +1,206 @@
+/**
+ * The one heartbeat writer: every heartbeat of a held lock, background or
+ * manual, alone (UpdateItem, as Java sends it) or in a batch
+ * (BatchExecuteStatement), is written here. It waits for the lock's turn
+ * among its writes, sends, sorts the outcome, and records it on the lock
+ * (confirmed, in doubt, or lost). It reports to its caller only; it knows
+ * nothing of the locks' registry or of scheduling.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { randomUUID } from 'node:crypto';
+import type { MonotonicClock } from '../clock.js';
+import { sendStatementBatch, type StatementFailedError } from '../dynamodb/send-statement-batch.js';
+import { sendWrite } from '../dynamodb/send-write.js';
+import { httpStatusOf, isValidationError } from '../dynamodb/sdk-errors.js';
+import { attemptsOf, classifyFailedWrite } from '../dynamodb/write-outcome.js';
+import { LockLostError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import {
+  buildHeartbeatRequest,
+  buildHeartbeatStatement,
+  canBatchHeartbeats,
+  withOldItemOnConditionFailure,
+  type LockTable,
+} from '../protocol/index.js';
+import type { HeldLock, LockWrite } from './held-lock.js';
+import { loseByRefusal } from './loss.js';
+
+/** What a heartbeat changes: the lease it writes, and data when a manual heartbeat sets or deletes it. */
+export interface HeartbeatChange {
+  /** The lease to write; none to keep the lease in force when the write's turn comes. */
+  readonly leaseDurationMs?: number | undefined;
+  readonly data?: Uint8Array | undefined;
+  readonly deleteData?: boolean | undefined;
+}
+
+/**
+ * How a heartbeat ended:
+ * - `confirmed`: the table holds its RVN (or Java's `holdLockOnServiceUnavailable` counts it so);
+ * - `failed`: not confirmed, the lock is still held (a write of unknown outcome is remembered on it);
+ * - `lost`: the lock has ended (refused, released meanwhile, or past its safe time);
+ * - `unbatchable`: batches only: not sent, because the table refuses batches; send it alone.
+ */
+export type HeartbeatResult =
+  | { readonly outcome: 'confirmed' }
+  | { readonly outcome: 'failed'; readonly error: unknown }
+  | { readonly outcome: 'lost'; readonly error: LockLostError }
+  | { readonly outcome: 'unbatchable' };
+
+const CONFIRMED: HeartbeatResult = Object.freeze({ outcome: 'confirmed' });
+const UNBATCHABLE: HeartbeatResult = Object.freeze({ outcome: 'unbatchable' });
+
+export interface HeartbeatWriterOptions {
+  readonly dynamoDB: Pick<DynamoDBClient, 'send'>;
+  readonly table: LockTable;
+  readonly clock: MonotonicClock;
+  /** Whether to try batches at all (a batch size above 1 and a table batches can address). */
+  readonly batching: boolean;
+  /** Java's opt-in: a 503 counts as a confirmed heartbeat. */
+  readonly holdLockOnServiceUnavailable: boolean;
+  readonly logger: Logger | undefined;
+}
+
+export class HeartbeatWriter {
+  readonly #options: HeartbeatWriterOptions;
+  /** Off for good once the table refuses a batch. */
+  #batching: boolean;
+
+  constructor(options: HeartbeatWriterOptions) {
+    this.#options = options;
+    this.#batching = options.batching && canBatchHeartbeats(options.table);
+  }
+
+  /** Whether heartbeats may go out in batches (false once the table has refused one). */
+  get batching(): boolean {
+    return this.#batching;
+  }
+
+  /** One heartbeat of one lock, as an UpdateItem, in the lock's turn among its writes; `until` cuts it off. */
+  write(held: HeldLock, change: HeartbeatChange, until: AbortSignal): Promise<HeartbeatResult> {
+    return held.exclusive(async () => {
+      const notHeld = held.notHeldReason();
+      if (notHeld !== undefined) return { outcome: 'lost', error: notHeld };
+      const newRecordVersionNumber = randomUUID();
+      // The lease in force now, at this write's turn: not when it was queued behind one that changed it.
+      const write = this.#lockWrite(newRecordVersionNumber, { ...change, leaseDurationMs: change.leaseDurationMs ?? held.leaseDurationMs });
+      const request = withOldItemOnConditionFailure(
+        buildHeartbeatRequest(this.#options.table, held, { ...write, newRecordVersionNumber, refuseReleased: true }),
+      );
+      try {
+        await held.unlessReleaseStarts(sendWrite(this.#options.dynamoDB, request, until));
+      } catch (error) {
+        return this.#notConfirmed(held, write, error);
+      }
+      held.confirmWrite(write);
+      return CONFIRMED;
+    });
+  }
+
+  /**
+   * The background heartbeats of several locks in one BatchExecuteStatement
+   * call. Each lock's write still waits for its turn among that lock's
+   * writes; the call goes out once every lock has its turn (they were idle
+   * when the batch was formed, so at once). Never throws.
+   */
+  async writeBatch(helds: readonly HeldLock[], until: AbortSignal): Promise<HeartbeatResult[]> {
+    let statementsReady!: () => void;
+    const allReady = new Promise<void>((resolve) => {
+      statementsReady = resolve;
+    });
+    let send!: (reply: Promise<(StatementFailedError | undefined)[]>) => void;
+    const reply = new Promise<(StatementFailedError | undefined)[]>((resolve) => {
+      send = resolve;
+    });
+    const statements: ReturnType<typeof buildHeartbeatStatement>[] = [];
+    let waiting = helds.length;
+    const turnTaken = (): void => {
+      waiting--;
+      if (waiting === 0) statementsReady();
+    };
+    const results = helds.map((held) =>
+      held.exclusive(async (): Promise<HeartbeatResult> => {
+        const notHeld = held.notHeldReason();
+        if (notHeld !== undefined) {
+          turnTaken();
+          return { outcome: 'lost', error: notHeld };
+        }
+        const write = this.#lockWrite(randomUUID(), { leaseDurationMs: held.leaseDurationMs });
+        let index: number;
+        try {
+          const statement = buildHeartbeatStatement(this.#options.table, held, {
+            newRecordVersionNumber: write.recordVersionNumber,
+            leaseDurationMs: write.leaseDurationMs,
+            refuseReleased: true,
+          });
+          index = statements.push(statement) - 1;
+        } catch (error) {
+          turnTaken();
+          return { outcome: 'failed', error };
+        }
+        turnTaken();
+        try {
+          const failure = (await held.unlessReleaseStarts(reply))[index];
+          if (failure !== undefined) throw failure;
+        } catch (error) {
+          if (this.#refusesBatches(error)) {
+            // Refused as a whole; but after an SDK retry, an earlier attempt may have been applied.
+            if (attemptsOf(error) !== 1) held.rememberUncertain(write);
+            return UNBATCHABLE;
+          }
+          return this.#notConfirmed(held, write, error);
+        }
+        held.confirmWrite(write);
+        return CONFIRMED;
+      }),
+    );
+    await allReady;
+    send(statements.length === 0 ? Promise.resolve([]) : sendStatementBatch(this.#options.dynamoDB, statements, until));
+    return Promise.all(results);
+  }
+
+  /**
+   * Whether an error says that this table cannot take heartbeat batches (no
+   * `dynamodb:PartiQLUpdate` permission, or a DynamoDB without PartiQL):
+   * batching is then switched off for good, and nothing was applied.
+   */
+  #refusesBatches(error: unknown): boolean {
+    const name = typeof error === 'object' && error !== null ? (error as { name?: unknown }).name : undefined;
+    const refused = name === 'AccessDeniedException' || name === 'UnknownOperationException' || isValidationError(error);
+    if (refused && this.#batching) {
+      this.#batching = false;
+      this.#options.logger?.warn({ err: error }, 'heartbeat batches were refused; sending one UpdateItem per heartbeat from now on');
+    }
+    return refused;
+  }
+
+  /** A heartbeat about to be sent: its RVN, its change, and when it left (the lease counts from then). */
+  #lockWrite(recordVersionNumber: string, change: HeartbeatChange & { readonly leaseDurationMs: number }): LockWrite {
+    const { clock } = this.#options;
+    return { ...change, recordVersionNumber, sentAt: clock.now(), sentAtWall: clock.wallNow?.() };
+  }
+
+  /** A heartbeat's write did not succeed: sorts it by what it did to the table, and records that on the lock. */
+  #notConfirmed(held: HeldLock, write: LockWrite, error: unknown): HeartbeatResult {
+    const failed = classifyFailedWrite(error, { ownerName: held.ownerName, recordVersionNumbers: [write.recordVersionNumber] });
+    switch (failed.outcome) {
+      case 'applied':
+        // An SDK retry refused by the write of its own first attempt.
+        held.confirmWrite(write);
+        return CONFIRMED;
+      case 'refused':
+        return { outcome: 'lost', error: loseByRefusal(this.#options.table, held, 'its heartbeat was refused', failed.item, error) };
+      case 'unknown':
+        // The table may hold this write: its RVN must be accepted, and its lease may be the one in force.
+        held.rememberUncertain(write);
+        break;
+      case 'unapplied':
+        break;
+    }
+    if (this.#options.holdLockOnServiceUnavailable && httpStatusOf(error) === 503) {
+      // Java's opt-in: pretend the heartbeat worked although the RVN in the table may not have changed.
+      held.keepWithoutConfirmation();
+      return CONFIRMED;
+    }
+    return { outcome: 'failed', error };
+  }
+}

@@ -1,0 +1,14 @@
+/**
+ * What happens to held locks, told by the record (`HeldLock`); the client
+ * turns these into its public events (`LockClientEvents`) with the user's
+ * handle in place of the record.
+ */
+import type { LockLostError } from '../errors.js';
+import type { HeldLock } from './held-lock.js';
+
+export interface HoldEvents {
+  lost: { readonly held: HeldLock; readonly error: LockLostError };
+  endangered: { readonly held: HeldLock; readonly error: unknown; readonly msUntilLost: number };
+  heartbeatError: { readonly held: HeldLock; readonly error: unknown; readonly willRetry: boolean };
+  heartbeat: { readonly held: HeldLock; readonly lagMs: number };
+}

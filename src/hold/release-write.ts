@@ -1,0 +1,57 @@
+/**
+ * The write that releases a held lock (Java's DeleteItem, or an UpdateItem
+ * that marks the item released), and what its outcome means.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { sendWrite } from '../dynamodb/send-write.js';
+import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
+import { buildReleaseRequest, withOldItemOnConditionFailure, type LockTable } from '../protocol/index.js';
+import type { HeldLock } from './held-lock.js';
+import { loseByRefusal } from './loss.js';
+
+/**
+ * - `released`: the table no longer has the lock as ours (also when an SDK
+ *   retry was refused by the release its own first attempt applied);
+ * - `refused`: someone else had it; the lock has ended as lost;
+ * - `unapplied`: DynamoDB answered and changed nothing: the lock is still ours;
+ * - `unknown`: no definite answer: released, or it lapses after its lease.
+ */
+export type ReleaseOutcome =
+  | { readonly outcome: 'released' | 'refused' }
+  | { readonly outcome: 'unapplied' | 'unknown'; readonly error: unknown };
+
+export interface ReleaseWrite {
+  readonly deleteLock: boolean;
+  readonly data: Uint8Array | undefined;
+  readonly signal: AbortSignal | undefined;
+}
+
+export async function writeRelease(
+  dynamoDB: Pick<DynamoDBClient, 'send'>,
+  table: LockTable,
+  held: HeldLock,
+  release: ReleaseWrite,
+): Promise<ReleaseOutcome> {
+  // A kept item gets a new RVN so that no late heartbeat or replayed release can match it.
+  const newRecordVersionNumber = release.deleteLock ? undefined : randomUUID();
+  try {
+    const request = withOldItemOnConditionFailure(
+      buildReleaseRequest(table, held, { deleteLock: release.deleteLock, data: release.data, newRecordVersionNumber, refuseReleased: true }),
+    );
+    await sendWrite(dynamoDB, request, release.signal);
+    return { outcome: 'released' };
+  } catch (error) {
+    const ours = { ownerName: held.ownerName, recordVersionNumbers: newRecordVersionNumber === undefined ? [] : [newRecordVersionNumber] };
+    const failed = classifyFailedWrite(error, ours);
+    switch (failed.outcome) {
+      case 'applied':
+        return { outcome: 'released' };
+      case 'refused':
+        loseByRefusal(table, held, 'its release was refused', failed.item, error);
+        return { outcome: 'refused' };
+      default:
+        return { outcome: failed.outcome, error };
+    }
+  }
+}
