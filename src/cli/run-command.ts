@@ -13,7 +13,6 @@
  */
 import { hostname } from 'node:os';
 import { basename } from 'node:path';
-import { systemClock } from '../clock.js';
 import { deadline } from '../primitives/deadline.js';
 import { DynamoDBUnavailableError, LockCurrentlyUnavailableError, LockNotGrantedError, type LockHolder } from '../errors.js';
 import type { LockClient } from '../lock-client.js';
@@ -29,7 +28,6 @@ import { SignalRelay } from './signal-relay.js';
 import { InterruptedError, UsageError } from './usage-error.js';
 import { runExitCode, WatchedCommand, type CommandExit } from './watched-command.js';
 import { machineClockMs, type Deadlines } from './watchdog-messages.js';
-import { safetyMarginFor } from '../options.js';
 
 /** Signals passed on to the command while it runs. */
 const FORWARDED_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
@@ -148,8 +146,7 @@ function graceOf(given: number | undefined, lease: LeaseTimes): number {
  * lock's safe time ends, SIGKILL the grace period later, on the machine's clock.
  */
 function deadlinesOf(lock: Lock, graceMs: number): Deadlines {
-  const safeUntil = lock.lookupTime + lock.leaseDuration - safetyMarginFor(lock.leaseDuration, { safetyMargin: undefined });
-  const termAt = machineClockMs() + (safeUntil - systemClock.now());
+  const termAt = machineClockMs() + lock.safeTimeLeft();
   return { termAt, killAt: termAt + graceMs };
 }
 
@@ -167,7 +164,8 @@ function lockEnvironment(table: LockTable, lock: Lock): NodeJS.ProcessEnv {
 /** After the command (and all it left in its group) is gone: release the lock if it is still held; the exit code. */
 async function finish(lock: Lock, exit: CommandExit, program: string, io: CliIO): Promise<number> {
   const noticedWhileRunning = lock.signal.aborted;
-  const held = isStillHeld(lock);
+  // isHeld() reads the clocks itself, which a late timer may not have done yet.
+  const held = lock.isHeld();
   // Still held after the watchdog stopped the command on its own: a renewal reached it too late.
   const expired = exit.kind === 'exited' && exit.expired;
   if (held) await release(lock, io);
@@ -178,15 +176,6 @@ async function finish(lock: Lock, exit: CommandExit, program: string, io: CliIO)
   return runExitCode(exit, noticedWhileRunning || !held || expired);
 }
 
-/** Checks the lock's safe time on the clock, which a late timer may not have done yet. */
-function isStillHeld(lock: Lock): boolean {
-  try {
-    lock.throwIfLost();
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function release(lock: Lock, io: CliIO): Promise<void> {
   const bound = deadline(RELEASE_TIMEOUT_MS);
