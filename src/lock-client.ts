@@ -26,6 +26,7 @@ import {
 import type { Subscription } from './events.js';
 import { lockId, type HeldLock } from './hold/held-lock.js';
 import { AcquisitionGate } from './acquire/acquisition-gate.js';
+import { ACQUISITIONS_WHILE_BEHIND_SHARE } from './heartbeat/tuning.js';
 import { HeldLocks } from './hold/held-locks.js';
 import { heldLockBehind, Lock, LockSnapshot, type LockOperations, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
 import type { LockClientEvents } from './lock-client-events.js';
@@ -159,7 +160,7 @@ export class LockClient implements AsyncDisposable {
       // Few enough that heartbeats get nearly all of the server while they catch up.
       gate: new AcquisitionGate({
         heartbeatsBehind: () => this.#holding.heartbeatsBehind(),
-        limitWhileBehind: Math.max(1, Math.floor(this.#settings.heartbeatConcurrency / 16)),
+        limitWhileBehind: Math.max(1, Math.floor(this.#settings.heartbeatConcurrency * ACQUISITIONS_WHILE_BEHIND_SHARE)),
       }),
       fencing: this.#fencingTable === undefined ? undefined : new Fencing(this.#dynamoDB, this.#fencingTable),
     };

@@ -7,16 +7,8 @@
  * never keeps the process alive by itself.
  *
  * Part-full batches are held back a little, as Nagle's algorithm holds back
- * small TCP segments: while an eighth of the slots (at least one) are busy,
- * due heartbeats that cannot fill a batch wait for a call to come back or for
- * more heartbeats to fall due, up to `maxWaitMs`. A server that is nearly
- * keeping up then gets fewer, fuller batches, which cost it less per
- * heartbeat than many small ones, and fewer heartbeats sit in memory in
- * flight. Batches take at most a quarter of the slots: on DynamoDB Local a
- * client that is far behind served as many heartbeats with 4 or 8 batches in
- * flight as with 32 (BENCHMARKS.md), while each batch in flight holds 25
- * heartbeats in memory; a quarter of the default 32 still moves over ten
- * thousand heartbeats a second at DynamoDB's usual latency.
+ * small TCP segments, and batches take only a share of the slots; the
+ * shares and their reasons are in tuning.ts.
  */
 import type { Logger } from '../logger.js';
 import type { MonotonicClock } from '../clock.js';
