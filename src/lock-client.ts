@@ -2,6 +2,7 @@
  * `LockClient`: acquire, hold, release and inspect locks in a DynamoDB table
  * shared with the Java `AmazonDynamoDBLockClient`.
  */
+import { setMaxListeners } from 'node:events';
 import { DynamoDBClient, QueryCommand, ScanCommand, type QueryCommandInput, type ScanCommandInput } from '@aws-sdk/client-dynamodb';
 import { loggerWithBindings, type Logger } from './logger.js';
 import { acquire, validateAcquireOptions, type AcquireContext, type AcquireLockOptions, type Acquisition } from './acquire/acquire-lock.js';
@@ -490,6 +491,8 @@ export class LockClient implements AsyncDisposable {
     const failures: unknown[] = [];
     // Releases still unanswered then are abandoned: those locks lapse after their lease.
     const bound = deadline(timeoutMs);
+    // Shared by up to CLOSE_CONCURRENCY releases in flight, each with the SDK's listeners on it.
+    setMaxListeners(0, bound.signal);
     try {
       // Their requests are cut off; a write of unknown outcome is left to lapse, one that won is released.
       for (const call of this.#acquiring.keys()) call.abort(new LockClientClosedError());
