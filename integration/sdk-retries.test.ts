@@ -90,6 +90,25 @@ describe.each(RETRY_SETTINGS)('a release applied by its first attempt, whose ret
   }, 30_000);
 });
 
+describe.each(RETRY_SETTINGS)('a release applied by its first attempt, whose retry finds the item gone (%s)', (_, retries) => {
+  it('resolves true: the lock is released, whoever deleted the item, and no one has taken it since', async () => {
+    const { client, network, events } = await readmeClient('releaser', {}, retries);
+    const lock = await client.acquireLock('job');
+    const lost = network.proxy.loseReplyThenRetries(operation('DeleteItem'), FORWARD);
+
+    const released = await lock.release();
+    const dropped = await lost;
+
+    // The fault happened as described: the delete was applied, and the SDK's retry found no item.
+    expect(dropped.swallowedStatusLine).toMatch(/^HTTP\/1\.1 200 /);
+    expect(attemptsAfter(network, dropped.request).length).toBeGreaterThanOrEqual(2);
+    expect(await faults.bed.item('job')).toBeUndefined();
+    expect(released).toBe(true);
+    expect(lock.state).toBe('released');
+    expect(events.of('lost')).toEqual([]);
+  }, 30_000);
+});
+
 describe.each<[string, SdkRetries]>([...RETRY_SETTINGS, ['maxAttempts 10', { maxAttempts: 10 }]])('a heartbeat applied by its first attempt, retried by the SDK (%s)', (_, retries) => {
   it('UpdateItem: the retry refused by its own write confirms the heartbeat; the lock is kept', async () => {
     const { client, network, events } = await readmeClient('beater', { leaseDuration: RETRIED_LEASE_MS, heartbeatPeriod: RETRIED_HEARTBEAT_MS }, retries);

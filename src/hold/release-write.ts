@@ -4,6 +4,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
+import { isConditionalCheckFailed } from '../dynamodb/sdk-errors.js';
 import { sendWrite } from '../dynamodb/send-write.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
 import { buildReleaseRequest, withOldItemOnConditionFailure, type LockTable } from '../protocol/index.js';
@@ -12,7 +13,8 @@ import { loseByRefusal } from './loss.js';
 
 /**
  * - `released`: the table no longer has the lock as ours (also when an SDK
- *   retry was refused by the release its own first attempt applied);
+ *   retry was refused by the release its own first attempt applied, or found
+ *   the item gone);
  * - `refused`: someone else had it; the lock has ended as lost;
  * - `unapplied`: DynamoDB answered and changed nothing: the lock is still ours;
  * - `unknown`: no definite answer: released, or it lapses after its lease.
@@ -50,6 +52,11 @@ export async function writeRelease(
       case 'refused':
         loseByRefusal(table, held, 'its release was refused', failed.item, error);
         return { outcome: 'refused' };
+      case 'unknown':
+        // A retry's condition failed on a missing item: an earlier attempt of ours (or someone) deleted
+        // it, and no one has taken the lock since. Either way it is free: the release is done.
+        if (isConditionalCheckFailed(error)) return { outcome: 'released' };
+        return { outcome: 'unknown', error };
       default:
         return { outcome: failed.outcome, error };
     }
