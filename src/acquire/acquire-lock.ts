@@ -4,7 +4,6 @@
  * after its RVN stayed unchanged for its whole lease on this process's
  * monotonic clock.
  */
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
 import { toBytes } from '../primitives/bytes.js';
@@ -15,7 +14,6 @@ import {
   isThrottling,
   isTransactionRace,
   httpStatusOf,
-  itemOfFailedCondition,
 } from '../dynamodb/sdk-errors.js';
 import {
   DynamoDBUnavailableError,
@@ -25,18 +23,15 @@ import {
   isMalformedLockItemError,
   type LockHolder,
 } from '../errors.js';
-import type { Fencing } from '../dynamodb/fencing-counter.js';
+import type { AcquisitionRequests } from '../dynamodb/acquisition-requests.js';
 import { lockId } from '../hold/held-lock.js';
 import { holderOf } from '../lock-holder.js';
 import type { LockObservationCache } from './observation-cache.js';
 import { ACQUIRE_DEFAULTS, MAX_DURATION_MS, checkDuration, checkLockLease } from '../options.js';
 import {
-  buildAcquireRequest,
-  decodeLockItem,
   encodeAdditionalAttributes,
   validateItemSize,
   validateLockKey,
-  withOldItemOnConditionFailure,
   encodeLockItem,
   type AcquisitionPath,
   type AdditionalAttributes,
@@ -50,8 +45,7 @@ import type { KeySchemaProof } from './key-schema-proof.js';
 import type { AcquisitionGate } from './acquisition-gate.js';
 import type { LockPollers, PollSubscription } from './lock-poller.js';
 import { StaleWatch } from './stale-watch.js';
-import { readLock, type LockSighting } from '../dynamodb/read-lock.js';
-import { sendWrite } from '../dynamodb/send-write.js';
+import type { LockSighting } from '../dynamodb/read-lock.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
 
 /** Options of one `acquireLock` call (Java's `AcquireLockOptions`, PROTOCOL.md §8.2). */
@@ -102,7 +96,8 @@ export interface AcquireLockOptions {
 }
 
 export interface AcquireContext {
-  readonly dynamoDB: Pick<DynamoDBClient, 'send'>;
+  /** The reads and writes of an acquisition, fenced when the client fences. */
+  readonly requests: AcquisitionRequests;
   readonly table: LockTable;
   readonly ownerName: string;
   readonly defaultLeaseDuration: number;
@@ -121,8 +116,6 @@ export interface AcquireContext {
   readonly explain: (error: unknown) => Promise<unknown>;
   /** Holds acquisition requests back while the client's heartbeats are behind. */
   readonly gate: AcquisitionGate;
-  /** Fenced acquisitions (`fencingTableName`): each write also steps the lock's fencing counter. */
-  readonly fencing?: Fencing | undefined;
 }
 
 /** A successful acquisition write. */
@@ -168,17 +161,6 @@ export function validateAcquireOptions(
       );
     }
   }
-}
-
-/**
- * The lock as a refused write found it: its ALL_OLD item, timed from the
- * moment the refusal arrived. `undefined` when DynamoDB returned no item.
- * A malformed item throws, as a read of it would.
- */
-function sightingOfRefusal(ctx: AcquireContext, error: unknown, arrivedAt: number): LockSighting | undefined {
-  const item = itemOfFailedCondition(error);
-  if (item === undefined || Object.keys(item).length === 0) return undefined;
-  return { record: decodeLockItem(ctx.table, item), lookupTime: arrivedAt };
 }
 
 /** Thrown inside one iteration when that attempt failed but a later one may succeed before the deadline. */
@@ -337,7 +319,7 @@ export async function acquire(ctx: AcquireContext, key: LockKey, options: Acquir
             won = await write({ kind: 'absent' }, undefined);
             break;
           case 'read': {
-            const existing = await ctx.gate.run(() => readLock(ctx.dynamoDB, table, key, clock, requestSignal), requestSignal);
+            const existing = await ctx.gate.run(() => ctx.requests.read(key, requestSignal), requestSignal);
             newestAt = clock.now();
             ctx.keySchema.confirm();
             attempted = intendedWrite(existing);
@@ -365,7 +347,7 @@ export async function acquire(ctx: AcquireContext, key: LockKey, options: Acquir
           refusal = error.refusal;
         } else if (isConditionalCheckFailed(error)) {
           const arrivedAt = clock.now();
-          const current = sightingOfRefusal(ctx, error, arrivedAt);
+          const current = ctx.requests.sightingOfRefusal(error, arrivedAt);
           if (current !== undefined) lastHolder = holderOf(current.record);
           if (step.kind === 'create') {
             // Not a lost race: the lock exists. Its item is the read Java would have made first.
@@ -444,9 +426,6 @@ async function writeLock(
   },
 ): Promise<Acquisition> {
   const { record, options, unconfirmed } = write;
-  const request = withOldItemOnConditionFailure(
-    buildAcquireRequest(ctx.table, record, write.path, { updateExistingLockRecord: options.updateExistingLockRecord }),
-  );
   // Stamped before sending: the lease counts from the earliest moment the write can have taken effect.
   const acquisition: Acquisition = {
     record,
@@ -455,8 +434,8 @@ async function writeLock(
     additionalAttributes: write.additionalAttributes,
   };
   try {
-    if (ctx.fencing === undefined) await sendWrite(ctx.dynamoDB, request, write.signal);
-    else await ctx.fencing.send(request, record, (token) => (acquisition.fencingToken = token), write.signal);
+    const requestOptions = { updateExistingLockRecord: options.updateExistingLockRecord };
+    await ctx.requests.write(record, write.path, requestOptions, write.signal, (token) => (acquisition.fencingToken = token));
   } catch (error) {
     const candidates = [acquisition, ...unconfirmed];
     const failed = classifyFailedWrite(error, {
