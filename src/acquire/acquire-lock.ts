@@ -27,7 +27,7 @@ import type { AcquisitionRequests } from '../dynamodb/acquisition-requests.js';
 import { lockId } from '../hold/held-lock.js';
 import { holderOf } from '../lock-holder.js';
 import type { LockObservationCache } from './observation-cache.js';
-import { ACQUIRE_DEFAULTS, MAX_DURATION_MS, checkDuration, checkLockLease } from '../options.js';
+import { ACQUIRE_DEFAULTS, checkDuration, checkLockLease } from '../options.js';
 import {
   encodeAdditionalAttributes,
   validateItemSize,
@@ -44,6 +44,7 @@ import {
 import type { KeySchemaProof } from './key-schema-proof.js';
 import type { AcquisitionGate } from './acquisition-gate.js';
 import type { LockPollers, PollSubscription } from './lock-poller.js';
+import { AcquireDeadline } from './acquire-deadline.js';
 import { StaleWatch } from './stale-watch.js';
 import type { LockSighting } from '../dynamodb/read-lock.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
@@ -212,8 +213,12 @@ export async function acquire(ctx: AcquireContext, key: LockKey, options: Acquir
   const additionalAttributes = encodeAdditionalAttributes(options.additionalAttributes ?? {});
   const newData = toBytes(options.data);
 
-  let budgetMs = options.additionalTimeToWaitForLock ?? ACQUIRE_DEFAULTS.additionalTimeToWaitForLock;
-  let leaseAdded = false;
+  const deadline = new AcquireDeadline({
+    clock,
+    waitMs: options.additionalTimeToWaitForLock ?? ACQUIRE_DEFAULTS.additionalTimeToWaitForLock,
+    graceMs: Math.max(refreshMs, leaseDurationMs),
+    signal,
+  });
   const watch = new StaleWatch();
   let lastHolder: LockHolder | undefined;
   /** Arrival time of the newest response acted on; older poll outcomes tell nothing new. */
@@ -221,23 +226,7 @@ export async function acquire(ctx: AcquireContext, key: LockKey, options: Acquir
   let polls: PollSubscription | undefined;
   /** This call's writes whose outcome is unknown: the table may hold any of them, and then the lock is ours. */
   const unconfirmed: Acquisition[] = [];
-  const start = clock.now();
-  // A request that never gets an answer (a silent connection; the SDK's default client has no request
-  // timeout) must not hold the call past its deadline for ever: every request of the call is cut off once
-  // the deadline is a lease past (room for the SDK's own retries, throttled ones included, to end by
-  // themselves), and the call then ends with DynamoDBUnavailableError.
-  const overdue = new AbortController();
-  let overdueTimer: NodeJS.Timeout | undefined;
-  const armDeadline = (): void => {
-    clearTimeout(overdueTimer);
-    if (!Number.isFinite(budgetMs)) return;
-    const grace = Math.max(refreshMs, leaseDurationMs);
-    const ms = Math.min(MAX_DURATION_MS, Math.max(1, start + budgetMs + grace - clock.now()));
-    overdueTimer = setTimeout(() => overdue.abort(new DOMException('the acquisition\'s deadline passed without an answer', 'TimeoutError')), ms);
-    overdueTimer.unref();
-  };
-  armDeadline();
-  const requestSignal = signal === undefined ? overdue.signal : AbortSignal.any([signal, overdue.signal]);
+  const requestSignal = deadline.requestSignal;
 
   /** Writes `path`, unless it is the very write DynamoDB just refused on this same item. */
   const write = async (path: AcquisitionPath, existing: LockSighting | undefined, refused?: RefusedWrite): Promise<Acquisition> => {
@@ -276,11 +265,7 @@ export async function acquire(ctx: AcquireContext, key: LockKey, options: Acquir
       }
       return write({ kind: 'expired', watchedRecordVersionNumber: record.recordVersionNumber }, existing, refused);
     }
-    if (!leaseAdded) {
-      leaseAdded = true;
-      budgetMs += record.leaseDurationMs;
-      armDeadline();
-    }
+    deadline.addHolderLease(record.leaseDurationMs);
     watch.observe(existing);
     return takeOverIfStale(refused);
   };
@@ -342,7 +327,7 @@ export async function acquire(ctx: AcquireContext, key: LockKey, options: Acquir
         if (won !== undefined) return won;
       } catch (error) {
         if (signal?.aborted) throw signal.reason;
-        if (overdue.signal.aborted) throw new DynamoDBUnavailableError(key, error, lastHolder);
+        if (deadline.cutOff) throw new DynamoDBUnavailableError(key, error, lastHolder);
         if (error instanceof RetryableRefusal) {
           refusal = error.refusal;
         } else if (isConditionalCheckFailed(error)) {
@@ -373,24 +358,23 @@ export async function acquire(ctx: AcquireContext, key: LockKey, options: Acquir
           throw await ctx.explain(error);
         }
       }
-      const elapsed = clock.now() - start;
-      if (elapsed > budgetMs) {
-        throw refusal ?? new LockNotGrantedError(`Didn't acquire lock after sleeping for ${Math.round(elapsed)} milliseconds`, key, lastHolder);
+      if (deadline.passed) {
+        throw refusal ?? new LockNotGrantedError(`Didn't acquire lock after sleeping for ${Math.round(deadline.elapsed)} milliseconds`, key, lastHolder);
       }
       try {
         step = following ?? (await waitForNextStep());
       } catch (error) {
-        if (signal?.aborted || !overdue.signal.aborted) throw error;
+        if (signal?.aborted || !deadline.cutOff) throw error;
         // Past the deadline while a poll got no answer: as the lock was last answered, if DynamoDB answered at all.
         if (refusal !== undefined && !(refusal instanceof DynamoDBUnavailableError)) throw refusal;
         if (refusal === undefined && lastHolder !== undefined) {
-          throw new LockNotGrantedError(`Didn't acquire lock after sleeping for ${Math.round(clock.now() - start)} milliseconds`, key, lastHolder);
+          throw new LockNotGrantedError(`Didn't acquire lock after sleeping for ${Math.round(deadline.elapsed)} milliseconds`, key, lastHolder);
         }
         throw new DynamoDBUnavailableError(key, refusal?.cause ?? error, lastHolder);
       }
     }
   } finally {
-    clearTimeout(overdueTimer);
+    deadline[Symbol.dispose]();
     polls?.dispose();
   }
 }
