@@ -13,7 +13,7 @@ import { systemClock, type MonotonicClock } from './clock.js';
 import { deadline } from './primitives/deadline.js';
 import { toBytes } from './primitives/bytes.js';
 import { sdkClientOf } from './dynamodb/dynamodb-sender.js';
-import { Fencing } from './dynamodb/fencing-counter.js';
+import { AcquisitionRequests } from './dynamodb/acquisition-requests.js';
 import {
   DynamoDBUnavailableError,
   InvalidArgumentError,
@@ -144,8 +144,14 @@ export class LockClient implements AsyncDisposable {
       logger: this.#logger,
     });
     this.#observations = new LockObservationCache(this.#settings.maxLockObservationCacheSize, this.#clock);
-    this.#acquireContext = {
+    const requests = new AcquisitionRequests({
       dynamoDB: this.#dynamoDB,
+      table: this.#table,
+      clock: this.#clock,
+      fencingTable: this.#fencingTable,
+    });
+    this.#acquireContext = {
+      requests,
       table: this.#table,
       ownerName,
       defaultLeaseDuration: this.#settings.leaseDuration,
@@ -154,7 +160,7 @@ export class LockClient implements AsyncDisposable {
       safetyMargin: this.#settings.safetyMargin,
       clock: this.#clock,
       observations: this.#observations,
-      pollers: new LockPollers({ clock: this.#clock, read: (key, signal) => readLock(this.#dynamoDB, this.#table, key, this.#clock, signal) }),
+      pollers: new LockPollers({ clock: this.#clock, read: (key, signal) => requests.read(key, signal) }),
       keySchema: new KeySchemaProof(this.#table),
       logger: this.#logger,
       explain: (error) => explainTableError(this.#dynamoDB, this.#table, error),
@@ -163,7 +169,6 @@ export class LockClient implements AsyncDisposable {
         heartbeatsBehind: () => this.#holding.heartbeatsBehind(),
         limitWhileBehind: Math.max(1, Math.floor(this.#settings.heartbeatConcurrency * ACQUISITIONS_WHILE_BEHIND_SHARE)),
       }),
-      fencing: this.#fencingTable === undefined ? undefined : new Fencing(this.#dynamoDB, this.#fencingTable),
     };
   }
 

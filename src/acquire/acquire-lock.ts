@@ -4,7 +4,6 @@
  * after its RVN stayed unchanged for its whole lease on this process's
  * monotonic clock.
  */
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
 import { toBytes } from '../primitives/bytes.js';
@@ -15,7 +14,6 @@ import {
   isThrottling,
   isTransactionRace,
   httpStatusOf,
-  itemOfFailedCondition,
 } from '../dynamodb/sdk-errors.js';
 import {
   DynamoDBUnavailableError,
@@ -25,18 +23,15 @@ import {
   isMalformedLockItemError,
   type LockHolder,
 } from '../errors.js';
-import type { Fencing } from '../dynamodb/fencing-counter.js';
+import type { AcquisitionRequests } from '../dynamodb/acquisition-requests.js';
 import { lockId } from '../hold/held-lock.js';
 import { holderOf } from '../lock-holder.js';
 import type { LockObservationCache } from './observation-cache.js';
-import { ACQUIRE_DEFAULTS, MAX_DURATION_MS, checkDuration, checkLockLease } from '../options.js';
+import { ACQUIRE_DEFAULTS, checkDuration, checkLockLease } from '../options.js';
 import {
-  buildAcquireRequest,
-  decodeLockItem,
   encodeAdditionalAttributes,
   validateItemSize,
   validateLockKey,
-  withOldItemOnConditionFailure,
   encodeLockItem,
   type AcquisitionPath,
   type AdditionalAttributes,
@@ -49,9 +44,9 @@ import {
 import type { KeySchemaProof } from './key-schema-proof.js';
 import type { AcquisitionGate } from './acquisition-gate.js';
 import type { LockPollers, PollSubscription } from './lock-poller.js';
+import { AcquireDeadline } from './acquire-deadline.js';
 import { StaleWatch } from './stale-watch.js';
-import { readLock, type LockSighting } from '../dynamodb/read-lock.js';
-import { sendWrite } from '../dynamodb/send-write.js';
+import type { LockSighting } from '../dynamodb/read-lock.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
 
 /** Options of one `acquireLock` call (Java's `AcquireLockOptions`, PROTOCOL.md §8.2). */
@@ -102,7 +97,8 @@ export interface AcquireLockOptions {
 }
 
 export interface AcquireContext {
-  readonly dynamoDB: Pick<DynamoDBClient, 'send'>;
+  /** The reads and writes of an acquisition, fenced when the client fences. */
+  readonly requests: AcquisitionRequests;
   readonly table: LockTable;
   readonly ownerName: string;
   readonly defaultLeaseDuration: number;
@@ -121,8 +117,6 @@ export interface AcquireContext {
   readonly explain: (error: unknown) => Promise<unknown>;
   /** Holds acquisition requests back while the client's heartbeats are behind. */
   readonly gate: AcquisitionGate;
-  /** Fenced acquisitions (`fencingTableName`): each write also steps the lock's fencing counter. */
-  readonly fencing?: Fencing | undefined;
 }
 
 /** A successful acquisition write. */
@@ -171,43 +165,6 @@ export function validateAcquireOptions(
 }
 
 /**
- * The lock as a refused write found it: its ALL_OLD item, timed from the
- * moment the refusal arrived. `undefined` when DynamoDB returned no item.
- * A malformed item throws, as a read of it would.
- */
-function sightingOfRefusal(ctx: AcquireContext, error: unknown, arrivedAt: number): LockSighting | undefined {
-  const item = itemOfFailedCondition(error);
-  if (item === undefined || Object.keys(item).length === 0) return undefined;
-  return { record: decodeLockItem(ctx.table, item), lookupTime: arrivedAt };
-}
-
-/** Thrown inside one iteration when that attempt failed but a later one may succeed before the deadline. */
-class RetryableRefusal extends Error {
-  constructor(readonly refusal: LockNotGrantedError) {
-    super(refusal.message);
-  }
-}
-
-/** What the loop acts on next. */
-type Step =
-  /** The first attempt: the new-lock write, no read before it (PROTOCOL.md §9.2 item 1). */
-  | { readonly kind: 'create' }
-  /** A consistent read of our own, then Java's decision. */
-  | { readonly kind: 'read' }
-  /** Java's decision on what a poll, or a refused write's ALL_OLD item, showed (`undefined`: no item). */
-  | { readonly kind: 'decide'; readonly sighting: LockSighting | undefined; readonly at: number; readonly refused?: RefusedWrite }
-  /** The timed RVN has been unchanged for its lease: write the takeover now, without a read. */
-  | { readonly kind: 'takeover' }
-  /** A poll failed; handled like a failed read of our own. */
-  | { readonly kind: 'failed'; readonly error: unknown };
-
-/** A write DynamoDB just refused, and the RVN of the item it was decided on. */
-interface RefusedWrite {
-  readonly path: AcquisitionPath['kind'];
-  readonly recordVersionNumber: string | undefined;
-}
-
-/**
  * Acquires the lock: Java's acquire loop (PROTOCOL.md §5), with three
  * shortcuts that leave every request and every decision Java's:
  *
@@ -221,195 +178,352 @@ interface RefusedWrite {
  *   the client's waiters for this lock) only notice heartbeats and releases.
  */
 export async function acquire(ctx: AcquireContext, key: LockKey, options: AcquireLockOptions): Promise<Acquisition> {
-  const { clock, table } = ctx;
-  const signal = options.signal;
-  const refreshMs = options.refreshPeriod ?? ACQUIRE_DEFAULTS.refreshPeriod;
-  const leaseDurationMs = options.leaseDuration ?? ctx.defaultLeaseDuration;
-  const replaceData = options.replaceData ?? ACQUIRE_DEFAULTS.replaceData;
-  const id = lockId(key);
-  const additionalAttributes = encodeAdditionalAttributes(options.additionalAttributes ?? {});
-  const newData = toBytes(options.data);
+  const loop = new AcquireLoop(ctx, key, options);
+  try {
+    return await loop.run();
+  } finally {
+    loop[Symbol.dispose]();
+  }
+}
 
-  let budgetMs = options.additionalTimeToWaitForLock ?? ACQUIRE_DEFAULTS.additionalTimeToWaitForLock;
-  let leaseAdded = false;
-  const watch = new StaleWatch();
-  let lastHolder: LockHolder | undefined;
-  /** Arrival time of the newest response acted on; older poll outcomes tell nothing new. */
-  let newestAt = -Infinity;
-  let polls: PollSubscription | undefined;
+/** A write DynamoDB just refused, and the RVN of the item it was decided on. */
+export interface RefusedWrite {
+  readonly path: AcquisitionPath['kind'];
+  readonly recordVersionNumber: string | undefined;
+}
+
+/** What the loop does about one sighting of the lock, or about its stale timer running out. */
+export type Decision =
+  /** The item is a write of this call whose outcome was unknown: it was applied, so the lock is ours. */
+  | { readonly kind: 'ours'; readonly acquisition: Acquisition }
+  /** Send this write, decided on `existing` (`undefined`: no item). */
+  | { readonly kind: 'write'; readonly path: AcquisitionPath; readonly existing: LockSighting | undefined }
+  /** Someone else holds it and its RVN has not yet stayed unchanged for its lease: wait. */
+  | { readonly kind: 'wait' }
+  /** Not this time; a later sighting may do before the deadline. */
+  | { readonly kind: 'retry'; readonly refusal: LockNotGrantedError }
+  /** `shouldSkipBlockingWait`, and someone else holds it: the call ends. */
+  | { readonly kind: 'unavailable'; readonly error: LockCurrentlyUnavailableError };
+
+/** What the loop acts on next. */
+type Step =
+  /** The first attempt: the new-lock write, no read before it (PROTOCOL.md §9.2 item 1). */
+  | { readonly kind: 'create' }
+  /** A consistent read of our own, then Java's decision. */
+  | { readonly kind: 'read' }
+  /** Java's decision on what a poll, or a refused write's ALL_OLD item, showed (`undefined`: no item). */
+  | { readonly kind: 'decide'; readonly sighting: LockSighting | undefined; readonly at: number; readonly refused?: RefusedWrite | undefined }
+  /** The timed RVN has been unchanged for its lease: write the takeover now, without a read. */
+  | { readonly kind: 'takeover' }
+  /** A poll failed; handled like a failed read of our own. */
+  | { readonly kind: 'failed'; readonly error: unknown };
+
+/** What one step came to. */
+type Outcome =
+  | { readonly kind: 'won'; readonly acquisition: Acquisition }
+  /** Go on with `step` at once: what the new-lock write's refusal showed is the first read. */
+  | { readonly kind: 'again'; readonly step: Step }
+  /**
+   * Not taken this time. Past the deadline the call ends with `refusal` (or
+   * the plain "not acquired"); before it, it goes on with `following`, or
+   * waits for the next poll.
+   */
+  | { readonly kind: 'not-taken'; readonly refusal?: LockNotGrantedError | undefined; readonly following?: Step | undefined };
+
+/** Thrown inside one step when that attempt failed but a later one may succeed before the deadline. */
+class RetryableRefusal extends Error {
+  constructor(readonly refusal: LockNotGrantedError) {
+    super(refusal.message);
+  }
+}
+
+/** One `acquireLock` call: the state Java's loop keeps between its reads, and one method per thing it does. */
+export class AcquireLoop implements Disposable {
+  readonly #ctx: AcquireContext;
+  readonly #key: LockKey;
+  readonly #id: string;
+  readonly #options: AcquireLockOptions;
+  readonly #refreshMs: number;
+  readonly #leaseDurationMs: number;
+  readonly #newData: Uint8Array | undefined;
+  readonly #additionalAttributes: LockItem;
+  readonly #deadline: AcquireDeadline;
+  readonly #watch = new StaleWatch();
   /** This call's writes whose outcome is unknown: the table may hold any of them, and then the lock is ours. */
-  const unconfirmed: Acquisition[] = [];
-  const start = clock.now();
-  // A request that never gets an answer (a silent connection; the SDK's default client has no request
-  // timeout) must not hold the call past its deadline for ever: every request of the call is cut off once
-  // the deadline is a lease past (room for the SDK's own retries, throttled ones included, to end by
-  // themselves), and the call then ends with DynamoDBUnavailableError.
-  const overdue = new AbortController();
-  let overdueTimer: NodeJS.Timeout | undefined;
-  const armDeadline = (): void => {
-    clearTimeout(overdueTimer);
-    if (!Number.isFinite(budgetMs)) return;
-    const grace = Math.max(refreshMs, leaseDurationMs);
-    const ms = Math.min(MAX_DURATION_MS, Math.max(1, start + budgetMs + grace - clock.now()));
-    overdueTimer = setTimeout(() => overdue.abort(new DOMException('the acquisition\'s deadline passed without an answer', 'TimeoutError')), ms);
-    overdueTimer.unref();
-  };
-  armDeadline();
-  const requestSignal = signal === undefined ? overdue.signal : AbortSignal.any([signal, overdue.signal]);
+  readonly #unconfirmed: Acquisition[] = [];
+  /** The holder the newest answer showed, named by the error the call may end with. */
+  #lastHolder: LockHolder | undefined;
+  /** Arrival time of the newest response acted on; older poll outcomes tell nothing new. */
+  #newestAt = -Infinity;
+  #polls: PollSubscription | undefined;
 
-  /** Writes `path`, unless it is the very write DynamoDB just refused on this same item. */
-  const write = async (path: AcquisitionPath, existing: LockSighting | undefined, refused?: RefusedWrite): Promise<Acquisition> => {
-    if (refused !== undefined && refused.path === path.kind && refused.recordVersionNumber === existing?.record.recordVersionNumber) {
-      // Trying again at once would only be refused again: wait for the next poll, as Java waits a refresh period.
-      throw new RetryableRefusal(new LockNotGrantedError('another client acquired it first', key, lastHolder));
-    }
-    const record: LockRecordToWrite = {
-      ...key,
-      ownerName: ctx.ownerName,
-      leaseDurationMs,
-      recordVersionNumber: randomUUID(),
-      data: !replaceData && existing?.record.data !== undefined ? existing.record.data : newData,
-      additionalAttributes: options.additionalAttributes ?? {},
-    };
-    return ctx.gate.run(() => writeLock(ctx, { record, path, options, additionalAttributes, unconfirmed, signal: requestSignal }), requestSignal);
-  };
+  constructor(ctx: AcquireContext, key: LockKey, options: AcquireLockOptions) {
+    this.#ctx = ctx;
+    this.#key = key;
+    this.#id = lockId(key);
+    this.#options = options;
+    this.#refreshMs = options.refreshPeriod ?? ACQUIRE_DEFAULTS.refreshPeriod;
+    this.#leaseDurationMs = options.leaseDuration ?? ctx.defaultLeaseDuration;
+    this.#newData = toBytes(options.data);
+    this.#additionalAttributes = encodeAdditionalAttributes(options.additionalAttributes ?? {});
+    this.#deadline = new AcquireDeadline({
+      clock: ctx.clock,
+      waitMs: options.additionalTimeToWaitForLock ?? ACQUIRE_DEFAULTS.additionalTimeToWaitForLock,
+      graceMs: Math.max(this.#refreshMs, this.#leaseDurationMs),
+      signal: options.signal,
+    });
+  }
 
-  /** Java's decision on one sighting of the lock (the body of its loop after the read). */
-  const decide = async (existing: LockSighting | undefined, refused?: RefusedWrite): Promise<Acquisition | undefined> => {
-    const ours = existing === undefined ? undefined : ourUnconfirmedWrite(existing.record, unconfirmed, ctx.ownerName);
-    if (ours !== undefined) return ours;
-    if (existing !== undefined) lastHolder = holderOf(existing.record);
-    if (options.acquireOnlyIfLockAlreadyExists && existing === undefined) {
-      throw new RetryableRefusal(new LockNotGrantedError('Lock does not exist.', key));
+  /** Runs the loop until the lock is this call's, or the call ends with the reason it did not get it. */
+  async run(): Promise<Acquisition> {
+    // Java semantics for acquireOnlyIfLockAlreadyExists: read first, never create.
+    let step: Step = this.#options.acquireOnlyIfLockAlreadyExists || !this.#ctx.keySchema.proven ? { kind: 'read' } : { kind: 'create' };
+    for (;;) {
+      this.#options.signal?.throwIfAborted();
+      const outcome = await this.#take(step);
+      if (outcome.kind === 'won') return outcome.acquisition;
+      if (outcome.kind === 'again') {
+        step = outcome.step;
+        continue;
+      }
+      if (this.#deadline.passed) throw outcome.refusal ?? this.#notAcquired();
+      step = outcome.following ?? (await this.#wait(outcome.refusal));
     }
-    if (existing === undefined) return write({ kind: 'absent' }, existing, refused);
+  }
+
+  /**
+   * Java's decision on one sighting of the lock (`undefined`: no item), the
+   * body of its loop after the read; sends nothing. `refused` is the write
+   * DynamoDB just refused, which is not sent again on the same item.
+   */
+  judge(existing: LockSighting | undefined, refused?: RefusedWrite): Decision {
+    const options = this.#options;
+    if (existing === undefined) {
+      if (options.acquireOnlyIfLockAlreadyExists) return { kind: 'retry', refusal: new LockNotGrantedError('Lock does not exist.', this.#key) };
+      return this.#writeUnlessRefused({ kind: 'absent' }, existing, refused);
+    }
     const { record } = existing;
+    const ours = this.#unconfirmedWriteIn(record);
+    if (ours !== undefined) return { kind: 'ours', acquisition: ours };
+    this.#lastHolder = holderOf(record);
     if (record.isReleased) {
       const readRecordVersionNumber = options.acquireReleasedLocksConsistently ? record.recordVersionNumber : undefined;
-      return write({ kind: 'released', readRecordVersionNumber }, existing, refused);
+      return this.#writeUnlessRefused({ kind: 'released', readRecordVersionNumber }, existing, refused);
     }
     if (options.shouldSkipBlockingWait) {
-      if (!ctx.observations.isStale(id, record.recordVersionNumber, record.leaseDurationMs)) {
-        throw new LockCurrentlyUnavailableError(key, holderOf(record));
+      if (!this.#ctx.observations.isStale(this.#id, record.recordVersionNumber, record.leaseDurationMs)) {
+        return { kind: 'unavailable', error: new LockCurrentlyUnavailableError(this.#key, holderOf(record)) };
       }
-      return write({ kind: 'expired', watchedRecordVersionNumber: record.recordVersionNumber }, existing, refused);
+      return this.#writeUnlessRefused({ kind: 'expired', watchedRecordVersionNumber: record.recordVersionNumber }, existing, refused);
     }
-    if (!leaseAdded) {
-      leaseAdded = true;
-      budgetMs += record.leaseDurationMs;
-      armDeadline();
+    this.#deadline.addHolderLease(record.leaseDurationMs);
+    this.#watch.observe(existing);
+    return this.#judgeStaleness(refused);
+  }
+
+  [Symbol.dispose](): void {
+    this.#deadline[Symbol.dispose]();
+    this.#polls?.dispose();
+  }
+
+  /** The takeover, once the timed RVN has stayed unchanged for strictly longer than its lease on our clock; until then, wait. */
+  #judgeStaleness(refused?: RefusedWrite): Decision {
+    const watched = this.#watch.watched;
+    if (watched === undefined || !this.#watch.isStale(this.#ctx.clock.now())) return { kind: 'wait' };
+    return this.#writeUnlessRefused({ kind: 'expired', watchedRecordVersionNumber: watched.record.recordVersionNumber }, watched, refused);
+  }
+
+  #writeUnlessRefused(path: AcquisitionPath, existing: LockSighting | undefined, refused: RefusedWrite | undefined): Decision {
+    if (refused !== undefined && refused.path === path.kind && refused.recordVersionNumber === existing?.record.recordVersionNumber) {
+      // Trying again at once would only be refused again: wait for the next poll, as Java waits a refresh period.
+      return { kind: 'retry', refusal: new LockNotGrantedError('another client acquired it first', this.#key, this.#lastHolder) };
     }
-    watch.observe(existing);
-    return takeOverIfStale(refused);
-  };
+    return { kind: 'write', path, existing };
+  }
 
-  const takeOverIfStale = async (refused?: RefusedWrite): Promise<Acquisition | undefined> => {
-    const watched = watch.watched;
-    if (watched === undefined || !watch.isStale(clock.now())) return undefined;
-    const path: AcquisitionPath = { kind: 'expired', watchedRecordVersionNumber: watched.record.recordVersionNumber };
-    return write(path, watched, refused);
-  };
-
-  /** Waits for the next poll, or for the takeover instant, whichever comes first. */
-  const waitForNextStep = async (): Promise<Step> => {
-    polls ??= ctx.pollers.subscribe(key, refreshMs);
-    const outcome = await polls.next(watch.takeoverAt(), requestSignal);
-    if (outcome === undefined) return { kind: 'takeover' };
-    if (outcome.kind === 'error') return { kind: 'failed', error: outcome.error };
-    ctx.keySchema.confirm();
-    return { kind: 'decide', sighting: outcome.sighting, at: outcome.at };
-  };
-
-  // Java semantics for acquireOnlyIfLockAlreadyExists: read first, never create.
-  let step: Step = options.acquireOnlyIfLockAlreadyExists || !ctx.keySchema.proven ? { kind: 'read' } : { kind: 'create' };
-  try {
-    for (;;) {
-      signal?.throwIfAborted();
-      let refusal: LockNotGrantedError | undefined;
-      let following: Step | undefined;
-      // The path of the write this step may send, for telling what a refusal refused.
-      let attempted: RefusedWrite | undefined;
-      try {
-        let won: Acquisition | undefined;
-        switch (step.kind) {
-          case 'create':
-            attempted = { path: 'absent', recordVersionNumber: undefined };
-            won = await write({ kind: 'absent' }, undefined);
-            break;
-          case 'read': {
-            const existing = await ctx.gate.run(() => readLock(ctx.dynamoDB, table, key, clock, requestSignal), requestSignal);
-            newestAt = clock.now();
-            ctx.keySchema.confirm();
-            attempted = intendedWrite(existing);
-            won = await decide(existing);
-            break;
-          }
-          case 'decide':
-            if (step.at < newestAt) break; // a poll that arrived before what this call already knows
-            newestAt = step.at;
-            attempted = intendedWrite(step.sighting);
-            won = await decide(step.sighting, step.refused);
-            break;
-          case 'takeover':
-            attempted = { path: 'expired', recordVersionNumber: watch.watched?.record.recordVersionNumber };
-            won = await takeOverIfStale();
-            break;
-          case 'failed':
-            throw step.error;
+  /** One step; a failure becomes the outcome it stands for, or ends the call. */
+  async #take(step: Step): Promise<Outcome> {
+    // The write this step may send, for telling what a refusal refused.
+    let attempted: RefusedWrite | undefined;
+    try {
+      let won: Acquisition | undefined;
+      switch (step.kind) {
+        case 'create':
+          attempted = { path: 'absent', recordVersionNumber: undefined };
+          won = await this.#write({ kind: 'absent' }, undefined);
+          break;
+        case 'read': {
+          const existing = await this.#read();
+          attempted = intendedWrite(existing);
+          won = await this.#act(this.judge(existing));
+          break;
         }
-        if (won !== undefined) return won;
-      } catch (error) {
-        if (signal?.aborted) throw signal.reason;
-        if (overdue.signal.aborted) throw new DynamoDBUnavailableError(key, error, lastHolder);
-        if (error instanceof RetryableRefusal) {
-          refusal = error.refusal;
-        } else if (isConditionalCheckFailed(error)) {
-          const arrivedAt = clock.now();
-          const current = sightingOfRefusal(ctx, error, arrivedAt);
-          if (current !== undefined) lastHolder = holderOf(current.record);
-          if (step.kind === 'create') {
-            // Not a lost race: the lock exists. Its item is the read Java would have made first.
-            step = current === undefined ? { kind: 'read' } : { kind: 'decide', sighting: current, at: arrivedAt };
-            continue;
-          }
-          if (options.shouldSkipBlockingWait) throw new LockCurrentlyUnavailableError(key, lastHolder, { cause: error });
-          refusal = new LockNotGrantedError('another client acquired it first', key, lastHolder, { cause: error });
-          if (current !== undefined) following = { kind: 'decide', sighting: current, at: arrivedAt, refused: attempted };
-        } else if (isTransactionRace(error)) {
-          // A fenced acquisition lost a race without a word on the lock item: read it again.
-          if (step.kind === 'create') {
-            step = { kind: 'read' };
-            continue;
-          }
-          refusal = new LockNotGrantedError('another write of the lock was under way', key, lastHolder, { cause: error });
-        } else if (isThrottling(error) || isClientSideError(error) || (httpStatusOf(error) ?? 0) >= 500) {
-          ctx.logger?.warn({ err: error, partitionKey: key.partitionKey, sortKey: key.sortKey }, 'lock acquisition attempt failed; retrying');
-          refusal = new DynamoDBUnavailableError(key, error, lastHolder);
-        } else if (isMalformedLockItemError(error) || error instanceof LockCurrentlyUnavailableError || error instanceof InvalidArgumentError) {
-          throw error;
-        } else {
-          throw await ctx.explain(error);
-        }
+        case 'decide':
+          if (step.at < this.#newestAt) break; // a poll that arrived before what this call already knows
+          this.#newestAt = step.at;
+          attempted = intendedWrite(step.sighting);
+          won = await this.#act(this.judge(step.sighting, step.refused));
+          break;
+        case 'takeover':
+          attempted = { path: 'expired', recordVersionNumber: this.#watch.watched?.record.recordVersionNumber };
+          won = await this.#act(this.#judgeStaleness());
+          break;
+        case 'failed':
+          throw step.error;
       }
-      const elapsed = clock.now() - start;
-      if (elapsed > budgetMs) {
-        throw refusal ?? new LockNotGrantedError(`Didn't acquire lock after sleeping for ${Math.round(elapsed)} milliseconds`, key, lastHolder);
-      }
-      try {
-        step = following ?? (await waitForNextStep());
-      } catch (error) {
-        if (signal?.aborted || !overdue.signal.aborted) throw error;
-        // Past the deadline while a poll got no answer: as the lock was last answered, if DynamoDB answered at all.
-        if (refusal !== undefined && !(refusal instanceof DynamoDBUnavailableError)) throw refusal;
-        if (refusal === undefined && lastHolder !== undefined) {
-          throw new LockNotGrantedError(`Didn't acquire lock after sleeping for ${Math.round(clock.now() - start)} milliseconds`, key, lastHolder);
-        }
-        throw new DynamoDBUnavailableError(key, refusal?.cause ?? error, lastHolder);
-      }
+      return won === undefined ? { kind: 'not-taken' } : { kind: 'won', acquisition: won };
+    } catch (error) {
+      return this.#afterFailure(error, step, attempted);
     }
-  } finally {
-    clearTimeout(overdueTimer);
-    polls?.dispose();
+  }
+
+  /** A consistent read of our own, through the gate (heartbeats first). */
+  async #read(): Promise<LockSighting | undefined> {
+    const signal = this.#deadline.requestSignal;
+    const existing = await this.#ctx.gate.run(() => this.#ctx.requests.read(this.#key, signal), signal);
+    this.#newestAt = this.#ctx.clock.now();
+    this.#ctx.keySchema.confirm();
+    return existing;
+  }
+
+  async #act(decision: Decision): Promise<Acquisition | undefined> {
+    switch (decision.kind) {
+      case 'ours':
+        return decision.acquisition;
+      case 'write':
+        return this.#write(decision.path, decision.existing);
+      case 'wait':
+        return undefined;
+      case 'retry':
+        throw new RetryableRefusal(decision.refusal);
+      case 'unavailable':
+        throw decision.error;
+    }
+  }
+
+  /** Writes `path`, decided on `existing`, through the gate (heartbeats first). */
+  async #write(path: AcquisitionPath, existing: LockSighting | undefined): Promise<Acquisition> {
+    const replaceData = this.#options.replaceData ?? ACQUIRE_DEFAULTS.replaceData;
+    const record: LockRecordToWrite = {
+      ...this.#key,
+      ownerName: this.#ctx.ownerName,
+      leaseDurationMs: this.#leaseDurationMs,
+      recordVersionNumber: randomUUID(),
+      data: !replaceData && existing?.record.data !== undefined ? existing.record.data : this.#newData,
+      additionalAttributes: this.#options.additionalAttributes ?? {},
+    };
+    return this.#ctx.gate.run(() => this.#send(record, path), this.#deadline.requestSignal);
+  }
+
+  /**
+   * Sends one acquisition write. A write whose outcome is unknown is
+   * remembered; a refusal that shows one of this call's writes in the table
+   * means that write was applied, and the lock is ours.
+   */
+  async #send(record: LockRecordToWrite, path: AcquisitionPath): Promise<Acquisition> {
+    // Stamped before sending: the lease counts from the earliest moment the write can have taken effect.
+    const acquisition: Acquisition = {
+      record,
+      lookupTime: this.#ctx.clock.now(),
+      lookupWallTime: this.#ctx.clock.wallNow?.(),
+      additionalAttributes: this.#additionalAttributes,
+    };
+    const options = { updateExistingLockRecord: this.#options.updateExistingLockRecord };
+    try {
+      await this.#ctx.requests.write(record, path, options, this.#deadline.requestSignal, (token) => (acquisition.fencingToken = token));
+    } catch (error) {
+      const applied = this.#rememberUnconfirmed(acquisition, error);
+      if (applied === undefined) throw error;
+      this.#ctx.observations.forget(this.#id);
+      return applied;
+    }
+    this.#ctx.observations.forget(this.#id);
+    return acquisition;
+  }
+
+  /**
+   * Sorts the failure of `write`: one of unknown outcome joins the writes the
+   * table may hold. Returns the write of this call the failure shows applied
+   * (this one, or one remembered before), if any.
+   */
+  #rememberUnconfirmed(write: Acquisition, error: unknown): Acquisition | undefined {
+    const candidates = [write, ...this.#unconfirmed];
+    const failed = classifyFailedWrite(error, {
+      ownerName: this.#ctx.ownerName,
+      recordVersionNumbers: candidates.map((candidate) => candidate.record.recordVersionNumber),
+    });
+    if (failed.outcome === 'unknown') this.#unconfirmed.push(write);
+    if (failed.outcome !== 'applied') return undefined;
+    return candidates.find((candidate) => candidate.record.recordVersionNumber === failed.recordVersionNumber);
+  }
+
+  /** The write of this call whose RVN the item carries, if the item is one this call wrote without learning so. */
+  #unconfirmedWriteIn(record: LockRecord): Acquisition | undefined {
+    if (record.ownerName !== this.#ctx.ownerName || record.isReleased) return undefined;
+    return this.#unconfirmed.find((write) => write.record.recordVersionNumber === record.recordVersionNumber);
+  }
+
+  /** Sorts a failed step: a refusal to act on, a reason to try again later, or the end of the call. */
+  async #afterFailure(error: unknown, step: Step, attempted: RefusedWrite | undefined): Promise<Outcome> {
+    const signal = this.#options.signal;
+    if (signal?.aborted) throw signal.reason;
+    const key = this.#key;
+    if (this.#deadline.cutOff) throw new DynamoDBUnavailableError(key, error, this.#lastHolder);
+    if (error instanceof RetryableRefusal) return { kind: 'not-taken', refusal: error.refusal };
+    if (isConditionalCheckFailed(error)) {
+      const arrivedAt = this.#ctx.clock.now();
+      const current = this.#ctx.requests.sightingOfRefusal(error, arrivedAt);
+      if (current !== undefined) this.#lastHolder = holderOf(current.record);
+      if (step.kind === 'create') {
+        // Not a lost race: the lock exists. Its item is the read Java would have made first.
+        return { kind: 'again', step: current === undefined ? { kind: 'read' } : { kind: 'decide', sighting: current, at: arrivedAt } };
+      }
+      if (this.#options.shouldSkipBlockingWait) throw new LockCurrentlyUnavailableError(key, this.#lastHolder, { cause: error });
+      return {
+        kind: 'not-taken',
+        refusal: new LockNotGrantedError('another client acquired it first', key, this.#lastHolder, { cause: error }),
+        following: current === undefined ? undefined : { kind: 'decide', sighting: current, at: arrivedAt, refused: attempted },
+      };
+    }
+    if (isTransactionRace(error)) {
+      // A fenced acquisition lost a race without a word on the lock item: read it again.
+      if (step.kind === 'create') return { kind: 'again', step: { kind: 'read' } };
+      return { kind: 'not-taken', refusal: new LockNotGrantedError('another write of the lock was under way', key, this.#lastHolder, { cause: error }) };
+    }
+    if (isThrottling(error) || isClientSideError(error) || (httpStatusOf(error) ?? 0) >= 500) {
+      this.#ctx.logger?.warn({ err: error, partitionKey: key.partitionKey, sortKey: key.sortKey }, 'lock acquisition attempt failed; retrying');
+      return { kind: 'not-taken', refusal: new DynamoDBUnavailableError(key, error, this.#lastHolder) };
+    }
+    if (isMalformedLockItemError(error) || error instanceof LockCurrentlyUnavailableError || error instanceof InvalidArgumentError) {
+      throw error;
+    }
+    throw await this.#ctx.explain(error);
+  }
+
+  /**
+   * Waits for the next poll, or for the takeover instant, whichever comes
+   * first. `refusal`: why the last step did not take the lock.
+   */
+  async #wait(refusal: LockNotGrantedError | undefined): Promise<Step> {
+    try {
+      this.#polls ??= this.#ctx.pollers.subscribe(this.#key, this.#refreshMs);
+      const outcome = await this.#polls.next(this.#watch.takeoverAt(), this.#deadline.requestSignal);
+      if (outcome === undefined) return { kind: 'takeover' };
+      if (outcome.kind === 'error') return { kind: 'failed', error: outcome.error };
+      this.#ctx.keySchema.confirm();
+      return { kind: 'decide', sighting: outcome.sighting, at: outcome.at };
+    } catch (error) {
+      if (this.#options.signal?.aborted || !this.#deadline.cutOff) throw error;
+      // Past the deadline while a poll got no answer: as the lock was last answered, if DynamoDB answered at all.
+      if (refusal !== undefined && !(refusal instanceof DynamoDBUnavailableError)) throw refusal;
+      if (refusal === undefined && this.#lastHolder !== undefined) throw this.#notAcquired();
+      throw new DynamoDBUnavailableError(this.#key, refusal?.cause ?? error, this.#lastHolder);
+    }
+  }
+
+  #notAcquired(): LockNotGrantedError {
+    const waited = Math.round(this.#deadline.elapsed);
+    return new LockNotGrantedError(`Didn't acquire lock after sleeping for ${waited} milliseconds`, this.#key, this.#lastHolder);
   }
 }
 
@@ -417,58 +531,4 @@ export async function acquire(ctx: AcquireContext, key: LockKey, options: Acquir
 function intendedWrite(existing: LockSighting | undefined): RefusedWrite {
   if (existing === undefined) return { path: 'absent', recordVersionNumber: undefined };
   return { path: existing.record.isReleased ? 'released' : 'expired', recordVersionNumber: existing.record.recordVersionNumber };
-}
-
-/** The write of ours whose RVN the item carries, if the item is one this call wrote without learning so. */
-function ourUnconfirmedWrite(record: LockRecord, unconfirmed: readonly Acquisition[], ownerName: string): Acquisition | undefined {
-  if (record.ownerName !== ownerName || record.isReleased) return undefined;
-  return unconfirmed.find((write) => write.record.recordVersionNumber === record.recordVersionNumber);
-}
-
-/**
- * Sends one acquisition write, asking for the current item should its
- * condition fail. A write whose outcome is unknown (no answer, cut off by
- * the signal, refused only after an SDK retry) joins `unconfirmed`; a
- * refusal that shows one of those writes in the table means it was applied.
- */
-async function writeLock(
-  ctx: AcquireContext,
-  write: {
-    readonly record: LockRecordToWrite;
-    readonly path: AcquisitionPath;
-    readonly options: AcquireLockOptions;
-    readonly additionalAttributes: LockItem;
-    readonly unconfirmed: Acquisition[];
-    /** The caller's signal and the call's deadline. */
-    readonly signal: AbortSignal;
-  },
-): Promise<Acquisition> {
-  const { record, options, unconfirmed } = write;
-  const request = withOldItemOnConditionFailure(
-    buildAcquireRequest(ctx.table, record, write.path, { updateExistingLockRecord: options.updateExistingLockRecord }),
-  );
-  // Stamped before sending: the lease counts from the earliest moment the write can have taken effect.
-  const acquisition: Acquisition = {
-    record,
-    lookupTime: ctx.clock.now(),
-    lookupWallTime: ctx.clock.wallNow?.(),
-    additionalAttributes: write.additionalAttributes,
-  };
-  try {
-    if (ctx.fencing === undefined) await sendWrite(ctx.dynamoDB, request, write.signal);
-    else await ctx.fencing.send(request, record, (token) => (acquisition.fencingToken = token), write.signal);
-  } catch (error) {
-    const candidates = [acquisition, ...unconfirmed];
-    const failed = classifyFailedWrite(error, {
-      ownerName: ctx.ownerName,
-      recordVersionNumbers: candidates.map((candidate) => candidate.record.recordVersionNumber),
-    });
-    if (failed.outcome === 'unknown') unconfirmed.push(acquisition);
-    const applied = failed.outcome === 'applied' ? candidates.find((c) => c.record.recordVersionNumber === failed.recordVersionNumber) : undefined;
-    if (applied === undefined) throw error;
-    ctx.observations.forget(lockId(record));
-    return applied;
-  }
-  ctx.observations.forget(lockId(record));
-  return acquisition;
 }

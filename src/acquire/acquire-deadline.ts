@@ -1,0 +1,79 @@
+/**
+ * How long one acquisition may go on, and when its requests are cut off.
+ *
+ * The call waits `additionalTimeToWaitForLock`, plus the lease of the first
+ * holder it sees (PROTOCOL.md §5.3). A request that never gets an answer (a
+ * silent connection; the SDK's default client has no request timeout) must
+ * not hold the call past that deadline for ever: every request of the call
+ * follows the caller's signal and a cut-off that falls once the deadline is
+ * a lease past, room for the SDK's own retries, throttled ones included, to
+ * end by themselves. The call then ends with `DynamoDBUnavailableError`.
+ */
+import type { MonotonicClock } from '../clock.js';
+import { MAX_DURATION_MS } from '../options.js';
+
+export interface AcquireDeadlineOptions {
+  readonly clock: MonotonicClock;
+  /** Milliseconds to wait beyond the first holder's lease; `Infinity` never gives up. */
+  readonly waitMs: number;
+  /** Milliseconds past the deadline before requests are cut off. */
+  readonly graceMs: number;
+  /** The caller's signal, if any. */
+  readonly signal?: AbortSignal | undefined;
+}
+
+export class AcquireDeadline implements Disposable {
+  readonly #clock: MonotonicClock;
+  readonly #start: number;
+  readonly #graceMs: number;
+  #budgetMs: number;
+  #holderLeaseAdded = false;
+  readonly #cutOff = new AbortController();
+  #timer: NodeJS.Timeout | undefined;
+  /** What every request of the call follows: the caller's signal and the cut-off. */
+  readonly requestSignal: AbortSignal;
+
+  constructor(options: AcquireDeadlineOptions) {
+    this.#clock = options.clock;
+    this.#start = options.clock.now();
+    this.#graceMs = options.graceMs;
+    this.#budgetMs = options.waitMs;
+    this.requestSignal = options.signal === undefined ? this.#cutOff.signal : AbortSignal.any([options.signal, this.#cutOff.signal]);
+    this.#arm();
+  }
+
+  /** Milliseconds since the call started. */
+  get elapsed(): number {
+    return this.#clock.now() - this.#start;
+  }
+
+  /** True once the call has waited all it may. */
+  get passed(): boolean {
+    return this.elapsed > this.#budgetMs;
+  }
+
+  /** True once the call's requests have been cut off. */
+  get cutOff(): boolean {
+    return this.#cutOff.signal.aborted;
+  }
+
+  /** The first holder seen adds its lease to the wait; later ones add nothing. */
+  addHolderLease(leaseDurationMs: number): void {
+    if (this.#holderLeaseAdded) return;
+    this.#holderLeaseAdded = true;
+    this.#budgetMs += leaseDurationMs;
+    this.#arm();
+  }
+
+  [Symbol.dispose](): void {
+    clearTimeout(this.#timer);
+  }
+
+  #arm(): void {
+    clearTimeout(this.#timer);
+    if (!Number.isFinite(this.#budgetMs)) return;
+    const ms = Math.min(MAX_DURATION_MS, Math.max(1, this.#start + this.#budgetMs + this.#graceMs - this.#clock.now()));
+    this.#timer = setTimeout(() => this.#cutOff.abort(new DOMException('the acquisition\'s deadline passed without an answer', 'TimeoutError')), ms);
+    this.#timer.unref();
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * What an acquisition sends (PROTOCOL.md §4): the consistent read of the
+ * lock, and the write that takes it, alone or, with fencing, in one
+ * transaction with the step of the lock's fencing counter. Every write asks
+ * for the item as it was should its condition fail, so that a refusal is
+ * also a read of the lock.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { MonotonicClock } from '../clock.js';
+import {
+  buildAcquireRequest,
+  decodeLockItem,
+  withOldItemOnConditionFailure,
+  type AcquireRequestOptions,
+  type AcquisitionPath,
+  type LockKey,
+  type LockRecordToWrite,
+  type LockTable,
+} from '../protocol/index.js';
+import { Fencing } from './fencing-counter.js';
+import { readLock, type LockSighting } from './read-lock.js';
+import { itemOfFailedCondition } from './sdk-errors.js';
+import { sendWrite } from './send-write.js';
+
+export interface AcquisitionRequestsOptions {
+  readonly dynamoDB: Pick<DynamoDBClient, 'send'>;
+  readonly table: LockTable;
+  readonly clock: MonotonicClock;
+  /** The fencing table (client option `fencingTableName`); each acquisition write then steps its counter. */
+  readonly fencingTable?: LockTable | undefined;
+}
+
+export class AcquisitionRequests {
+  readonly #dynamoDB: Pick<DynamoDBClient, 'send'>;
+  readonly #table: LockTable;
+  readonly #clock: MonotonicClock;
+  readonly #fencing: Fencing | undefined;
+
+  constructor(options: AcquisitionRequestsOptions) {
+    this.#dynamoDB = options.dynamoDB;
+    this.#table = options.table;
+    this.#clock = options.clock;
+    this.#fencing = options.fencingTable === undefined ? undefined : new Fencing(options.dynamoDB, options.fencingTable);
+  }
+
+  /** The lock as a consistent read finds it; `undefined` when there is no item. */
+  read(key: LockKey, signal?: AbortSignal): Promise<LockSighting | undefined> {
+    return readLock(this.#dynamoDB, this.#table, key, this.#clock, signal);
+  }
+
+  /**
+   * Sends the write that takes the lock for `record` by `path`. With
+   * fencing, `tokenChosen` learns the write's fencing token before anything
+   * is sent, whatever the outcome.
+   */
+  async write(
+    record: LockRecordToWrite,
+    path: AcquisitionPath,
+    options: AcquireRequestOptions,
+    signal: AbortSignal,
+    tokenChosen: (token: bigint) => void,
+  ): Promise<void> {
+    const request = withOldItemOnConditionFailure(
+      buildAcquireRequest(this.#table, record, path, options),
+    );
+    if (this.#fencing === undefined) await sendWrite(this.#dynamoDB, request, signal);
+    else await this.#fencing.send(request, record, tokenChosen, signal);
+  }
+
+  /**
+   * The lock as a refused write found it: its ALL_OLD item, timed from the
+   * moment the refusal arrived. `undefined` when DynamoDB returned no item.
+   * A malformed item throws, as a read of it would.
+   */
+  sightingOfRefusal(error: unknown, arrivedAt: number): LockSighting | undefined {
+    const item = itemOfFailedCondition(error);
+    if (item === undefined || Object.keys(item).length === 0) return undefined;
+    return { record: decodeLockItem(this.#table, item), lookupTime: arrivedAt };
+  }
+}

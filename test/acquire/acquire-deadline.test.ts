@@ -1,0 +1,57 @@
+/**
+ * AcquireDeadline: an acquisition waits `additionalTimeToWaitForLock` plus
+ * the first holder's lease, and its requests are cut off a grace past that.
+ * Fake timers drive setTimeout and performance.now(), so `systemClock`
+ * moves with them.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { AcquireDeadline } from '../../src/acquire/acquire-deadline.js';
+import { systemClock } from '../../src/clock.js';
+import { useFakeTime } from '../support/fake-time.js';
+
+const { advanceTo } = useFakeTime();
+
+describe('AcquireDeadline', () => {
+  it('passes after the wait, and cuts requests off a grace later', async () => {
+    using deadline = new AcquireDeadline({ clock: systemClock, waitMs: 1_000, graceMs: 500 });
+    await advanceTo(1_000);
+    expect(deadline.passed).toBe(false);
+    await advanceTo(1_001);
+    expect(deadline.passed).toBe(true);
+    await advanceTo(1_499);
+    expect(deadline.cutOff).toBe(false);
+    await advanceTo(1_500);
+    expect(deadline.cutOff).toBe(true);
+    expect(deadline.requestSignal.aborted).toBe(true);
+    expect((deadline.requestSignal.reason as DOMException).name).toBe('TimeoutError');
+  });
+
+  it('adds the lease of the first holder seen, and no later one', async () => {
+    using deadline = new AcquireDeadline({ clock: systemClock, waitMs: 1_000, graceMs: 500 });
+    deadline.addHolderLease(2_000);
+    deadline.addHolderLease(60_000);
+    await advanceTo(3_000);
+    expect(deadline.passed).toBe(false);
+    await advanceTo(3_499);
+    expect(deadline.cutOff).toBe(false);
+    await advanceTo(3_500);
+    expect(deadline.passed).toBe(true);
+    expect(deadline.cutOff).toBe(true);
+  });
+
+  it('never cuts off a call that waits for ever', async () => {
+    using deadline = new AcquireDeadline({ clock: systemClock, waitMs: Infinity, graceMs: 500 });
+    deadline.addHolderLease(1_000);
+    await advanceTo(10_000_000);
+    expect(deadline.passed).toBe(false);
+    expect(deadline.cutOff).toBe(false);
+  });
+
+  it('lets requests follow the caller\'s signal too', () => {
+    const caller = new AbortController();
+    using deadline = new AcquireDeadline({ clock: systemClock, waitMs: 1_000, graceMs: 500, signal: caller.signal });
+    caller.abort(new Error('caller gave up'));
+    expect(deadline.requestSignal.aborted).toBe(true);
+    expect(deadline.cutOff).toBe(false);
+  });
+});

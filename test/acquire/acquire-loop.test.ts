@@ -1,0 +1,174 @@
+/**
+ * AcquireLoop: Java's decision on each sighting of a lock (PROTOCOL.md §5),
+ * judged without DynamoDB. Nothing here sends a request except the test of
+ * a write whose outcome is unknown, whose "DynamoDB" never answers; the
+ * requests themselves are tested against DynamoDB Local in
+ * integration/acquire-*.test.ts.
+ */
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { AcquireLoop, type AcquireContext, type AcquireLockOptions } from '../../src/acquire/acquire-lock.js';
+import { AcquisitionGate } from '../../src/acquire/acquisition-gate.js';
+import { KeySchemaProof } from '../../src/acquire/key-schema-proof.js';
+import { LockPollers } from '../../src/acquire/lock-poller.js';
+import { LockObservationCache } from '../../src/acquire/observation-cache.js';
+import { TAKEOVER_MARGIN_MS } from '../../src/acquire/stale-watch.js';
+import { AcquisitionRequests } from '../../src/dynamodb/acquisition-requests.js';
+import { sdkClientOf, type DynamoDBSender } from '../../src/dynamodb/dynamodb-sender.js';
+import type { LockSighting } from '../../src/dynamodb/read-lock.js';
+import { DynamoDBUnavailableError, LockCurrentlyUnavailableError, LockNotGrantedError } from '../../src/errors.js';
+import type { LockRecord, LockTable } from '../../src/protocol/index.js';
+
+const table: LockTable = { tableName: 'locks', partitionKeyName: 'key' };
+const key = { partitionKey: 'k' };
+const LEASE = 1_000;
+
+/** A monotonic clock the test moves by hand. */
+function manualClock() {
+  let now = 0;
+  return { now: () => now, set: (ms: number) => void (now = ms) };
+}
+
+/** A DynamoDB that must not be asked anything. */
+const silent: DynamoDBSender = { send: () => Promise.reject(new Error('this test sends no request')) };
+
+const loops: AcquireLoop[] = [];
+afterEach(() => {
+  for (const loop of loops.splice(0)) loop[Symbol.dispose]();
+});
+
+function loopOf(options: AcquireLockOptions = {}, shared: { clock?: ReturnType<typeof manualClock>; dynamoDB?: DynamoDBSender; observations?: LockObservationCache } = {}) {
+  const clock = shared.clock ?? manualClock();
+  const ctx: AcquireContext = {
+    requests: new AcquisitionRequests({ dynamoDB: sdkClientOf(shared.dynamoDB ?? silent), table, clock }),
+    table,
+    ownerName: 'me',
+    defaultLeaseDuration: LEASE,
+    heartbeatPeriod: 100,
+    backgroundHeartbeats: true,
+    safetyMargin: undefined,
+    clock,
+    observations: shared.observations ?? new LockObservationCache(10, clock),
+    pollers: new LockPollers({ clock, read: () => Promise.reject(new Error('this test polls nothing')) }),
+    keySchema: new KeySchemaProof(table),
+    logger: undefined,
+    explain: (error) => Promise.resolve(error),
+    gate: new AcquisitionGate({ heartbeatsBehind: () => false, limitWhileBehind: 1 }),
+  };
+  const loop = new AcquireLoop(ctx, key, options);
+  loops.push(loop);
+  return { loop, clock };
+}
+
+function sighting(lookupTime: number, fields: Partial<LockRecord> = {}): LockSighting {
+  return {
+    record: {
+      ...key,
+      ownerName: 'other',
+      leaseDurationMs: LEASE,
+      recordVersionNumber: 'rvn-1',
+      isReleased: false,
+      data: undefined,
+      additionalAttributes: {},
+      ...fields,
+    },
+    lookupTime,
+  };
+}
+
+describe('AcquireLoop.judge', () => {
+  it('writes the new lock when there is no item, unless told to take only an existing one', () => {
+    expect(loopOf().loop.judge(undefined)).toEqual({ kind: 'write', path: { kind: 'absent' }, existing: undefined });
+
+    const decision = loopOf({ acquireOnlyIfLockAlreadyExists: true }).loop.judge(undefined);
+    expect(decision.kind).toBe('retry');
+    expect(decision.kind === 'retry' && decision.refusal.message).toMatch(/Lock does not exist/);
+  });
+
+  it('takes a released lock at once, conditioned on its RVN only with acquireReleasedLocksConsistently', () => {
+    const released = sighting(0, { isReleased: true });
+    expect(loopOf().loop.judge(released)).toEqual({ kind: 'write', path: { kind: 'released', readRecordVersionNumber: undefined }, existing: released });
+    expect(loopOf({ acquireReleasedLocksConsistently: true }).loop.judge(released)).toMatchObject({
+      kind: 'write',
+      path: { kind: 'released', readRecordVersionNumber: 'rvn-1' },
+    });
+  });
+
+  it('waits on a held lock until its RVN stayed unchanged for strictly longer than its lease, from the first sighting, on its own clock', () => {
+    const { loop, clock } = loopOf();
+    expect(loop.judge(sighting(100))).toEqual({ kind: 'wait' });
+    clock.set(900);
+    expect(loop.judge(sighting(900))).toEqual({ kind: 'wait' }); // the same RVN again: timed from 100
+    clock.set(100 + LEASE);
+    expect(loop.judge(sighting(100 + LEASE))).toEqual({ kind: 'wait' });
+    clock.set(100 + LEASE + TAKEOVER_MARGIN_MS);
+    expect(loop.judge(sighting(100 + LEASE + TAKEOVER_MARGIN_MS))).toMatchObject({
+      kind: 'write',
+      path: { kind: 'expired', watchedRecordVersionNumber: 'rvn-1' },
+      existing: { lookupTime: 100 },
+    });
+  });
+
+  it('restarts the timer when the holder heartbeats (a new RVN)', () => {
+    const { loop, clock } = loopOf();
+    loop.judge(sighting(0));
+    clock.set(800);
+    expect(loop.judge(sighting(800, { recordVersionNumber: 'rvn-2' }))).toEqual({ kind: 'wait' });
+    clock.set(1_500);
+    expect(loop.judge(sighting(1_500, { recordVersionNumber: 'rvn-2' }))).toEqual({ kind: 'wait' });
+    clock.set(1_801);
+    expect(loop.judge(sighting(1_801, { recordVersionNumber: 'rvn-2' }))).toMatchObject({
+      path: { kind: 'expired', watchedRecordVersionNumber: 'rvn-2' },
+    });
+  });
+
+  it('does not send again the write DynamoDB just refused on the same item, but does on a changed one', () => {
+    const released = sighting(0, { isReleased: true });
+    const { loop } = loopOf();
+    const again = loop.judge(released, { path: 'released', recordVersionNumber: 'rvn-1' });
+    expect(again.kind).toBe('retry');
+    expect(again.kind === 'retry' && again.refusal).toBeInstanceOf(LockNotGrantedError);
+    expect(again.kind === 'retry' && again.refusal.holder?.ownerName).toBe('other');
+
+    expect(loop.judge(sighting(0, { isReleased: true, recordVersionNumber: 'rvn-2' }), { path: 'released', recordVersionNumber: 'rvn-1' }).kind).toBe('write');
+    expect(loop.judge(undefined, { path: 'absent', recordVersionNumber: undefined }).kind).toBe('retry');
+  });
+
+  it('shouldSkipBlockingWait: a held lock is unavailable, until a later call sees the same RVN after its lease', () => {
+    const clock = manualClock();
+    const observations = new LockObservationCache(10, clock);
+    const first = loopOf({ shouldSkipBlockingWait: true }, { clock, observations }).loop.judge(sighting(0));
+    expect(first.kind).toBe('unavailable');
+    expect(first.kind === 'unavailable' && first.error).toBeInstanceOf(LockCurrentlyUnavailableError);
+
+    clock.set(LEASE + 1);
+    expect(loopOf({ shouldSkipBlockingWait: true }, { clock, observations }).loop.judge(sighting(LEASE + 1))).toMatchObject({
+      kind: 'write',
+      path: { kind: 'expired', watchedRecordVersionNumber: 'rvn-1' },
+    });
+  });
+
+  it('a later sighting of its own write whose outcome was unknown is the win; another RVN of ours, or a released one, is not', async () => {
+    const clock = manualClock();
+    const sentRecordVersionNumbers: string[] = [];
+    // A DynamoDB that takes the request and never answers it: the write may or may not have been applied.
+    const unanswered: DynamoDBSender = {
+      send: (command) => {
+        const item = (command as { input: { Item: Record<string, { S?: string }> } }).input.Item;
+        sentRecordVersionNumbers.push(item.recordVersionNumber?.S as string);
+        clock.set(1); // past the deadline when the failure arrives
+        return Promise.reject(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+      },
+    };
+    const { loop } = loopOf({ additionalTimeToWaitForLock: 0 }, { clock, dynamoDB: unanswered });
+    await expect(loop.run()).rejects.toBeInstanceOf(DynamoDBUnavailableError);
+    expect(sentRecordVersionNumbers).toHaveLength(1);
+    const [sent] = sentRecordVersionNumbers as [string];
+
+    const ours = loop.judge(sighting(5, { ownerName: 'me', recordVersionNumber: sent }));
+    expect(ours.kind).toBe('ours');
+    expect(ours.kind === 'ours' && ours.acquisition.record.recordVersionNumber).toBe(sent);
+
+    expect(loop.judge(sighting(5, { ownerName: 'me', recordVersionNumber: 'rvn-other' })).kind).toBe('wait');
+    expect(loop.judge(sighting(5, { ownerName: 'me', recordVersionNumber: sent, isReleased: true })).kind).toBe('write');
+  });
+});
