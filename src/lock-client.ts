@@ -106,7 +106,7 @@ export class LockClient implements AsyncDisposable {
   /** The user's handle of each lock held, made once per lock. */
   readonly #handles = new WeakMap<HeldLock, Lock>();
   readonly #lockOperations: LockOperations = {
-    releaseLock: (held, options = {}) =>
+    releaseLock: async (held, options = {}) =>
       this.#holding.releaseLock(held, { deleteLock: options.deleteLock, data: toBytes(options.data), bestEffort: options.bestEffort, signal: options.signal }),
     sendHeartbeat: (held, options) => this.#sendHeartbeat(held, options),
     transactWrite: (held, items, options) => this.#holding.transactWrite(held, items, options),
@@ -269,7 +269,7 @@ export class LockClient implements AsyncDisposable {
    *
    * @throws LockLostError when the lock is no longer held; it is then dropped.
    */
-  sendHeartbeat(lock: Lock, options: SendHeartbeatOptions = {}): Promise<void> {
+  async sendHeartbeat(lock: Lock, options: SendHeartbeatOptions = {}): Promise<void> {
     return this.#lockOperations.sendHeartbeat(this.#heldLockOf(lock), options);
   }
 
@@ -317,7 +317,7 @@ export class LockClient implements AsyncDisposable {
    * @returns true when DynamoDB confirmed the release; false when the lock was
    *   no longer this client's (taken over, deleted, already released).
    */
-  releaseLock(lock: Lock, options: ReleaseLockOptions = {}): Promise<boolean> {
+  async releaseLock(lock: Lock, options: ReleaseLockOptions = {}): Promise<boolean> {
     return this.#lockOperations.releaseLock(this.#heldLockOf(lock), options);
   }
 
@@ -341,7 +341,7 @@ export class LockClient implements AsyncDisposable {
   }
 
   /** `Lock.sendHeartbeat`: a manual heartbeat, bounded by what is left of the safe time. */
-  #sendHeartbeat(held: HeldLock, options: SendHeartbeatOptions = {}): Promise<void> {
+  async #sendHeartbeat(held: HeldLock, options: SendHeartbeatOptions = {}): Promise<void> {
     if (options.deleteData === true && options.data !== undefined) {
       throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'sendHeartbeat: pass data or deleteData, not both');
     }
