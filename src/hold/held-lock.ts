@@ -48,6 +48,8 @@ export function lockId(key: LockKey): string {
 }
 
 const MAX_UNCERTAIN_RVNS = 8;
+/** `Date.now()` counts whole milliseconds. */
+const WALL_CLOCK_RESOLUTION_MS = 1;
 
 /** The next write waits for the previous one to settle, whatever its outcome (its caller sees that). */
 const ignore = (): void => undefined;
@@ -184,7 +186,9 @@ export class HeldLock {
     const clock = this.#clock;
     let now = clock.now();
     if (clock.wallNow !== undefined && this.#lookupWallTime !== undefined) {
-      now = Math.max(now, this.#lookupTime + (clock.wallNow() - this.#lookupWallTime));
+      // Less the wall clock's resolution, so that its whole milliseconds never end a lock early.
+      const wallElapsed = clock.wallNow() - this.#lookupWallTime - WALL_CLOCK_RESOLUTION_MS;
+      now = Math.max(now, this.#lookupTime + wallElapsed);
     }
     return this.safeUntil() - now;
   }

@@ -293,7 +293,7 @@ describe('HeldLock', () => {
     // Monotonic 10 ms later, wall clock 200 ms later: the host slept through the lease.
     const slept = withWall();
     [testClock.now, testClock.wall] = [1_010, 50_200];
-    expect(slept.safeTimeLeft()).toBe(1_090 - 1_200);
+    expect(slept.safeTimeLeft()).toBe(1_090 - 1_200 + 1); // less the wall clock's 1 ms resolution
     // The wall clock stepped back: the monotonic clock still counts.
     const stepped = withWall();
     [testClock.now, testClock.wall] = [1_010, 40_000];
@@ -302,6 +302,13 @@ describe('HeldLock', () => {
     const monotonicOnly = heldLock({ lookupTime: 1_000, leaseDurationMs: 100 });
     testClock.now = 1_010;
     expect(monotonicOnly.safeTimeLeft()).toBe(80);
+  });
+
+  it("does not take the wall clock's whole milliseconds for time the monotonic clock missed", () => {
+    // Date.now() counts whole milliseconds: between two reads 10.2 ms apart it may have moved 11.
+    const lock = new HeldLock({ ...heldLockFields({ lookupTime: 1_000, leaseDurationMs: 100 }), lookupWallTime: 50_000, clock });
+    [testClock.now, testClock.wall] = [1_010.2, 50_011];
+    expect(lock.safeTimeLeft()).toBeCloseTo(1_090 - 1_010.2, 6);
   });
 
   it('locks without additional attributes share one frozen empty item; others keep their own', () => {
