@@ -5,6 +5,7 @@
  * moved is a {@link LockLostError} instead.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { isFailedConditionCode, isRetryableCancellation } from './dynamodb/sdk-errors.js';
 import { DynamoDBLockError } from './errors.js';
 
 /** Why DynamoDB canceled one item of a guarded write. */
@@ -17,9 +18,6 @@ export interface GuardedWriteCancellation {
   /** The item as it was, for an item sent with `ReturnValuesOnConditionCheckFailure: 'ALL_OLD'`. */
   readonly item: Record<string, AttributeValue> | undefined;
 }
-
-/** Codes after which the same transaction may succeed when sent again. */
-const RETRYABLE_CODES = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
 
 function describeCancellations(cancellations: readonly GuardedWriteCancellation[], lockReason: string | undefined): string {
   const parts = cancellations.map((c) => `item ${c.index}: ${c.code}${c.message === undefined ? '' : ` (${c.message})`}`);
@@ -60,12 +58,12 @@ export class GuardedWriteCanceledError extends DynamoDBLockError {
     this.cancellations = cancellations;
     this.lockCheckCode = lockCheckCode;
     const codes = [...cancellations.map((c) => c.code), ...(lockCheckCode === undefined ? [] : [lockCheckCode])];
-    this.retryable = codes.length > 0 && codes.every((code) => RETRYABLE_CODES.has(code));
+    this.retryable = codes.length > 0 && codes.every(isRetryableCancellation);
   }
 
   /** Indices of the items whose own condition failed. */
   get failedConditions(): number[] {
-    return this.cancellations.filter((c) => c.code === 'ConditionalCheckFailed').map((c) => c.index);
+    return this.cancellations.filter((c) => isFailedConditionCode(c.code)).map((c) => c.index);
   }
 }
 

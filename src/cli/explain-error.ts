@@ -2,7 +2,7 @@
  * Turns what went wrong into one line for the operator and an exit code.
  * The hints name the flag or environment variable that fixes the problem.
  */
-import { isClientSideError, isThrottling } from '../dynamodb/sdk-errors.js';
+import { isClientSideError, isCredentialsError, isResourceInUse, isThrottling } from '../dynamodb/sdk-errors.js';
 import {
   DynamoDBUnavailableError,
   InvalidArgumentError,
@@ -35,13 +35,13 @@ export function explainError(error: unknown): Explanation {
   if (error instanceof LockTableSchemaMismatchError) {
     return { message: `${message}; pass the table's key names with --partition-key-name and --sort-key-name`, exitCode: ExitCode.error };
   }
-  if (error instanceof LockTableAlreadyExistsError || name === 'ResourceInUseException') {
+  if (error instanceof LockTableAlreadyExistsError || isResourceInUse(error)) {
     return { message: `${message} (to accept an existing table with the same keys, pass --if-not-exists)`, exitCode: ExitCode.error };
   }
   if (/region is missing/i.test(message)) {
     return { message: 'no AWS region: set AWS_REGION or pass --region', exitCode: ExitCode.error };
   }
-  if (name === 'CredentialsProviderError' || name === 'UnrecognizedClientException' || name === 'InvalidSignatureException') {
+  if (isCredentialsError(error)) {
     return { message: `AWS credentials missing or refused (${message}); set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY`, exitCode: ExitCode.error };
   }
   if (error instanceof DynamoDBUnavailableError) {

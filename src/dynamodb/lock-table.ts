@@ -9,7 +9,7 @@ import {
   type TableDescription,
 } from '@aws-sdk/client-dynamodb';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
-import { isResourceNotFound } from './sdk-errors.js';
+import { isResourceInUse, isResourceNotFound, isValidationError } from './sdk-errors.js';
 import {
   InvalidArgumentError,
   LockTableAlreadyExistsError,
@@ -133,8 +133,7 @@ export async function createLockTable(
   try {
     await dynamoDB.send(new CreateTableCommand(buildCreateTableRequest(table, billing)), { abortSignal: signal });
   } catch (error) {
-    const exists = (error as { name?: string }).name === 'ResourceInUseException';
-    if (!exists) throw error;
+    if (!isResourceInUse(error)) throw error;
     if (!options.ifNotExists) throw new LockTableAlreadyExistsError(table.tableName, { cause: error });
   }
   const deadline = performance.now() + (options.activeTimeout ?? 300_000);
@@ -155,7 +154,7 @@ export async function createLockTable(
  */
 export async function explainTableError(dynamoDB: Sender, table: LockTable, error: unknown): Promise<unknown> {
   if (isResourceNotFound(error)) return new LockTableDoesNotExistError(table.tableName, { cause: error });
-  if ((error as { name?: string }).name !== 'ValidationException') return error;
+  if (!isValidationError(error)) return error;
   try {
     const description = await describeLockTable(dynamoDB, table);
     if (description === undefined) return new LockTableDoesNotExistError(table.tableName, { cause: error });

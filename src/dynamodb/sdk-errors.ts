@@ -1,18 +1,23 @@
 /**
- * Sorting the errors of the AWS SDK into what the lock logic acts on.
- * The SDK's error classes are matched by `name`, which survives duplicate
- * copies of the SDK in one process.
+ * Sorting the errors of the AWS SDK into what the lock logic acts on: the
+ * one place that reads an SDK error's `name`, HTTP status, attempt count or
+ * cancellation reasons. The SDK's error classes are matched by `name`, which
+ * survives duplicate copies of the SDK in one process.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 
-interface CancellationReason {
-  Code?: string;
-  Item?: Record<string, AttributeValue>;
+/** Why DynamoDB canceled one item of a transaction (`TransactionCanceledException.CancellationReasons`). */
+export interface CancellationReason {
+  /** `None` for an item that did not cause the cancellation. */
+  readonly Code?: string;
+  readonly Message?: string;
+  /** The item as it was, for an item sent with `ReturnValuesOnConditionCheckFailure: 'ALL_OLD'`. */
+  readonly Item?: Record<string, AttributeValue>;
 }
 
 interface ServiceErrorShape {
   name?: string;
-  $metadata?: { httpStatusCode?: number };
+  $metadata?: { httpStatusCode?: number; attempts?: unknown };
   Item?: Record<string, AttributeValue>;
   CancellationReasons?: CancellationReason[];
 }
@@ -30,13 +35,50 @@ const CLIENT_SIDE_NAMES = new Set(['TimeoutError', 'RequestTimeout', 'Networking
 const CLIENT_SIDE_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'ENOTFOUND', 'EHOSTUNREACH', 'ECONNABORTED']);
 
 /**
+ * The SDK exception each `BatchStatementError` code of a BatchExecuteStatement
+ * stands for, and the HTTP status DynamoDB answers it with, so that a failed
+ * statement is sorted as the matching single call's failure would be.
+ */
+const EXCEPTION_OF_STATEMENT_CODE: Readonly<Record<string, { readonly name: string; readonly httpStatusCode: number }>> = Object.freeze({
+  ConditionalCheckFailed: { name: 'ConditionalCheckFailedException', httpStatusCode: 400 },
+  ProvisionedThroughputExceeded: { name: 'ProvisionedThroughputExceededException', httpStatusCode: 400 },
+  ThrottlingError: { name: 'ThrottlingException', httpStatusCode: 400 },
+  RequestLimitExceeded: { name: 'RequestLimitExceeded', httpStatusCode: 400 },
+  TransactionConflict: { name: 'TransactionConflictException', httpStatusCode: 400 },
+  ResourceNotFound: { name: 'ResourceNotFoundException', httpStatusCode: 400 },
+  AccessDenied: { name: 'AccessDeniedException', httpStatusCode: 400 },
+  ValidationError: { name: 'ValidationException', httpStatusCode: 400 },
+  DuplicateItem: { name: 'DuplicateItemException', httpStatusCode: 400 },
+  ItemCollectionSizeLimitExceeded: { name: 'ItemCollectionSizeLimitExceededException', httpStatusCode: 400 },
+  InternalServerError: { name: 'InternalServerError', httpStatusCode: 500 },
+});
+
+/**
+ * The exception a single call would have thrown for a batch statement's
+ * error code. An unknown code is taken as a server error: the statement may
+ * have been applied.
+ */
+export function exceptionOfStatementCode(code: string): { readonly name: string; readonly httpStatusCode: number } {
+  return EXCEPTION_OF_STATEMENT_CODE[code] ?? { name: code, httpStatusCode: 500 };
+}
+
+/** A transaction was canceled: nothing of it was applied, even after SDK retries (they share its ClientRequestToken). */
+export function isTransactionCanceled(error: unknown): boolean {
+  return shape(error).name === 'TransactionCanceledException';
+}
+
+/** Why each item of a canceled transaction was canceled, in the order sent; `undefined` unless {@link isTransactionCanceled}. */
+export function cancellationReasonsOf(error: unknown): readonly CancellationReason[] | undefined {
+  return isTransactionCanceled(error) ? (shape(error).CancellationReasons ?? []) : undefined;
+}
+
+/**
  * The lock item's reason in a canceled transaction of ours: every transaction
  * this library sends (a fenced acquisition, a guarded write) puts the lock
  * item first.
  */
 function lockItemReason(error: unknown): CancellationReason | undefined {
-  const { name, CancellationReasons } = shape(error);
-  return name === 'TransactionCanceledException' ? CancellationReasons?.[0] : undefined;
+  return cancellationReasonsOf(error)?.[0];
 }
 
 /** A lock write's condition failed: alone, or as the lock item of a transaction of ours. */
@@ -51,8 +93,27 @@ export function itemOfFailedCondition(error: unknown): Record<string, AttributeV
   return reason?.Code === 'ConditionalCheckFailed' ? reason.Item : undefined;
 }
 
+/** Cancellation codes after which the same transaction may succeed when sent again: a conflict or throttling. */
+const RETRYABLE_CANCELLATION_CODES = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
+
+/** A cancellation reason for which the same transaction may succeed when sent again. */
+export function isRetryableCancellation(code: string | undefined): boolean {
+  return RETRYABLE_CANCELLATION_CODES.has(code ?? '');
+}
+
+/** The code DynamoDB gives an item whose own condition failed. */
+export function isFailedConditionCode(code: string | undefined): boolean {
+  return code === 'ConditionalCheckFailed';
+}
+
+/** The code DynamoDB gives an item that played no part in a cancellation. */
+export function isNoCancellationCode(code: string | undefined): boolean {
+  return code === undefined || code === 'None';
+}
+
 /** Reasons for which a transaction of ours may succeed if the lock is read and written again. */
-const RACE_CODES = new Set(['None', 'TransactionConflict', 'ConditionalCheckFailed', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
+const isRaceCode = (code: string | undefined): boolean =>
+  isNoCancellationCode(code) || isFailedConditionCode(code) || isRetryableCancellation(code);
 
 /**
  * A transaction of ours was canceled although the lock item's own condition
@@ -61,20 +122,37 @@ const RACE_CODES = new Set(['None', 'TransactionConflict', 'ConditionalCheckFail
  * read), or it was throttled. Nothing was applied.
  */
 export function isTransactionRace(error: unknown): boolean {
-  const { name, CancellationReasons } = shape(error);
-  return (
-    name === 'TransactionCanceledException' &&
-    lockItemReason(error)?.Code !== 'ConditionalCheckFailed' &&
-    (CancellationReasons ?? []).every((reason) => RACE_CODES.has(reason.Code ?? 'None'))
-  );
+  const reasons = cancellationReasonsOf(error);
+  return reasons !== undefined && !isFailedConditionCode(reasons[0]?.Code) && reasons.every((reason) => isRaceCode(reason.Code));
 }
 
 export function isResourceNotFound(error: unknown): boolean {
   return shape(error).name === 'ResourceNotFoundException';
 }
 
+/** `CreateTable` found the table there already. */
+export function isResourceInUse(error: unknown): boolean {
+  return shape(error).name === 'ResourceInUseException';
+}
+
 export function isValidationError(error: unknown): boolean {
   return shape(error).name === 'ValidationException';
+}
+
+/**
+ * DynamoDB refused a PartiQL call as such, not one of its statements: no
+ * `dynamodb:PartiQLUpdate` permission, a DynamoDB without PartiQL, or a
+ * statement form it does not take. Nothing was applied.
+ */
+export function refusesPartiQL(error: unknown): boolean {
+  const name = shape(error).name;
+  return name === 'AccessDeniedException' || name === 'UnknownOperationException' || isValidationError(error);
+}
+
+/** The AWS credentials are missing, unknown to AWS, or do not sign the request. */
+export function isCredentialsError(error: unknown): boolean {
+  const name = shape(error).name;
+  return name === 'CredentialsProviderError' || name === 'UnrecognizedClientException' || name === 'InvalidSignatureException';
 }
 
 export function isThrottling(error: unknown): boolean {
@@ -83,6 +161,18 @@ export function isThrottling(error: unknown): boolean {
 
 export function httpStatusOf(error: unknown): number | undefined {
   return shape(error).$metadata?.httpStatusCode;
+}
+
+/** DynamoDB answered with a 4xx: it refused the request and applied none of it (unless an earlier attempt was). */
+export function isRefusedByDynamoDB(error: unknown): boolean {
+  const status = httpStatusOf(error);
+  return status !== undefined && status >= 400 && status < 500;
+}
+
+/** How many times the SDK sent the request; `undefined` when it did not say. */
+export function attemptsOf(error: unknown): number | undefined {
+  const attempts = shape(error).$metadata?.attempts;
+  return typeof attempts === 'number' ? attempts : undefined;
 }
 
 /** No answer came from DynamoDB: the request may or may not have been applied. */

@@ -5,21 +5,7 @@
  */
 import { BatchExecuteStatementCommand, type BatchStatementRequest, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { LockItem } from '../protocol/index.js';
-
-/** The SDK exception each `BatchStatementError` code stands for, and whether DynamoDB answered it as a server error. */
-const EXCEPTION_OF_CODE: Readonly<Record<string, { name: string; status: number }>> = {
-  ConditionalCheckFailed: { name: 'ConditionalCheckFailedException', status: 400 },
-  ProvisionedThroughputExceeded: { name: 'ProvisionedThroughputExceededException', status: 400 },
-  ThrottlingError: { name: 'ThrottlingException', status: 400 },
-  RequestLimitExceeded: { name: 'RequestLimitExceeded', status: 400 },
-  TransactionConflict: { name: 'TransactionConflictException', status: 400 },
-  ResourceNotFound: { name: 'ResourceNotFoundException', status: 400 },
-  AccessDenied: { name: 'AccessDeniedException', status: 400 },
-  ValidationError: { name: 'ValidationException', status: 400 },
-  DuplicateItem: { name: 'DuplicateItemException', status: 400 },
-  ItemCollectionSizeLimitExceeded: { name: 'ItemCollectionSizeLimitExceededException', status: 400 },
-  InternalServerError: { name: 'InternalServerError', status: 500 },
-};
+import { exceptionOfStatementCode } from './sdk-errors.js';
 
 /** One statement of a batch failed; `name` is the SDK exception a single call would have thrown. */
 export class StatementFailedError extends Error {
@@ -30,13 +16,12 @@ export class StatementFailedError extends Error {
   readonly $metadata: { readonly httpStatusCode: number; readonly attempts: number | undefined };
 
   constructor(code: string, message: string | undefined, item: LockItem | undefined, attempts: number | undefined) {
-    // An unknown code is taken as a server error: the statement may have been applied.
-    const known = EXCEPTION_OF_CODE[code] ?? { name: code, status: 500 };
+    const { name, httpStatusCode } = exceptionOfStatementCode(code);
     super(message ?? code);
-    this.name = known.name;
+    this.name = name;
     this.code = code;
     this.Item = item;
-    this.$metadata = { httpStatusCode: known.status, attempts };
+    this.$metadata = { httpStatusCode, attempts };
   }
 }
 

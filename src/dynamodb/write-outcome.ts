@@ -12,8 +12,9 @@
  * very RVN we sent is our own earlier attempt, applied.
  */
 import {
-  httpStatusOf,
+  attemptsOf,
   isConditionalCheckFailed,
+  isRefusedByDynamoDB,
   itemOfFailedCondition,
   wasNeverSent,
 } from './sdk-errors.js';
@@ -35,12 +36,7 @@ export interface OurWrites {
   readonly recordVersionNumbers: readonly string[];
 }
 
-/** How many times the SDK sent the request; `undefined` when it did not say. */
-export function attemptsOf(error: unknown): number | undefined {
-  if (typeof error !== 'object' || error === null) return undefined;
-  const attempts = (error as { $metadata?: { attempts?: unknown } }).$metadata?.attempts;
-  return typeof attempts === 'number' ? attempts : undefined;
-}
+export { attemptsOf };
 
 export function classifyFailedWrite(error: unknown, ours: OurWrites): FailedWrite {
   // Without a count we cannot rule out an earlier attempt (a client with retries of its own).
@@ -61,7 +57,5 @@ export function classifyFailedWrite(error: unknown, ours: OurWrites): FailedWrit
     return { outcome: 'refused', item: found };
   }
   if (!singleAttempt) return { outcome: 'unknown' };
-  const status = httpStatusOf(error);
-  const answeredUnapplied = status !== undefined && status >= 400 && status < 500;
-  return answeredUnapplied || wasNeverSent(error) ? { outcome: 'unapplied' } : { outcome: 'unknown' };
+  return isRefusedByDynamoDB(error) || wasNeverSent(error) ? { outcome: 'unapplied' } : { outcome: 'unknown' };
 }
