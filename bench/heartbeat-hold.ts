@@ -23,7 +23,7 @@ import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { writeHeapSnapshot } from 'node:v8';
 import { LockClient, type Lock } from '../src/index.js';
-import { CLIENT_DEFAULTS } from '../src/options.js';
+import { CLIENT_DEFAULTS } from '../src/defaults.js';
 import { HeartbeatCallCounter, LagHistogram, benchDynamoDBClient, dropTable, memoryAfterGC, sleep, startCpuProfile, type MemorySample } from './heartbeat-support.js';
 
 export interface HoldOptions {

@@ -11,13 +11,16 @@ export { Lock, LockSnapshot, type ReleaseLockOptions, type SendHeartbeatOptions 
 export type { LockState } from './hold/held-lock.js';
 export type { AcquireLockOptions } from './acquire/acquire-lock.js';
 export type { CreateLockTableOptions } from './dynamodb/lock-table.js';
+export type { LockClientOptions, LockClientSettings, DynamoDBClientSource } from './options.js';
 export {
   CLIENT_DEFAULTS,
   ACQUIRE_DEFAULTS,
-  type LockClientOptions,
-  type LockClientSettings,
-  type DynamoDBClientSource,
-} from './options.js';
+  WITH_LOCK_DEFAULTS,
+  LIST_LOCKS_DEFAULTS,
+  CREATE_TABLE_DEFAULTS,
+  ELECTION_DEFAULTS,
+  WATCH_DEFAULTS,
+} from './defaults.js';
 export type { MonotonicClock } from './clock.js';
 export type { Logger } from './logger.js';
 export type { DynamoDBSender } from './dynamodb/dynamodb-sender.js';
@@ -33,7 +36,6 @@ export {
 } from './guarded-write-errors.js';
 export {
   LeaderElection,
-  ELECTION_DEFAULTS,
   type LeaderElectionOptions,
   type CampaignOptions,
   type LeadOptions,
@@ -42,5 +44,5 @@ export {
 export { Leadership, type ResignOptions } from './election/leadership.js';
 export type { Leader } from './election/leader.js';
 export { AlreadyCampaigningError, isAlreadyCampaigningError } from './election/already-campaigning-error.js';
-export { watchLock, WATCH_DEFAULTS, type LockView, type WatchLockOptions } from './election/watch-lock.js';
+export { watchLock, type LockView, type WatchLockOptions } from './election/watch-lock.js';
 export type { AdditionalAttributes, LockRecord } from './protocol/index.js';

@@ -39,6 +39,7 @@ import {
   type CreateLockTableOptions,
 } from './dynamodb/lock-table.js';
 import { LockObservationCache } from './acquire/observation-cache.js';
+import { ACQUIRE_DEFAULTS, LIST_LOCKS_DEFAULTS, WITH_LOCK_DEFAULTS } from './defaults.js';
 import { checkDuration, checkLockLease, resolveSettings, type LockClientOptions, type ResolvedSettings } from './options.js';
 import {
   buildQueryRequest,
@@ -68,8 +69,6 @@ export interface WithLockOptions extends AcquireLockOptions, LockKeyOptions {
   /** Milliseconds the release after the routine may take; it is not retried. @default 5000 */
   readonly releaseTimeout?: number;
 }
-
-const WITH_LOCK_RELEASE_TIMEOUT_MS = 5_000;
 
 export interface CloseOptions {
   /**
@@ -220,7 +219,7 @@ export class LockClient implements AsyncDisposable {
         lookupWallTime,
         data: record.data,
         additionalAttributes: acquisition.additionalAttributes,
-        deleteLockOnRelease: options.deleteLockOnRelease ?? true,
+        deleteLockOnRelease: options.deleteLockOnRelease ?? ACQUIRE_DEFAULTS.deleteLockOnRelease,
         fencingToken: acquisition.fencingToken,
         sessionMonitor: monitor === undefined ? undefined : { safeTimeWithoutHeartbeat: monitor.safeTimeWithoutHeartbeat, callback: monitor.callback },
       }),
@@ -289,7 +288,7 @@ export class LockClient implements AsyncDisposable {
     routine: (signal: AbortSignal, lock: Lock) => Promise<T> | T,
     options: WithLockOptions = {},
   ): Promise<T> {
-    const releaseTimeout = checkDuration('releaseTimeout', options.releaseTimeout ?? WITH_LOCK_RELEASE_TIMEOUT_MS, { min: 1 });
+    const releaseTimeout = checkDuration('releaseTimeout', options.releaseTimeout ?? WITH_LOCK_DEFAULTS.releaseTimeout, { min: 1 });
     const lock = await this.acquireLock(partitionKey, options);
     const scope = childAbortController(lock.signal);
     const onCallerAbort = (): void => scope.abort(options.signal?.reason);
@@ -384,7 +383,7 @@ export class LockClient implements AsyncDisposable {
 
   /** Every lock in the table, released ones included, page by page (Scan). */
   getAllLocks(options: ListLocksOptions = {}): AsyncIterable<LockSnapshot> {
-    const consistentRead = options.consistentRead ?? true;
+    const consistentRead = options.consistentRead ?? LIST_LOCKS_DEFAULTS.consistentRead;
     return this.#list(
       (exclusiveStartKey) => buildScanRequest(this.#table, { exclusiveStartKey, consistentRead }),
       (input) => this.#dynamoDB.send(new ScanCommand(input), { abortSignal: options.signal }),
@@ -393,7 +392,7 @@ export class LockClient implements AsyncDisposable {
 
   /** Every lock sharing `partitionKey` (one per sort key), released ones included (Query). */
   getLocksByPartitionKey(partitionKey: string, options: ListLocksOptions = {}): AsyncIterable<LockSnapshot> {
-    const consistentRead = options.consistentRead ?? true;
+    const consistentRead = options.consistentRead ?? LIST_LOCKS_DEFAULTS.consistentRead;
     return this.#list(
       (exclusiveStartKey) => buildQueryRequest(this.#table, partitionKey, { exclusiveStartKey, consistentRead }),
       (input) => this.#dynamoDB.send(new QueryCommand(input as QueryCommandInput), { abortSignal: options.signal }),

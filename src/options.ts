@@ -1,6 +1,6 @@
 /**
- * Client options, their defaults (the Java client's, PROTOCOL.md §8) and the
- * checks that run before the client sends anything.
+ * Client options, their defaults applied (defaults.ts), and the checks that
+ * run before the client sends anything.
  */
 import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
@@ -8,8 +8,9 @@ import { hostname } from 'node:os';
 import type { Logger } from './logger.js';
 import type { MonotonicClock } from './clock.js';
 import type { DynamoDBSender } from './dynamodb/dynamodb-sender.js';
+import { CLIENT_DEFAULTS, defaultSafetyMargin } from './defaults.js';
 import { InvalidArgumentError } from './errors.js';
-import { DEFAULT_PARTITION_KEY_NAME, LockAttribute, MAX_BATCH_STATEMENTS } from './protocol/index.js';
+import { LockAttribute, MAX_BATCH_STATEMENTS } from './protocol/index.js';
 
 /** Either your own DynamoDB client, or a configuration for one the lock client creates and owns. */
 export type DynamoDBClientSource =
@@ -95,25 +96,6 @@ export interface LockClientSettings {
 
 export type LockClientOptions = LockClientSettings & DynamoDBClientSource;
 
-export const CLIENT_DEFAULTS = Object.freeze({
-  partitionKeyName: DEFAULT_PARTITION_KEY_NAME,
-  leaseDuration: 20_000,
-  heartbeatPeriod: 5_000,
-  backgroundHeartbeats: true,
-  heartbeatConcurrency: 32,
-  heartbeatBatchSize: MAX_BATCH_STATEMENTS,
-  holdLockOnServiceUnavailable: false,
-  maxLockObservationCacheSize: 10_000,
-});
-
-/** Java's acquire defaults (PROTOCOL.md §8.2). */
-export const ACQUIRE_DEFAULTS = Object.freeze({
-  refreshPeriod: 1_000,
-  additionalTimeToWaitForLock: 1_000,
-  replaceData: true,
-  deleteLockOnRelease: true,
-});
-
 export function defaultOwnerName(): string {
   let host = '';
   try {
@@ -188,7 +170,7 @@ type LeaseSettings = Pick<ResolvedSettings, 'backgroundHeartbeats' | 'heartbeatP
 
 /** The safety margin of a lock with this lease. */
 export function safetyMarginFor(leaseDuration: number, settings: Pick<ResolvedSettings, 'safetyMargin'>): number {
-  return settings.safetyMargin ?? Math.round(leaseDuration / 10);
+  return settings.safetyMargin ?? defaultSafetyMargin(leaseDuration);
 }
 
 /**

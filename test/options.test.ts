@@ -4,11 +4,10 @@
  */
 import { describe, expect, it, jest } from '@jest/globals';
 import { hostname } from 'node:os';
+import { CLIENT_DEFAULTS } from '../src/defaults.js';
 import { DynamoDBLockError, InvalidArgumentError, type InvalidArgumentCode } from '../src/errors.js';
 import {
-  ACQUIRE_DEFAULTS,
   checkDuration,
-  CLIENT_DEFAULTS,
   defaultOwnerName,
   checkLockLease,
   resolveSettings,
@@ -45,42 +44,9 @@ function settings(extra: Record<string, unknown>): LockClientSettings {
 }
 
 describe('resolveSettings: defaults', () => {
-  it("uses the Java client's defaults", () => {
+  it('applies the client defaults', () => {
     const resolved = resolveSettings({ tableName: 'locks' });
-    expect(resolved).toEqual({
-      tableName: 'locks',
-      partitionKeyName: 'key',
-      sortKeyName: undefined,
-      ownerName: expect.any(String),
-      leaseDuration: 20_000,
-      heartbeatPeriod: 5_000,
-      backgroundHeartbeats: true,
-      heartbeatConcurrency: 32,
-      heartbeatBatchSize: 25,
-      holdLockOnServiceUnavailable: false,
-      maxLockObservationCacheSize: 10_000,
-    });
-  });
-
-  it('exports the same defaults, frozen', () => {
-    expect(CLIENT_DEFAULTS).toEqual({
-      partitionKeyName: 'key',
-      leaseDuration: 20_000,
-      heartbeatPeriod: 5_000,
-      backgroundHeartbeats: true,
-      heartbeatConcurrency: 32,
-      heartbeatBatchSize: 25,
-      holdLockOnServiceUnavailable: false,
-      maxLockObservationCacheSize: 10_000,
-    });
-    expect(Object.isFrozen(CLIENT_DEFAULTS)).toBe(true);
-    expect(ACQUIRE_DEFAULTS).toEqual({
-      refreshPeriod: 1_000,
-      additionalTimeToWaitForLock: 1_000,
-      replaceData: true,
-      deleteLockOnRelease: true,
-    });
-    expect(Object.isFrozen(ACQUIRE_DEFAULTS)).toBe(true);
+    expect(resolved).toEqual({ tableName: 'locks', sortKeyName: undefined, ownerName: expect.any(String), ...CLIENT_DEFAULTS });
   });
 
   it('the default owner name is the host name, a colon and a random UUID, so that one can tell where the host ends', () => {

@@ -27,7 +27,8 @@ import type { AcquisitionRequests } from '../dynamodb/acquisition-requests.js';
 import { lockId } from '../hold/held-lock.js';
 import { holderOf } from '../lock-holder.js';
 import type { LockObservationCache } from './observation-cache.js';
-import { ACQUIRE_DEFAULTS, checkDuration, checkLockLease } from '../options.js';
+import { ACQUIRE_DEFAULTS } from '../defaults.js';
+import { checkDuration, checkLockLease } from '../options.js';
 import {
   encodeAdditionalAttributes,
   validateItemSize,

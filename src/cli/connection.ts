@@ -5,6 +5,7 @@
  * starts a private DynamoDB Local instead.
  */
 import { DynamoDBClient, type DynamoDBClientConfig, type TableDescription } from '@aws-sdk/client-dynamodb';
+import { CLI_DEFAULTS, CLIENT_DEFAULTS } from '../defaults.js';
 import { isClientSideError } from '../dynamodb/sdk-errors.js';
 import { LockTableDoesNotExistError } from '../errors.js';
 import { LockClient } from '../lock-client.js';
@@ -65,11 +66,6 @@ const LOCAL_CREDENTIALS = Object.freeze({ accessKeyId: 'local', secretAccessKey:
 const CONNECTION_TIMEOUT_MS = 5_000;
 const REQUEST_TIMEOUT_MS = 5_000;
 
-/** A heartbeat period that fits the lease when only `--lease` was given. */
-const HEARTBEATS_PER_LEASE = 4;
-/** The Java client's default, and `create-table`'s. */
-const DEFAULT_PARTITION_KEY_NAME = 'key';
-
 export function connectionSettings(flags: Flags): ConnectionSettings {
   const tableName = flags.string('table');
   if (tableName === undefined) throw new UsageError('--table is required: the name of the lock table');
@@ -78,12 +74,12 @@ export function connectionSettings(flags: Flags): ConnectionSettings {
   const leaseDuration = flags.duration('lease');
   const heartbeat = flags.duration('heartbeat');
   const settings: Omit<ConnectionSettings, 'lease'> = {
-    table: { tableName, partitionKeyName: partitionKeyName ?? DEFAULT_PARTITION_KEY_NAME, sortKeyName },
+    table: { tableName, partitionKeyName: partitionKeyName ?? CLIENT_DEFAULTS.partitionKeyName, sortKeyName },
     keyNamesGiven: partitionKeyName !== undefined || sortKeyName !== undefined,
     endpoint: flags.string('endpoint'),
     region: flags.string('region'),
     leaseDuration,
-    heartbeatPeriod: heartbeat ?? (leaseDuration === undefined ? undefined : Math.max(1, Math.floor(leaseDuration / HEARTBEATS_PER_LEASE))),
+    heartbeatPeriod: heartbeat ?? (leaseDuration === undefined ? undefined : Math.max(1, Math.floor(leaseDuration / CLI_DEFAULTS.heartbeatsPerLease))),
     ownerName: flags.string('owner'),
     local: flags.boolean('local'),
   };

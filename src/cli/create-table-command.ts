@@ -1,4 +1,5 @@
 /** `dynamodb-lock create-table`: the lock table, on-demand unless told otherwise, waited for until ACTIVE. */
+import { CREATE_TABLE_DEFAULTS } from '../defaults.js';
 import type { Command } from './command.js';
 import { UsageError } from './usage-error.js';
 
@@ -21,9 +22,11 @@ export const createTableCommand: Command = {
     'dynamodb-lock create-table --table locks --billing-mode provisioned --read-capacity 5 --write-capacity 5',
   ],
   async run({ flags, io, connect, interrupted }) {
-    const modeName = flags.string('billing-mode') ?? 'on-demand';
-    if (!(modeName in BILLING_MODES)) throw new UsageError(`--billing-mode must be on-demand or provisioned, got ${JSON.stringify(modeName)}`);
-    const billingMode = BILLING_MODES[modeName as keyof typeof BILLING_MODES];
+    const modeName = flags.string('billing-mode');
+    if (modeName !== undefined && !(modeName in BILLING_MODES)) {
+      throw new UsageError(`--billing-mode must be on-demand or provisioned, got ${JSON.stringify(modeName)}`);
+    }
+    const billingMode = modeName === undefined ? CREATE_TABLE_DEFAULTS.billingMode : BILLING_MODES[modeName as keyof typeof BILLING_MODES];
     const read = flags.count('read-capacity');
     const write = flags.count('write-capacity');
     const provisioned = billingMode === 'PROVISIONED';

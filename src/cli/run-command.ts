@@ -28,11 +28,10 @@ import { SignalRelay } from './signal-relay.js';
 import { InterruptedError, UsageError } from './usage-error.js';
 import { runExitCode, WatchedCommand, type CommandExit } from './watched-command.js';
 import { machineClockMs, type Deadlines } from './watchdog-messages.js';
+import { WITH_LOCK_DEFAULTS } from '../defaults.js';
 
 /** Signals passed on to the command while it runs. */
 const FORWARDED_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
-/** The release after the command may take this long; if it fails, the lock lapses after its lease. */
-const RELEASE_TIMEOUT_MS = 5_000;
 
 export const runCommand: Command = {
   name: 'run',
@@ -176,9 +175,9 @@ async function finish(lock: Lock, exit: CommandExit, program: string, io: CliIO)
   return runExitCode(exit, noticedWhileRunning || !held || expired);
 }
 
-
+/** One bounded attempt; if it fails, the lock lapses after its lease. */
 async function release(lock: Lock, io: CliIO): Promise<void> {
-  const bound = deadline(RELEASE_TIMEOUT_MS);
+  const bound = deadline(WITH_LOCK_DEFAULTS.releaseTimeout);
   try {
     await lock.release({ signal: bound.signal });
   } catch (error) {

@@ -8,6 +8,7 @@ import {
   type DynamoDBClient,
   type TableDescription,
 } from '@aws-sdk/client-dynamodb';
+import { CREATE_TABLE_DEFAULTS } from '../defaults.js';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
 import { isResourceInUse, isResourceNotFound, isValidationError } from './sdk-errors.js';
 import {
@@ -101,7 +102,7 @@ export async function assertLockTableExists(dynamoDB: Sender, table: LockTable, 
 }
 
 function billingOf(options: CreateLockTableOptions): LockTableBilling {
-  const mode = options.billingMode ?? 'PAY_PER_REQUEST';
+  const mode = options.billingMode ?? CREATE_TABLE_DEFAULTS.billingMode;
   if (mode === 'PAY_PER_REQUEST') {
     if (options.provisionedThroughput !== undefined) {
       throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'provisionedThroughput needs billingMode "PROVISIONED"');
@@ -136,7 +137,7 @@ export async function createLockTable(
     if (!isResourceInUse(error)) throw error;
     if (!options.ifNotExists) throw new LockTableAlreadyExistsError(table.tableName, { cause: error });
   }
-  const deadline = performance.now() + (options.activeTimeout ?? 300_000);
+  const deadline = performance.now() + (options.activeTimeout ?? CREATE_TABLE_DEFAULTS.activeTimeout);
   for (;;) {
     const description = await describeLockTable(dynamoDB, table, signal);
     if (description !== undefined) {

@@ -5,6 +5,7 @@
  * the lock, so Java clients contending on the same key take part by the same
  * rules.
  */
+import { ELECTION_DEFAULTS, WITH_LOCK_DEFAULTS } from '../defaults.js';
 import { toBytes } from '../primitives/bytes.js';
 import { deadline } from '../primitives/deadline.js';
 import { InvalidArgumentError } from '../errors.js';
@@ -48,15 +49,6 @@ export interface ObserveOptions {
   /** Ends the iteration (without an error) when it aborts. */
   readonly signal?: AbortSignal;
 }
-
-export const ELECTION_DEFAULTS = Object.freeze({
-  refreshPeriod: 500,
-  pollInterval: 1_000,
-  recampaign: true,
-});
-
-/** How long the resignation after a `lead` routine may take; after that, leadership lapses by itself. */
-const RESIGN_TIMEOUT_MS = 5_000;
 
 export class LeaderElection {
   readonly client: LockClient;
@@ -185,7 +177,8 @@ async function* leaderChanges(views: AsyncIterable<LockView | undefined>): Async
 }
 
 async function stepDown(leadership: Leadership): Promise<void> {
-  const bound = deadline(RESIGN_TIMEOUT_MS);
+  // After this, leadership lapses by itself.
+  const bound = deadline(WITH_LOCK_DEFAULTS.releaseTimeout);
   try {
     await leadership.resign({ signal: bound.signal });
   } catch {

@@ -2,6 +2,7 @@
  * Watching one lock by reading it again and again: who holds it, and each
  * new RVN its holder writes. Election observers and the CLI's `watch` use it.
  */
+import { WATCH_DEFAULTS } from '../defaults.js';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
 import { toBytes } from '../primitives/bytes.js';
 import { isTransient } from '../dynamodb/sdk-errors.js';
@@ -26,8 +27,6 @@ export interface WatchLockOptions extends LockKeyOptions {
   /** Ends the iteration (without an error) when it aborts. */
   readonly signal?: AbortSignal;
 }
-
-export const WATCH_DEFAULTS = Object.freeze({ pollInterval: 1_000 });
 
 export function lockViewOf(lock: Lock | LockSnapshot): LockView {
   return {

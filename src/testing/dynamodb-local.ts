@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBClient, ListTablesCommand, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { DYNAMODB_LOCAL_DEFAULTS } from '../defaults.js';
 import { LockClient } from '../lock-client.js';
 import { isRunning, killOnExit } from './child-processes.js';
 import { findDynamoDBLocalJar } from './dynamodb-local-jar.js';
@@ -76,19 +77,19 @@ export async function startDynamoDBLocal(options: StartDynamoDBLocalOptions = {}
 
 async function startServer(options: StartDynamoDBLocalOptions): Promise<Omit<DynamoDBLocal, 'tableName'>> {
   const { jar, libraries } = findDynamoDBLocalJar();
-  const startupTimeout = options.startupTimeoutMs ?? 60_000;
-  const maxAttempts = options.maxAttempts ?? 5;
+  const startupTimeout = options.startupTimeoutMs ?? DYNAMODB_LOCAL_DEFAULTS.startupTimeoutMs;
+  const maxAttempts = options.maxAttempts ?? DYNAMODB_LOCAL_DEFAULTS.maxAttempts;
   const startedAt = performance.now();
   const deadline = startedAt + startupTimeout;
   const failures: string[] = [];
   for (let attempt = 1; attempt <= maxAttempts && performance.now() < deadline; attempt++) {
     const port = await freePort();
     const child = spawn(
-      options.java ?? 'java',
+      options.java ?? DYNAMODB_LOCAL_DEFAULTS.java,
       [`-Djava.library.path=${libraries}`, '-jar', jar, '-inMemory', '-sharedDb', '-disableTelemetry', '-port', String(port)],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
-    const server = new Server(child, port, options.killGraceMs ?? 5_000);
+    const server = new Server(child, port, options.killGraceMs ?? DYNAMODB_LOCAL_DEFAULTS.killGraceMs);
     const outcome = await server.waitUntilReady(deadline);
     if (outcome === 'ready') return server.handle();
     await server.stop();
