@@ -5,6 +5,8 @@
  * compare `name` so they also work across two copies of this package.
  */
 
+import { describeLockKey, type LockKey } from './lock-key.js';
+
 /** What a lock looked like in the table when an operation was refused. */
 export interface LockHolder {
   readonly ownerName: string;
@@ -13,22 +15,11 @@ export interface LockHolder {
   readonly isReleased: boolean;
 }
 
-interface LockIdentity {
-  readonly partitionKey: string;
-  readonly sortKey?: string | undefined;
-}
-
 export class DynamoDBLockError extends Error {
   override name = 'DynamoDBLockError';
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
   }
-}
-
-function describeLock(id: LockIdentity): string {
-  return id.sortKey === undefined
-    ? JSON.stringify(id.partitionKey)
-    : `${JSON.stringify(id.partitionKey)}/${JSON.stringify(id.sortKey)}`;
 }
 
 function describeHolder(holder: LockHolder | undefined): string {
@@ -45,8 +36,8 @@ export class LockNotGrantedError extends DynamoDBLockError {
   readonly sortKey: string | undefined;
   /** The lock as last seen in the table, if it was seen. */
   readonly holder: LockHolder | undefined;
-  constructor(reason: string, lock: LockIdentity, holder?: LockHolder, options?: { cause?: unknown }) {
-    super(`Lock ${describeLock(lock)} not granted: ${reason}${describeHolder(holder)}`, options);
+  constructor(reason: string, lock: LockKey, holder?: LockHolder, options?: { cause?: unknown }) {
+    super(`Lock ${describeLockKey(lock)} not granted: ${reason}${describeHolder(holder)}`, options);
     this.partitionKey = lock.partitionKey;
     this.sortKey = lock.sortKey;
     this.holder = holder;
@@ -62,7 +53,7 @@ export class LockNotGrantedError extends DynamoDBLockError {
  */
 export class DynamoDBUnavailableError extends LockNotGrantedError {
   override name = 'DynamoDBUnavailableError';
-  constructor(lock: LockIdentity, cause: unknown, holder?: LockHolder) {
+  constructor(lock: LockKey, cause: unknown, holder?: LockHolder) {
     super(`DynamoDB did not answer successfully (${describeCause(cause)})`, lock, holder, { cause });
   }
 }
@@ -83,8 +74,8 @@ export class LockCurrentlyUnavailableError extends DynamoDBLockError {
   readonly partitionKey: string;
   readonly sortKey: string | undefined;
   readonly holder: LockHolder | undefined;
-  constructor(lock: LockIdentity, holder?: LockHolder, options?: { cause?: unknown }) {
-    super(`Lock ${describeLock(lock)} is currently unavailable${describeHolder(holder)}`, options);
+  constructor(lock: LockKey, holder?: LockHolder, options?: { cause?: unknown }) {
+    super(`Lock ${describeLockKey(lock)} is currently unavailable${describeHolder(holder)}`, options);
     this.partitionKey = lock.partitionKey;
     this.sortKey = lock.sortKey;
     this.holder = holder;
@@ -109,8 +100,8 @@ export class LockLostError extends DynamoDBLockError {
   readonly kind: LockLossKind;
   /** The item as the refused heartbeat found it, when it still exists. */
   readonly holder: LockHolder | undefined;
-  constructor(kind: LockLossKind, reason: string, lock: LockIdentity, options?: { cause?: unknown; holder?: LockHolder }) {
-    super(`Lock ${describeLock(lock)} is no longer held: ${reason}${describeHolder(options?.holder)}`, options);
+  constructor(kind: LockLossKind, reason: string, lock: LockKey, options?: { cause?: unknown; holder?: LockHolder }) {
+    super(`Lock ${describeLockKey(lock)} is no longer held: ${reason}${describeHolder(options?.holder)}`, options);
     this.partitionKey = lock.partitionKey;
     this.sortKey = lock.sortKey;
     this.kind = kind;
@@ -164,9 +155,9 @@ export class MalformedLockItemError extends DynamoDBLockError {
   override name = 'MalformedLockItemError';
   /** The offending attribute. */
   readonly attribute: string;
-  constructor(attribute: string, problem: string, key?: LockIdentity) {
+  constructor(attribute: string, problem: string, key?: LockKey) {
     super(
-      `Malformed lock item${key === undefined ? '' : ` ${describeLock(key)}`}: attribute ${JSON.stringify(attribute)} ${problem}`,
+      `Malformed lock item${key === undefined ? '' : ` ${describeLockKey(key)}`}: attribute ${JSON.stringify(attribute)} ${problem}`,
     );
     this.attribute = attribute;
   }

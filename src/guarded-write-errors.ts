@@ -7,6 +7,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { isFailedConditionCode, isRetryableCancellation } from './dynamodb/sdk-errors.js';
 import { DynamoDBLockError } from './errors.js';
+import type { LockKey } from './lock-key.js';
 
 /** Why DynamoDB canceled one item of a guarded write. */
 export interface GuardedWriteCancellation {
@@ -47,7 +48,7 @@ export class GuardedWriteCanceledError extends DynamoDBLockError {
   /** True when only conflicts or throttling canceled it: the same write may succeed if sent again. */
   readonly retryable: boolean;
   constructor(
-    lock: { readonly partitionKey: string; readonly sortKey?: string | undefined },
+    lock: LockKey,
     cancellations: readonly GuardedWriteCancellation[],
     lockCheckCode: string | undefined,
     options?: { cause?: unknown },
@@ -77,7 +78,7 @@ export class GuardedWriteOutcomeUnknownError extends DynamoDBLockError {
   override name = 'GuardedWriteOutcomeUnknownError';
   readonly partitionKey: string;
   readonly sortKey: string | undefined;
-  constructor(lock: { readonly partitionKey: string; readonly sortKey?: string | undefined }, cause: unknown) {
+  constructor(lock: LockKey, cause: unknown) {
     super(`Guarded write under lock ${JSON.stringify(lock.partitionKey)} may or may not have committed: DynamoDB gave no definite answer`, { cause });
     this.partitionKey = lock.partitionKey;
     this.sortKey = lock.sortKey;

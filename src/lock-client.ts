@@ -47,9 +47,9 @@ import {
   decodeLockItem,
   validateLockKey,
   type LockItem,
-  type LockKey,
   type LockTable,
 } from './protocol/index.js';
+import type { LockKey } from './lock-key.js';
 import { readLock } from './dynamodb/read-lock.js';
 
 export type { LockClientEvents } from './lock-client-events.js';

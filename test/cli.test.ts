@@ -11,11 +11,12 @@ import { formatDuration, parseDuration } from '../src/cli/durations.js';
 import { explainError } from '../src/cli/explain-error.js';
 import { parseCommandLine } from '../src/cli/flags.js';
 import type { CliIO } from '../src/cli/io.js';
-import { describeKey, lockJson, previewData } from '../src/cli/lock-format.js';
+import { lockJson, previewData } from '../src/cli/lock-format.js';
 import { runExitCode } from '../src/cli/watched-command.js';
 import { renderFields, renderTable } from '../src/cli/text-table.js';
 import { InterruptedError, UsageError } from '../src/cli/usage-error.js';
 import { watchEventOf } from '../src/cli/watch-command.js';
+import { describeLockKey } from '../src/lock-key.js';
 
 interface Captured {
   readonly io: CliIO;
@@ -171,8 +172,8 @@ describe('showing locks', () => {
   it('aligns columns and escapes control characters that came from the table', () => {
     expect(renderTable(['KEY', 'OWNER'], [['a', 'me'], ['longer', 'you\n']])).toBe('KEY     OWNER\na       me\nlonger  you\\u000a\n');
     expect(renderFields([['key', '"a"'], ['owner', 'me']])).toBe('key    "a"\nowner  me\n');
-    expect(describeKey('a b', undefined)).toBe('"a b"');
-    expect(describeKey('a', '')).toBe('"a"/""');
+    expect(describeLockKey({ partitionKey: 'a b' })).toBe('"a b"');
+    expect(describeLockKey({ partitionKey: 'a', sortKey: '' })).toBe('"a"/""');
   });
 
   it('names what a watch saw', () => {

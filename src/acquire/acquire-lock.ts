@@ -37,11 +37,11 @@ import {
   type AcquisitionPath,
   type AdditionalAttributes,
   type LockItem,
-  type LockKey,
   type LockRecord,
   type LockRecordToWrite,
   type LockTable,
 } from '../protocol/index.js';
+import type { LockKey } from '../lock-key.js';
 import type { KeySchemaProof } from './key-schema-proof.js';
 import type { AcquisitionGate } from './acquisition-gate.js';
 import type { LockPollers, PollSubscription } from './lock-poller.js';

@@ -17,7 +17,7 @@
  */
 import type { MonotonicClock } from '../clock.js';
 import { lockId } from '../hold/held-lock.js';
-import type { LockKey } from '../protocol/index.js';
+import type { LockKey } from '../lock-key.js';
 import type { LockSighting } from '../dynamodb/read-lock.js';
 
 /** The outcome of one poll: the lock as read (`undefined`: no item) and when the read returned, or the read's error. */

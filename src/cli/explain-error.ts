@@ -10,8 +10,8 @@ import {
   LockTableDoesNotExistError,
   LockTableSchemaMismatchError,
 } from '../errors.js';
+import { describeLockKey } from '../lock-key.js';
 import { ExitCode, signalExitCode } from './exit-codes.js';
-import { describeKey } from './lock-format.js';
 import { InterruptedError, UsageError } from './usage-error.js';
 
 export interface Explanation {
@@ -45,7 +45,7 @@ export function explainError(error: unknown): Explanation {
     return { message: `AWS credentials missing or refused (${message}); set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY`, exitCode: ExitCode.error };
   }
   if (error instanceof DynamoDBUnavailableError) {
-    return { message: `lock ${describeKey(error.partitionKey, error.sortKey)} not acquired: ${explainError(error.cause).message ?? 'DynamoDB gave no usable answer'}`, exitCode: ExitCode.error };
+    return { message: `lock ${describeLockKey(error)} not acquired: ${explainError(error.cause).message ?? 'DynamoDB gave no usable answer'}`, exitCode: ExitCode.error };
   }
   if (isThrottling(error)) {
     return { message: `DynamoDB throttled every attempt (${name}: ${message}); try again later, or raise the table's capacity`, exitCode: ExitCode.error };

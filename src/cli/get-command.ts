@@ -2,7 +2,8 @@
 import type { Command } from './command.js';
 import { formatDuration } from './durations.js';
 import { ExitCode } from './exit-codes.js';
-import { describeKey, lockJson, previewData } from './lock-format.js';
+import { describeLockKey } from '../lock-key.js';
+import { lockJson, previewData } from './lock-format.js';
 import { renderFields } from './text-table.js';
 
 export const getCommand: Command = {
@@ -27,11 +28,11 @@ export const getCommand: Command = {
       if (flags.boolean('json')) {
         io.out(`${JSON.stringify(lock === undefined ? null : lockJson(lock), null, 2)}\n`);
       } else if (lock === undefined) {
-        io.out(`Nobody holds ${describeKey(key, sortKey)}.\n`);
+        io.out(`Nobody holds ${describeLockKey({ partitionKey: key, sortKey })}.\n`);
       } else {
         io.out(
           renderFields([
-            ['key', describeKey(lock.partitionKey, lock.sortKey)],
+            ['key', describeLockKey(lock)],
             ['owner', lock.ownerName],
             ['lease', formatDuration(lock.leaseDuration)],
             ['rvn', lock.recordVersionNumber],

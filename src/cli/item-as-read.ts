@@ -4,7 +4,8 @@
  * by attribute, and deleted only while it is still as shown.
  */
 import type { AttributeValue, DeleteItemCommandInput } from '@aws-sdk/client-dynamodb';
-import { LockAttribute, lockItemKey, type LockItem, type LockKey, type LockTable } from '../protocol/index.js';
+import type { LockKey } from '../lock-key.js';
+import { LockAttribute, lockItemKey, type LockItem, type LockTable } from '../protocol/index.js';
 
 /** Each attribute's value as DynamoDB JSON (`{"S":"…"}`), binary values in base64. */
 export function itemFields(item: LockItem): [name: string, value: string][] {

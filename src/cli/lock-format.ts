@@ -58,8 +58,3 @@ export function previewData(data: Uint8Array | undefined, max = 40): string {
   const hex = Buffer.from(data.subarray(0, Math.max(1, Math.floor((max - 16) / 2)))).toString('hex');
   return `0x${hex}${data.length * 2 > hex.length ? '…' : ''} (${data.length} bytes)`;
 }
-
-/** `"key"` or `"key"/"sort key"`, quoted so that spaces and empty strings show. */
-export function describeKey(partitionKey: string, sortKey: string | undefined): string {
-  return sortKey === undefined ? JSON.stringify(partitionKey) : `${JSON.stringify(partitionKey)}/${JSON.stringify(sortKey)}`;
-}

@@ -22,10 +22,10 @@ import {
   decodeLockItem,
   withOldItemOnConditionFailure,
   type LockItem,
-  type LockKey,
   type LockRecord,
   type LockTable,
 } from '../protocol/index.js';
+import { describeLockKey, type LockKey } from '../lock-key.js';
 import { sendWrite } from '../dynamodb/send-write.js';
 import type { Command } from './command.js';
 import { confirm } from './confirm.js';
@@ -33,7 +33,7 @@ import { formatDuration } from './durations.js';
 import { ExitCode } from './exit-codes.js';
 import type { CliIO } from './io.js';
 import { deleteItemAsRead, itemFields } from './item-as-read.js';
-import { describeKey, lockJson, previewData } from './lock-format.js';
+import { lockJson, previewData } from './lock-format.js';
 import { watchUntilStandStill, type StandStillOutcome } from './stand-still.js';
 import { renderFields } from './text-table.js';
 import { UsageError } from './usage-error.js';
@@ -129,7 +129,7 @@ class Release {
     this.#table = table;
     this.#key = key;
     this.#choice = choice;
-    this.#shown = describeKey(key.partitionKey, key.sortKey);
+    this.#shown = describeLockKey(key);
   }
 
   async run(): Promise<number> {

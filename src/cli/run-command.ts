@@ -16,6 +16,7 @@ import { basename } from 'node:path';
 import { deadline } from '../primitives/deadline.js';
 import { DynamoDBUnavailableError, LockCurrentlyUnavailableError, LockNotGrantedError, type LockHolder } from '../errors.js';
 import type { LockClient } from '../lock-client.js';
+import { describeLockKey } from '../lock-key.js';
 import type { Lock } from '../lock.js';
 import type { LockTable } from '../protocol/index.js';
 import type { Command } from './command.js';
@@ -23,7 +24,6 @@ import type { LeaseTimes } from './connection.js';
 import { formatDuration } from './durations.js';
 import { ExitCode } from './exit-codes.js';
 import type { CliIO } from './io.js';
-import { describeKey } from './lock-format.js';
 import { SignalRelay } from './signal-relay.js';
 import { InterruptedError, UsageError } from './usage-error.js';
 import { runExitCode, WatchedCommand, type CommandExit } from './watched-command.js';
@@ -84,7 +84,7 @@ export const runCommand: Command = {
     if (wait && timeout !== undefined) throw new UsageError('pass --wait or --timeout, not both', 'run');
     const graceMs = graceOf(flags.duration('grace'), lease);
     const data = flags.string('data') ?? JSON.stringify({ host: hostname(), pid: process.pid, command: basename(program) });
-    const key = describeKey(partitionKey, sortKey);
+    const key = describeLockKey({ partitionKey, sortKey });
 
     const interrupt = new AbortController();
     const signals = new SignalRelay(FORWARDED_SIGNALS, (signal) => interrupt.abort(new InterruptedError(signal)));

@@ -9,7 +9,8 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
 import { StaleWatch } from '../acquire/stale-watch.js';
 import { systemClock } from '../clock.js';
-import type { LockKey, LockRecord, LockTable } from '../protocol/index.js';
+import type { LockKey } from '../lock-key.js';
+import type { LockRecord, LockTable } from '../protocol/index.js';
 import { readLock, type LockSighting } from '../dynamodb/read-lock.js';
 
 /** The watch reads the lock this often at most, to stop as soon as the holder shows it is alive. */

@@ -2,7 +2,8 @@
 import { watchLock, type LockView } from '../election/watch-lock.js';
 import type { Command } from './command.js';
 import { formatDuration } from './durations.js';
-import { describeKey, lockJson, previewData } from './lock-format.js';
+import { describeLockKey } from '../lock-key.js';
+import { lockJson, previewData } from './lock-format.js';
 
 /** What a read showed, compared with the read before. */
 export type WatchEvent = 'held' | 'acquired' | 'heartbeat' | 'free' | 'stale';
@@ -43,7 +44,7 @@ export const watchCommand: Command = {
     const sortKey = flags.string('sort-key');
     const pollInterval = flags.duration('interval');
     const json = flags.boolean('json');
-    const key = describeKey(partitionKey, sortKey);
+    const key = describeLockKey({ partitionKey, sortKey });
     const print = (event: WatchEvent, view: LockView | undefined): void => {
       const time = new Date().toISOString();
       io.out(json ? `${JSON.stringify({ time, event, lock: view === undefined ? null : lockJson(view) })}\n` : `${time}  ${event.padEnd(9)}  ${describe(event, key, view)}\n`);

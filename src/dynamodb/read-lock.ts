@@ -1,7 +1,8 @@
 /** The consistent read of one lock item (PROTOCOL.md §4.1). */
 import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { MonotonicClock } from '../clock.js';
-import { buildGetLockRequest, decodeLockItem, type LockKey, type LockRecord, type LockTable } from '../protocol/index.js';
+import type { LockKey } from '../lock-key.js';
+import { buildGetLockRequest, decodeLockItem, type LockRecord, type LockTable } from '../protocol/index.js';
 
 export interface LockSighting {
   readonly record: LockRecord;

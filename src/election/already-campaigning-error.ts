@@ -1,4 +1,5 @@
 import { DynamoDBLockError } from '../errors.js';
+import { describeLockKey, type LockKey } from '../lock-key.js';
 
 /**
  * A candidate campaigned while it was already campaigning or leading on the
@@ -9,9 +10,8 @@ export class AlreadyCampaigningError extends DynamoDBLockError {
   override name = 'AlreadyCampaigningError';
   readonly partitionKey: string;
   readonly sortKey: string | undefined;
-  constructor(key: { partitionKey: string; sortKey?: string | undefined }, what: string) {
-    const where = key.sortKey === undefined ? JSON.stringify(key.partitionKey) : `${JSON.stringify(key.partitionKey)}/${JSON.stringify(key.sortKey)}`;
-    super(`Cannot campaign in the election on ${where}: ${what}; resign or abort the campaign first`);
+  constructor(key: LockKey, what: string) {
+    super(`Cannot campaign in the election on ${describeLockKey(key)}: ${what}; resign or abort the campaign first`);
     this.partitionKey = key.partitionKey;
     this.sortKey = key.sortKey;
   }

@@ -46,9 +46,3 @@ export interface KeySchemaNames {
 export interface LockTable extends KeySchemaNames {
   readonly tableName: string;
 }
-
-/** The identity of one lock: its partition key value and, on sort-key tables, its sort key value. */
-export interface LockKey {
-  readonly partitionKey: string;
-  readonly sortKey?: string | undefined;
-}

@@ -10,7 +10,8 @@ import {
   type NumberValue,
 } from '@aws-sdk/util-dynamodb';
 import { InvalidArgumentError, MalformedLockItemError } from '../errors.js';
-import { LockAttribute, reservedAttributeNames, type KeySchemaNames, type LockKey } from './attributes.js';
+import type { LockKey } from '../lock-key.js';
+import { LockAttribute, reservedAttributeNames, type KeySchemaNames } from './attributes.js';
 
 export type LockItem = Record<string, AttributeValue>;
 

@@ -13,7 +13,8 @@
  * dropped by Java's PutItem acquisitions (PROTOCOL.md §9.1 item 9).
  */
 import type { AttributeValue, GetItemCommandInput, TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import type { LockKey, LockTable } from './attributes.js';
+import type { LockKey } from '../lock-key.js';
+import type { LockTable } from './attributes.js';
 import { lockItemKey, type LockWriteRequest } from './requests.js';
 
 /** Attributes of a fencing item besides the lock's key attributes. */

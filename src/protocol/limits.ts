@@ -4,7 +4,8 @@
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { InvalidArgumentError } from '../errors.js';
-import type { KeySchemaNames, LockKey } from './attributes.js';
+import type { LockKey } from '../lock-key.js';
+import type { KeySchemaNames } from './attributes.js';
 
 export const MAX_PARTITION_KEY_BYTES = 2048;
 export const MAX_SORT_KEY_BYTES = 1024;

@@ -13,7 +13,8 @@ import type {
   ScanCommandInput,
   UpdateItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
-import { IS_RELEASED_VALUE, LockAttribute, type KeySchemaNames, type LockKey, type LockTable } from './attributes.js';
+import type { LockKey } from '../lock-key.js';
+import { IS_RELEASED_VALUE, LockAttribute, type KeySchemaNames, type LockTable } from './attributes.js';
 import { encodeLockItem, formatLeaseDuration, type LockItem, type LockRecordToWrite } from './codec.js';
 import { Condition, PARTITION_KEY_CONDITION, Update, holderCondition, setListExpression } from './expressions.js';
 import { validateItemSize, validateLockKey } from './limits.js';

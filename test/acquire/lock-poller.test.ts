@@ -7,7 +7,7 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import { LockPollers, POLL_JITTER, jitteredPollDelay, type PollOutcome } from '../../src/acquire/lock-poller.js';
 import { systemClock } from '../../src/clock.js';
-import type { LockKey } from '../../src/protocol/index.js';
+import type { LockKey } from '../../src/lock-key.js';
 import type { LockSighting } from '../../src/dynamodb/read-lock.js';
 import { useFakeTime } from '../support/fake-time.js';
 

@@ -5,7 +5,7 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import { LockLostError } from '../../src/errors.js';
 import { HeldLock, lockId, type LockState } from '../../src/hold/held-lock.js';
-import type { LockKey } from '../../src/protocol/index.js';
+import type { LockKey } from '../../src/lock-key.js';
 import { seededRandom as prng } from '../../chaos/random.js';
 
 
