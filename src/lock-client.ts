@@ -369,8 +369,8 @@ export class LockClient implements AsyncDisposable {
 
   async #readSnapshot(key: LockKey, signal?: AbortSignal): Promise<LockSnapshot | undefined> {
     try {
-      const sighting = await readLock(this.#dynamoDB, this.#table, key, this.#clock, signal);
-      return sighting === undefined ? undefined : new LockSnapshot(sighting.record, sighting.lookupTime);
+      const observation = await readLock(this.#dynamoDB, this.#table, key, this.#clock, signal);
+      return observation === undefined ? undefined : new LockSnapshot(observation.record, observation.observedAt);
     } catch (error) {
       throw await explainTableError(this.#dynamoDB, this.#table, error);
     }

@@ -47,7 +47,7 @@ import type { AcquisitionGate } from './acquisition-gate.js';
 import type { LockPollers, PollSubscription } from './lock-poller.js';
 import { AcquireDeadline } from './acquire-deadline.js';
 import { StaleWatch } from './stale-watch.js';
-import type { LockSighting } from '../dynamodb/read-lock.js';
+import type { LockObservation } from '../dynamodb/read-lock.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
 
 /** Options of one `acquireLock` call (Java's `AcquireLockOptions`, PROTOCOL.md §8.2). */
@@ -193,15 +193,15 @@ export interface RefusedWrite {
   readonly recordVersionNumber: string | undefined;
 }
 
-/** What the loop does about one sighting of the lock, or about its stale timer running out. */
+/** What the loop does about one observation of the lock, or about its stale timer running out. */
 export type Decision =
   /** The item is a write of this call whose outcome was unknown: it was applied, so the lock is ours. */
   | { readonly kind: 'ours'; readonly acquisition: Acquisition }
   /** Send this write, decided on `existing` (`undefined`: no item). */
-  | { readonly kind: 'write'; readonly path: AcquisitionPath; readonly existing: LockSighting | undefined }
+  | { readonly kind: 'write'; readonly path: AcquisitionPath; readonly existing: LockObservation | undefined }
   /** Someone else holds it and its RVN has not yet stayed unchanged for its lease: wait. */
   | { readonly kind: 'wait' }
-  /** Not this time; a later sighting may do before the deadline. */
+  /** Not this time; a later observation may do before the deadline. */
   | { readonly kind: 'retry'; readonly refusal: LockNotGrantedError }
   /** `shouldSkipBlockingWait`, and someone else holds it: the call ends. */
   | { readonly kind: 'unavailable'; readonly error: LockCurrentlyUnavailableError };
@@ -213,7 +213,7 @@ type Step =
   /** A consistent read of our own, then Java's decision. */
   | { readonly kind: 'read' }
   /** Java's decision on what a poll, or a refused write's ALL_OLD item, showed (`undefined`: no item). */
-  | { readonly kind: 'decide'; readonly sighting: LockSighting | undefined; readonly at: number; readonly refused?: RefusedWrite | undefined }
+  | { readonly kind: 'decide'; readonly observation: LockObservation | undefined; readonly at: number; readonly refused?: RefusedWrite | undefined }
   /** The timed RVN has been unchanged for its lease: write the takeover now, without a read. */
   | { readonly kind: 'takeover' }
   /** A poll failed; handled like a failed read of our own. */
@@ -293,11 +293,11 @@ export class AcquireLoop implements Disposable {
   }
 
   /**
-   * Java's decision on one sighting of the lock (`undefined`: no item), the
+   * Java's decision on one observation of the lock (`undefined`: no item), the
    * body of its loop after the read; sends nothing. `refused` is the write
    * DynamoDB just refused, which is not sent again on the same item.
    */
-  judge(existing: LockSighting | undefined, refused?: RefusedWrite): Decision {
+  judge(existing: LockObservation | undefined, refused?: RefusedWrite): Decision {
     const options = this.#options;
     if (existing === undefined) {
       if (options.acquireOnlyIfLockAlreadyExists) return { kind: 'retry', refusal: new LockNotGrantedError('Lock does not exist.', this.#key) };
@@ -329,12 +329,12 @@ export class AcquireLoop implements Disposable {
 
   /** The takeover, once the timed RVN has stayed unchanged for strictly longer than its lease on our clock; until then, wait. */
   #judgeStaleness(refused?: RefusedWrite): Decision {
-    const watched = this.#watch.watched;
-    if (watched === undefined || !this.#watch.isStale(this.#ctx.clock.now())) return { kind: 'wait' };
-    return this.#writeUnlessRefused({ kind: 'expired', watchedRecordVersionNumber: watched.record.recordVersionNumber }, watched, refused);
+    const timed = this.#watch.observation;
+    if (timed === undefined || !this.#watch.isStale(this.#ctx.clock.now())) return { kind: 'wait' };
+    return this.#writeUnlessRefused({ kind: 'expired', watchedRecordVersionNumber: timed.record.recordVersionNumber }, timed, refused);
   }
 
-  #writeUnlessRefused(path: AcquisitionPath, existing: LockSighting | undefined, refused: RefusedWrite | undefined): Decision {
+  #writeUnlessRefused(path: AcquisitionPath, existing: LockObservation | undefined, refused: RefusedWrite | undefined): Decision {
     if (refused !== undefined && refused.path === path.kind && refused.recordVersionNumber === existing?.record.recordVersionNumber) {
       // Trying again at once would only be refused again: wait for the next poll, as Java waits a refresh period.
       return { kind: 'retry', refusal: new LockNotGrantedError('another client acquired it first', this.#key, this.#lastHolder) };
@@ -362,11 +362,11 @@ export class AcquireLoop implements Disposable {
         case 'decide':
           if (step.at < this.#newestAt) break; // a poll that arrived before what this call already knows
           this.#newestAt = step.at;
-          attempted = intendedWrite(step.sighting);
-          won = await this.#act(this.judge(step.sighting, step.refused));
+          attempted = intendedWrite(step.observation);
+          won = await this.#act(this.judge(step.observation, step.refused));
           break;
         case 'takeover':
-          attempted = { path: 'expired', recordVersionNumber: this.#watch.watched?.record.recordVersionNumber };
+          attempted = { path: 'expired', recordVersionNumber: this.#watch.observation?.record.recordVersionNumber };
           won = await this.#act(this.#judgeStaleness());
           break;
         case 'failed':
@@ -379,7 +379,7 @@ export class AcquireLoop implements Disposable {
   }
 
   /** A consistent read of our own, through the gate (heartbeats first). */
-  async #read(): Promise<LockSighting | undefined> {
+  async #read(): Promise<LockObservation | undefined> {
     const signal = this.#deadline.requestSignal;
     const existing = await this.#ctx.gate.run(() => this.#ctx.requests.read(this.#key, signal), signal);
     this.#newestAt = this.#ctx.clock.now();
@@ -403,7 +403,7 @@ export class AcquireLoop implements Disposable {
   }
 
   /** Writes `path`, decided on `existing`, through the gate (heartbeats first). */
-  async #write(path: AcquisitionPath, existing: LockSighting | undefined): Promise<Acquisition> {
+  async #write(path: AcquisitionPath, existing: LockObservation | undefined): Promise<Acquisition> {
     const replaceData = this.#options.replaceData ?? ACQUIRE_DEFAULTS.replaceData;
     const record: LockRecordToWrite = {
       ...this.#key,
@@ -473,17 +473,17 @@ export class AcquireLoop implements Disposable {
     if (error instanceof RetryableRefusal) return { kind: 'not-taken', refusal: error.refusal };
     if (isConditionalCheckFailed(error)) {
       const arrivedAt = this.#ctx.clock.now();
-      const current = this.#ctx.requests.sightingOfRefusal(error, arrivedAt);
+      const current = this.#ctx.requests.observationOfRefusal(error, arrivedAt);
       if (current !== undefined) this.#lastHolder = holderOf(current.record);
       if (step.kind === 'create') {
         // Not a lost race: the lock exists. Its item is the read Java would have made first.
-        return { kind: 'again', step: current === undefined ? { kind: 'read' } : { kind: 'decide', sighting: current, at: arrivedAt } };
+        return { kind: 'again', step: current === undefined ? { kind: 'read' } : { kind: 'decide', observation: current, at: arrivedAt } };
       }
       if (this.#options.shouldSkipBlockingWait) throw new LockCurrentlyUnavailableError(key, this.#lastHolder, { cause: error });
       return {
         kind: 'not-taken',
         refusal: new LockNotGrantedError('another client acquired it first', key, this.#lastHolder, { cause: error }),
-        following: current === undefined ? undefined : { kind: 'decide', sighting: current, at: arrivedAt, refused: attempted },
+        following: current === undefined ? undefined : { kind: 'decide', observation: current, at: arrivedAt, refused: attempted },
       };
     }
     if (isTransactionRace(error)) {
@@ -512,7 +512,7 @@ export class AcquireLoop implements Disposable {
       if (outcome === undefined) return { kind: 'takeover' };
       if (outcome.kind === 'error') return { kind: 'failed', error: outcome.error };
       this.#ctx.keySchema.confirm();
-      return { kind: 'decide', sighting: outcome.sighting, at: outcome.at };
+      return { kind: 'decide', observation: outcome.observation, at: outcome.at };
     } catch (error) {
       if (this.#options.signal?.aborted || !this.#deadline.cutOff) throw error;
       // Past the deadline while a poll got no answer: as the lock was last answered, if DynamoDB answered at all.
@@ -529,7 +529,7 @@ export class AcquireLoop implements Disposable {
 }
 
 /** The write a decision on `existing` would send, if any, named for telling what a refusal refused. */
-function intendedWrite(existing: LockSighting | undefined): RefusedWrite {
+function intendedWrite(existing: LockObservation | undefined): RefusedWrite {
   if (existing === undefined) return { path: 'absent', recordVersionNumber: undefined };
   return { path: existing.record.isReleased ? 'released' : 'expired', recordVersionNumber: existing.record.recordVersionNumber };
 }

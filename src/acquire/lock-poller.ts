@@ -18,11 +18,11 @@
 import type { MonotonicClock } from '../clock.js';
 import { lockId } from '../hold/held-lock.js';
 import type { LockKey } from '../lock-key.js';
-import type { LockSighting } from '../dynamodb/read-lock.js';
+import type { LockObservation } from '../dynamodb/read-lock.js';
 
 /** The outcome of one poll: the lock as read (`undefined`: no item) and when the read returned, or the read's error. */
 export type PollOutcome =
-  | { readonly kind: 'read'; readonly sighting: LockSighting | undefined; readonly at: number }
+  | { readonly kind: 'read'; readonly observation: LockObservation | undefined; readonly at: number }
   | { readonly kind: 'error'; readonly error: unknown };
 
 export interface PollSubscription extends Disposable {
@@ -40,7 +40,7 @@ export interface PollSubscription extends Disposable {
 
 export interface LockPollersOptions {
   /** The consistent read of one lock; `signal` aborts it when no one waits any more. */
-  readonly read: (key: LockKey, signal: AbortSignal) => Promise<LockSighting | undefined>;
+  readonly read: (key: LockKey, signal: AbortSignal) => Promise<LockObservation | undefined>;
   readonly clock: MonotonicClock;
   /** A uniform random number in [0, 1). @default Math.random */
   readonly random?: () => number;
@@ -120,8 +120,8 @@ class KeyPoller {
     this.#reading = reading;
     let outcome: PollOutcome;
     try {
-      const sighting = await this.options.read(this.key, reading.signal);
-      outcome = { kind: 'read', sighting, at: this.options.clock.now() };
+      const observation = await this.options.read(this.key, reading.signal);
+      outcome = { kind: 'read', observation, at: this.options.clock.now() };
     } catch (error) {
       outcome = { kind: 'error', error };
     }

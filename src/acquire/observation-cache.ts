@@ -21,7 +21,7 @@ export class LockObservationCache {
   ) {}
 
   /**
-   * Records a sighting of a held lock and tells whether its RVN has been
+   * Records an observation of a held lock and tells whether its RVN has been
    * unchanged for longer than its lease since this client first saw it.
    */
   isStale(lockId: string, recordVersionNumber: string, leaseDurationMs: number): boolean {
@@ -31,7 +31,7 @@ export class LockObservationCache {
       return now - seen.observedAt > seen.leaseDurationMs;
     }
     if (seen === undefined) this.#makeRoom(now);
-    // Re-insert so that the Map's order stays the order of sightings, oldest first.
+    // Re-insert so that the Map's order stays the order of observations, oldest first.
     this.#entries.delete(lockId);
     this.#entries.set(lockId, { recordVersionNumber, observedAt: now, leaseDurationMs });
     return false;
@@ -47,7 +47,7 @@ export class LockObservationCache {
 
   #makeRoom(now: number): void {
     if (this.#entries.size < this.capacity) return;
-    // Old sightings are useless once twice their lease has passed; drop those first.
+    // Old observations are useless once twice their lease has passed; drop those first.
     for (const [id, seen] of this.#entries) {
       if (now - seen.observedAt > 2 * seen.leaseDurationMs) this.#entries.delete(id);
     }

@@ -9,7 +9,7 @@
  * the timer runs out, without a read first, decides exactly what a read
  * followed by the write would.
  */
-import type { LockSighting } from '../dynamodb/read-lock.js';
+import type { LockObservation } from '../dynamodb/read-lock.js';
 
 /**
  * Staleness is "unchanged for strictly longer than the lease"; the takeover
@@ -19,31 +19,31 @@ import type { LockSighting } from '../dynamodb/read-lock.js';
 export const TAKEOVER_MARGIN_MS = 1;
 
 export class StaleWatch {
-  #watched: LockSighting | undefined;
+  #observation: LockObservation | undefined;
 
-  /** The sighting that started the current timer. */
-  get watched(): LockSighting | undefined {
-    return this.#watched;
+  /** The observation that started the current timer: its RVN is the one being timed. */
+  get observation(): LockObservation | undefined {
+    return this.#observation;
   }
 
   /**
-   * Takes in a sighting of a held lock: the same RVN keeps its timer running;
-   * a new RVN (the holder heartbeated) restarts it from this sighting.
+   * Takes in an observation of a held lock: the same RVN keeps its timer
+   * running; a new RVN (the holder heartbeated) restarts it from this one.
    */
-  observe(sighting: LockSighting): void {
-    if (this.#watched?.record.recordVersionNumber === sighting.record.recordVersionNumber) return;
-    this.#watched = sighting;
+  observe(observation: LockObservation): void {
+    if (this.#observation?.record.recordVersionNumber === observation.record.recordVersionNumber) return;
+    this.#observation = observation;
   }
 
-  /** True once the watched RVN has been unchanged for strictly longer than its lease. */
+  /** True once the timed RVN has been unchanged for strictly longer than its lease. */
   isStale(now: number): boolean {
-    const watched = this.#watched;
-    return watched !== undefined && now - watched.lookupTime > watched.record.leaseDurationMs;
+    const timed = this.#observation;
+    return timed !== undefined && now - timed.observedAt > timed.record.leaseDurationMs;
   }
 
   /** When to attempt the takeover; `Infinity` while nothing is timed. */
   takeoverAt(): number {
-    const watched = this.#watched;
-    return watched === undefined ? Infinity : watched.lookupTime + watched.record.leaseDurationMs + TAKEOVER_MARGIN_MS;
+    const timed = this.#observation;
+    return timed === undefined ? Infinity : timed.observedAt + timed.record.leaseDurationMs + TAKEOVER_MARGIN_MS;
   }
 }

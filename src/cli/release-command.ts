@@ -135,7 +135,7 @@ class Release {
   async run(): Promise<number> {
     const { interrupted } = this.#choice;
     const item = await this.#read();
-    const lookupTime = systemClock.now();
+    const observedAt = systemClock.now();
     if (item === undefined) return this.#report(ExitCode.noSuchLock, { released: false, text: `Nobody holds ${this.#shown}; nothing to release.\n` });
     let record: LockRecord;
     try {
@@ -154,7 +154,7 @@ class Release {
     const stop = new AbortController();
     const signal = AbortSignal.any([interrupted, stop.signal]);
     if (this.#choice.ask) this.#show(record);
-    const watching = this.#watch(record, lookupTime, stop, signal);
+    const watching = this.#watch(record, observedAt, stop, signal);
     if (this.#choice.ask && !(await this.#confirm(record, stop, signal))) {
       stop.abort();
       await watching.catch(() => undefined);
@@ -177,14 +177,14 @@ class Release {
     );
   }
 
-  /** Watches the lock read at `lookupTime` until its RVN stood still for its lease (at once with --now); aborts `stop` if it moves on. */
-  #watch(record: LockRecord, lookupTime: number, stop: AbortController, signal: AbortSignal): Promise<StandStillOutcome> {
+  /** Watches the lock read at `observedAt` until its RVN stood still for its lease (at once with --now); aborts `stop` if it moves on. */
+  #watch(record: LockRecord, observedAt: number, stop: AbortController, signal: AbortSignal): Promise<StandStillOutcome> {
     if (this.#choice.now) return Promise.resolve({ kind: 'stood-still' });
     this.#io.err(
       `dynamodb-lock: waiting until RVN ${record.recordVersionNumber} has stood still for its lease (${formatDuration(record.leaseDurationMs)}): ` +
         'a holder that is alive changes it with every heartbeat (--now does not wait)\n',
     );
-    const watching = watchUntilStandStill(this.#dynamoDB, this.#table, { record, lookupTime }, signal);
+    const watching = watchUntilStandStill(this.#dynamoDB, this.#table, { record, observedAt }, signal);
     watching.then((outcome) => outcome.kind === 'moved' && stop.abort(), () => undefined);
     return watching;
   }

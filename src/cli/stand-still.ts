@@ -11,7 +11,7 @@ import { StaleWatch } from '../acquire/stale-watch.js';
 import { systemClock } from '../clock.js';
 import type { LockKey } from '../lock-key.js';
 import type { LockRecord, LockTable } from '../protocol/index.js';
-import { readLock, type LockSighting } from '../dynamodb/read-lock.js';
+import { readLock, type LockObservation } from '../dynamodb/read-lock.js';
 
 /** The watch reads the lock this often at most, to stop as soon as the holder shows it is alive. */
 const READ_INTERVAL_MS = 1_000;
@@ -27,7 +27,7 @@ export type StandStillOutcome =
 export async function watchUntilStandStill(
   dynamoDB: Pick<DynamoDBClient, 'send'>,
   table: LockTable,
-  first: LockSighting,
+  first: LockObservation,
   signal?: AbortSignal,
 ): Promise<StandStillOutcome> {
   const watch = new StaleWatch();
@@ -40,13 +40,13 @@ export async function watchUntilStandStill(
     if (now >= watch.takeoverAt()) return { kind: 'stood-still' };
     await abortableSleep(Math.min(readEvery, watch.takeoverAt() - now), signal);
     if (systemClock.now() >= watch.takeoverAt()) return { kind: 'stood-still' };
-    const sighting = await readLock(dynamoDB, table, key, systemClock, signal);
-    if (!isSameHolding(first, sighting)) return { kind: 'moved', current: sighting?.record.isReleased === false ? sighting.record : undefined };
+    const observation = await readLock(dynamoDB, table, key, systemClock, signal);
+    if (!isSameHolding(first, observation)) return { kind: 'moved', current: observation?.record.isReleased === false ? observation.record : undefined };
   }
 }
 
-function isSameHolding(first: LockSighting, sighting: LockSighting | undefined): boolean {
-  const record = sighting?.record;
+function isSameHolding(first: LockObservation, observation: LockObservation | undefined): boolean {
+  const record = observation?.record;
   return (
     record !== undefined &&
     !record.isReleased &&

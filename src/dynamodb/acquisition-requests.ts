@@ -18,7 +18,7 @@ import {
   type LockTable,
 } from '../protocol/index.js';
 import { Fencing } from './fencing-counter.js';
-import { readLock, type LockSighting } from './read-lock.js';
+import { readLock, type LockObservation } from './read-lock.js';
 import { itemOfFailedCondition } from './sdk-errors.js';
 import { sendWrite } from './send-write.js';
 
@@ -44,7 +44,7 @@ export class AcquisitionRequests {
   }
 
   /** The lock as a consistent read finds it; `undefined` when there is no item. */
-  read(key: LockKey, signal?: AbortSignal): Promise<LockSighting | undefined> {
+  read(key: LockKey, signal?: AbortSignal): Promise<LockObservation | undefined> {
     return readLock(this.#dynamoDB, this.#table, key, this.#clock, signal);
   }
 
@@ -72,9 +72,9 @@ export class AcquisitionRequests {
    * moment the refusal arrived. `undefined` when DynamoDB returned no item.
    * A malformed item throws, as a read of it would.
    */
-  sightingOfRefusal(error: unknown, arrivedAt: number): LockSighting | undefined {
+  observationOfRefusal(error: unknown, arrivedAt: number): LockObservation | undefined {
     const item = itemOfFailedCondition(error);
     if (item === undefined || Object.keys(item).length === 0) return undefined;
-    return { record: decodeLockItem(this.#table, item), lookupTime: arrivedAt };
+    return { record: decodeLockItem(this.#table, item), observedAt: arrivedAt };
   }
 }

@@ -4,10 +4,11 @@ import type { MonotonicClock } from '../clock.js';
 import type { LockKey } from '../lock-key.js';
 import { buildGetLockRequest, decodeLockItem, type LockRecord, type LockTable } from '../protocol/index.js';
 
-export interface LockSighting {
+/** A lock item as one response showed it, and when: what a waiter times a holder's RVN from. */
+export interface LockObservation {
   readonly record: LockRecord;
-  /** Monotonic time at which the read that returned the item completed. */
-  readonly lookupTime: number;
+  /** Monotonic time at which the response that showed the item arrived. */
+  readonly observedAt: number;
 }
 
 export async function readLock(
@@ -16,9 +17,9 @@ export async function readLock(
   key: LockKey,
   clock: MonotonicClock,
   signal?: AbortSignal,
-): Promise<LockSighting | undefined> {
+): Promise<LockObservation | undefined> {
   const output = await dynamoDB.send(new GetItemCommand(buildGetLockRequest(table, key)), { abortSignal: signal });
-  const lookupTime = clock.now();
+  const observedAt = clock.now();
   if (output.Item === undefined || Object.keys(output.Item).length === 0) return undefined;
-  return { record: decodeLockItem(table, output.Item), lookupTime };
+  return { record: decodeLockItem(table, output.Item), observedAt };
 }

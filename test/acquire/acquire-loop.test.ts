@@ -1,5 +1,5 @@
 /**
- * AcquireLoop: Java's decision on each sighting of a lock (PROTOCOL.md §5),
+ * AcquireLoop: Java's decision on each observation of a lock (PROTOCOL.md §5),
  * judged without DynamoDB. Nothing here sends a request except the test of
  * a write whose outcome is unknown, whose "DynamoDB" never answers; the
  * requests themselves are tested against DynamoDB Local in
@@ -14,7 +14,7 @@ import { LockObservationCache } from '../../src/acquire/observation-cache.js';
 import { TAKEOVER_MARGIN_MS } from '../../src/acquire/stale-watch.js';
 import { AcquisitionRequests } from '../../src/dynamodb/acquisition-requests.js';
 import { sdkClientOf, type DynamoDBSender } from '../../src/dynamodb/dynamodb-sender.js';
-import type { LockSighting } from '../../src/dynamodb/read-lock.js';
+import type { LockObservation } from '../../src/dynamodb/read-lock.js';
 import { DynamoDBUnavailableError, LockCurrentlyUnavailableError, LockNotGrantedError } from '../../src/errors.js';
 import type { LockRecord, LockTable } from '../../src/protocol/index.js';
 
@@ -59,7 +59,7 @@ function loopOf(options: AcquireLockOptions = {}, shared: { clock?: ReturnType<t
   return { loop, clock };
 }
 
-function sighting(lookupTime: number, fields: Partial<LockRecord> = {}): LockSighting {
+function observation(observedAt: number, fields: Partial<LockRecord> = {}): LockObservation {
   return {
     record: {
       ...key,
@@ -71,7 +71,7 @@ function sighting(lookupTime: number, fields: Partial<LockRecord> = {}): LockSig
       additionalAttributes: {},
       ...fields,
     },
-    lookupTime,
+    observedAt,
   };
 }
 
@@ -85,7 +85,7 @@ describe('AcquireLoop.judge', () => {
   });
 
   it('takes a released lock at once, conditioned on its RVN only with acquireReleasedLocksConsistently', () => {
-    const released = sighting(0, { isReleased: true });
+    const released = observation(0, { isReleased: true });
     expect(loopOf().loop.judge(released)).toEqual({ kind: 'write', path: { kind: 'released', readRecordVersionNumber: undefined }, existing: released });
     expect(loopOf({ acquireReleasedLocksConsistently: true }).loop.judge(released)).toMatchObject({
       kind: 'write',
@@ -93,61 +93,61 @@ describe('AcquireLoop.judge', () => {
     });
   });
 
-  it('waits on a held lock until its RVN stayed unchanged for strictly longer than its lease, from the first sighting, on its own clock', () => {
+  it('waits on a held lock until its RVN stayed unchanged for strictly longer than its lease, from the first observation, on its own clock', () => {
     const { loop, clock } = loopOf();
-    expect(loop.judge(sighting(100))).toEqual({ kind: 'wait' });
+    expect(loop.judge(observation(100))).toEqual({ kind: 'wait' });
     clock.set(900);
-    expect(loop.judge(sighting(900))).toEqual({ kind: 'wait' }); // the same RVN again: timed from 100
+    expect(loop.judge(observation(900))).toEqual({ kind: 'wait' }); // the same RVN again: timed from 100
     clock.set(100 + LEASE);
-    expect(loop.judge(sighting(100 + LEASE))).toEqual({ kind: 'wait' });
+    expect(loop.judge(observation(100 + LEASE))).toEqual({ kind: 'wait' });
     clock.set(100 + LEASE + TAKEOVER_MARGIN_MS);
-    expect(loop.judge(sighting(100 + LEASE + TAKEOVER_MARGIN_MS))).toMatchObject({
+    expect(loop.judge(observation(100 + LEASE + TAKEOVER_MARGIN_MS))).toMatchObject({
       kind: 'write',
       path: { kind: 'expired', watchedRecordVersionNumber: 'rvn-1' },
-      existing: { lookupTime: 100 },
+      existing: { observedAt: 100 },
     });
   });
 
   it('restarts the timer when the holder heartbeats (a new RVN)', () => {
     const { loop, clock } = loopOf();
-    loop.judge(sighting(0));
+    loop.judge(observation(0));
     clock.set(800);
-    expect(loop.judge(sighting(800, { recordVersionNumber: 'rvn-2' }))).toEqual({ kind: 'wait' });
+    expect(loop.judge(observation(800, { recordVersionNumber: 'rvn-2' }))).toEqual({ kind: 'wait' });
     clock.set(1_500);
-    expect(loop.judge(sighting(1_500, { recordVersionNumber: 'rvn-2' }))).toEqual({ kind: 'wait' });
+    expect(loop.judge(observation(1_500, { recordVersionNumber: 'rvn-2' }))).toEqual({ kind: 'wait' });
     clock.set(1_801);
-    expect(loop.judge(sighting(1_801, { recordVersionNumber: 'rvn-2' }))).toMatchObject({
+    expect(loop.judge(observation(1_801, { recordVersionNumber: 'rvn-2' }))).toMatchObject({
       path: { kind: 'expired', watchedRecordVersionNumber: 'rvn-2' },
     });
   });
 
   it('does not send again the write DynamoDB just refused on the same item, but does on a changed one', () => {
-    const released = sighting(0, { isReleased: true });
+    const released = observation(0, { isReleased: true });
     const { loop } = loopOf();
     const again = loop.judge(released, { path: 'released', recordVersionNumber: 'rvn-1' });
     expect(again.kind).toBe('retry');
     expect(again.kind === 'retry' && again.refusal).toBeInstanceOf(LockNotGrantedError);
     expect(again.kind === 'retry' && again.refusal.holder?.ownerName).toBe('other');
 
-    expect(loop.judge(sighting(0, { isReleased: true, recordVersionNumber: 'rvn-2' }), { path: 'released', recordVersionNumber: 'rvn-1' }).kind).toBe('write');
+    expect(loop.judge(observation(0, { isReleased: true, recordVersionNumber: 'rvn-2' }), { path: 'released', recordVersionNumber: 'rvn-1' }).kind).toBe('write');
     expect(loop.judge(undefined, { path: 'absent', recordVersionNumber: undefined }).kind).toBe('retry');
   });
 
   it('shouldSkipBlockingWait: a held lock is unavailable, until a later call sees the same RVN after its lease', () => {
     const clock = manualClock();
     const observations = new LockObservationCache(10, clock);
-    const first = loopOf({ shouldSkipBlockingWait: true }, { clock, observations }).loop.judge(sighting(0));
+    const first = loopOf({ shouldSkipBlockingWait: true }, { clock, observations }).loop.judge(observation(0));
     expect(first.kind).toBe('unavailable');
     expect(first.kind === 'unavailable' && first.error).toBeInstanceOf(LockCurrentlyUnavailableError);
 
     clock.set(LEASE + 1);
-    expect(loopOf({ shouldSkipBlockingWait: true }, { clock, observations }).loop.judge(sighting(LEASE + 1))).toMatchObject({
+    expect(loopOf({ shouldSkipBlockingWait: true }, { clock, observations }).loop.judge(observation(LEASE + 1))).toMatchObject({
       kind: 'write',
       path: { kind: 'expired', watchedRecordVersionNumber: 'rvn-1' },
     });
   });
 
-  it('a later sighting of its own write whose outcome was unknown is the win; another RVN of ours, or a released one, is not', async () => {
+  it('a later observation of its own write whose outcome was unknown is the win; another RVN of ours, or a released one, is not', async () => {
     const clock = manualClock();
     const sentRecordVersionNumbers: string[] = [];
     // A DynamoDB that takes the request and never answers it: the write may or may not have been applied.
@@ -164,11 +164,11 @@ describe('AcquireLoop.judge', () => {
     expect(sentRecordVersionNumbers).toHaveLength(1);
     const [sent] = sentRecordVersionNumbers as [string];
 
-    const ours = loop.judge(sighting(5, { ownerName: 'me', recordVersionNumber: sent }));
+    const ours = loop.judge(observation(5, { ownerName: 'me', recordVersionNumber: sent }));
     expect(ours.kind).toBe('ours');
     expect(ours.kind === 'ours' && ours.acquisition.record.recordVersionNumber).toBe(sent);
 
-    expect(loop.judge(sighting(5, { ownerName: 'me', recordVersionNumber: 'rvn-other' })).kind).toBe('wait');
-    expect(loop.judge(sighting(5, { ownerName: 'me', recordVersionNumber: sent, isReleased: true })).kind).toBe('write');
+    expect(loop.judge(observation(5, { ownerName: 'me', recordVersionNumber: 'rvn-other' })).kind).toBe('wait');
+    expect(loop.judge(observation(5, { ownerName: 'me', recordVersionNumber: sent, isReleased: true })).kind).toBe('write');
   });
 });

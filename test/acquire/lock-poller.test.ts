@@ -8,21 +8,21 @@ import { describe, expect, it, jest } from '@jest/globals';
 import { LockPollers, POLL_JITTER, jitteredPollDelay, type PollOutcome } from '../../src/acquire/lock-poller.js';
 import { systemClock } from '../../src/clock.js';
 import type { LockKey } from '../../src/lock-key.js';
-import type { LockSighting } from '../../src/dynamodb/read-lock.js';
+import type { LockObservation } from '../../src/dynamodb/read-lock.js';
 import { useFakeTime } from '../support/fake-time.js';
 
 interface ReadCall {
   readonly key: LockKey;
   readonly signal: AbortSignal;
   readonly at: number;
-  answer(sighting: LockSighting | undefined): void;
+  answer(observation: LockObservation | undefined): void;
   fail(error: unknown): void;
 }
 
 /** A read that records each call and answers only when the test says so (or at once with `autoAnswer`). */
-function recordingRead(autoAnswer?: (key: LockKey) => LockSighting | undefined) {
+function recordingRead(autoAnswer?: (key: LockKey) => LockObservation | undefined) {
   const calls: ReadCall[] = [];
-  const read = (key: LockKey, signal: AbortSignal): Promise<LockSighting | undefined> =>
+  const read = (key: LockKey, signal: AbortSignal): Promise<LockObservation | undefined> =>
     new Promise((resolve, reject) => {
       calls.push({ key, signal, at: performance.now() - at(0), answer: resolve, fail: reject });
       if (autoAnswer !== undefined) resolve(autoAnswer(key));
@@ -30,9 +30,9 @@ function recordingRead(autoAnswer?: (key: LockKey) => LockSighting | undefined) 
   return { calls, read };
 }
 
-const sightingOf = (rvn: string): LockSighting => ({
+const observationOf = (rvn: string): LockObservation => ({
   record: { partitionKey: 'k', ownerName: 'holder', leaseDurationMs: 1_000, recordVersionNumber: rvn, isReleased: false, data: undefined, additionalAttributes: {} },
-  lookupTime: performance.now(),
+  observedAt: performance.now(),
 });
 
 const { at, advanceTo } = useFakeTime();
@@ -51,7 +51,7 @@ describe('jitteredPollDelay', () => {
 
 describe('LockPollers', () => {
   it('serves every waiter of one lock with one read per tick', async () => {
-    const { calls, read } = recordingRead(() => sightingOf('rvn-1'));
+    const { calls, read } = recordingRead(() => observationOf('rvn-1'));
     const pollers = new LockPollers({ read, clock: systemClock, random: () => 0 });
     const a = pollers.subscribe(key, 100);
     const b = pollers.subscribe(key, 100);
@@ -64,7 +64,7 @@ describe('LockPollers', () => {
     const [first, second, third] = await outcomes;
 
     expect(calls.map((call) => call.at)).toEqual([100]);
-    expect(first).toMatchObject({ kind: 'read', sighting: { record: { recordVersionNumber: 'rvn-1' } } });
+    expect(first).toMatchObject({ kind: 'read', observation: { record: { recordVersionNumber: 'rvn-1' } } });
     expect(second).toBe(first);
     expect(third).toBe(first);
     expect(pollers.size).toBe(1);
@@ -115,7 +115,7 @@ describe('LockPollers', () => {
 
     a.dispose();
     expect(inFlight.signal.aborted).toBe(true);
-    inFlight.answer(sightingOf('late'));
+    inFlight.answer(observationOf('late'));
     await advanceTo(500);
     expect(calls).toHaveLength(1);
 
@@ -171,7 +171,7 @@ describe('LockPollers', () => {
   });
 
   it('next: resolves undefined at `until` when no poll came first, and keeps a poll that came meanwhile', async () => {
-    const { read } = recordingRead(() => sightingOf('rvn-1'));
+    const { read } = recordingRead(() => observationOf('rvn-1'));
     const pollers = new LockPollers({ read, clock: systemClock, random: () => 0 });
     const a = pollers.subscribe(key, 100);
 
@@ -192,12 +192,12 @@ describe('LockPollers', () => {
 
   it('next: keeps only the newest outcome a waiter has not taken', async () => {
     let n = 0;
-    const { read } = recordingRead(() => sightingOf(`rvn-${++n}`));
+    const { read } = recordingRead(() => observationOf(`rvn-${++n}`));
     const pollers = new LockPollers({ read, clock: systemClock, random: () => 0 });
     const a = pollers.subscribe(key, 100);
     await advanceTo(350);
     const outcome = await a.next(Infinity);
-    expect(outcome).toMatchObject({ kind: 'read', sighting: { record: { recordVersionNumber: 'rvn-3' } } });
+    expect(outcome).toMatchObject({ kind: 'read', observation: { record: { recordVersionNumber: 'rvn-3' } } });
     a.dispose();
   });
 
@@ -215,7 +215,7 @@ describe('LockPollers', () => {
     a.dispose();
 
     await advanceTo(100);
-    expect(await b.next(Infinity)).toMatchObject({ kind: 'read', sighting: undefined });
+    expect(await b.next(Infinity)).toMatchObject({ kind: 'read', observation: undefined });
     expect(calls).toHaveLength(1);
     b.dispose();
   });

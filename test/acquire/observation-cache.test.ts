@@ -17,7 +17,7 @@ function manualClock(start = 1_000): MonotonicClock & { t: number } {
 }
 
 describe('LockObservationCache: staleness', () => {
-  it('the first sighting of a lock is never stale', () => {
+  it('the first observation of a lock is never stale', () => {
     const clock = manualClock();
     const cache = new LockObservationCache(10, clock);
     expect(cache.isStale('L', 'rvn-1', 100)).toBe(false);
@@ -49,7 +49,7 @@ describe('LockObservationCache: staleness', () => {
     expect(cache.isStale('lock', 'rvn', 100)).toBe(true);
   });
 
-  it('repeated sightings of the same RVN do not refresh the entry', () => {
+  it('repeated observations of the same RVN do not refresh the entry', () => {
     const clock = manualClock(0);
     const cache = new LockObservationCache(10, clock);
     cache.isStale('L', 'A', 100);
@@ -57,7 +57,7 @@ describe('LockObservationCache: staleness', () => {
       clock.t = t;
       expect(cache.isStale('L', 'A', 100)).toBe(false);
     }
-    clock.t = 101; // 101 after the first sighting, 2 after the last
+    clock.t = 101; // 101 after the first observation, 2 after the last
     expect(cache.isStale('L', 'A', 100)).toBe(true);
   });
 
@@ -76,7 +76,7 @@ describe('LockObservationCache: staleness', () => {
     expect(cache.size).toBe(1);
   });
 
-  it('an RVN that comes back (A, B, A) is timed from its latest first sighting', () => {
+  it('an RVN that comes back (A, B, A) is timed from its latest first observation', () => {
     const clock = manualClock(0);
     const cache = new LockObservationCache(10, clock);
     cache.isStale('L', 'A', 100);
@@ -90,7 +90,7 @@ describe('LockObservationCache: staleness', () => {
     expect(cache.isStale('L', 'A', 100)).toBe(true);
   });
 
-  it('times staleness with the lease read at the first sighting', () => {
+  it('times staleness with the lease read at the first observation', () => {
     const clock = manualClock(0);
     const cache = new LockObservationCache(10, clock);
     cache.isStale('L', 'A', 100);
@@ -115,7 +115,7 @@ describe('LockObservationCache: staleness', () => {
     expect(cache.size).toBe(2);
   });
 
-  it('forget() drops the entry, so the next sighting starts over', () => {
+  it('forget() drops the entry, so the next observation starts over', () => {
     const clock = manualClock(0);
     const cache = new LockObservationCache(10, clock);
     cache.isStale('L', 'A', 100);
@@ -177,7 +177,7 @@ describe('LockObservationCache: capacity and eviction', () => {
     expect(cache.isStale('old-long', 'A', 1_000)).toBe(true);
     expect(cache.isStale('long', 'A', 1_000)).toBe(true);
     expect(cache.size).toBe(3);
-    // 'short' went: it is a first sighting again (and evicts to make room).
+    // 'short' went: it is a first observation again (and evicts to make room).
     expect(cache.isStale('short', 'A', 10)).toBe(false);
   });
 
@@ -210,7 +210,7 @@ describe('LockObservationCache: capacity and eviction', () => {
     expect(cache.isStale('first', 'A', 1_000)).toBe(false); // evicted, re-cached
   });
 
-  it('when nothing is over age, drops the oldest sighting', () => {
+  it('when nothing is over age, drops the oldest observation', () => {
     const clock = manualClock(0);
     const cache = new LockObservationCache(3, clock);
     for (const [i, id] of ['a', 'b', 'c'].entries()) {
@@ -226,14 +226,14 @@ describe('LockObservationCache: capacity and eviction', () => {
     expect(cache.isStale('d', 'A', 1_000)).toBe(true);
   });
 
-  it('when nothing is over age, a lock whose RVN just changed is not evicted before older sightings', () => {
+  it('when nothing is over age, a lock whose RVN just changed is not evicted before older observations', () => {
     const clock = manualClock(0);
     const cache = new LockObservationCache(2, clock);
     cache.isStale('a', 'A', 1_000); // t=0
     clock.t = 1;
     cache.isStale('b', 'A', 1_000); // t=1
     clock.t = 2;
-    cache.isStale('a', 'B', 1_000); // a re-observed at t=2: now the newest sighting
+    cache.isStale('a', 'B', 1_000); // a re-observed at t=2: now the newest observation
     clock.t = 3;
     cache.isStale('c', 'A', 1_000); // must evict the oldest: b
     clock.t = 1_002.5;
