@@ -31,7 +31,7 @@ describe('two clients contending for one key', () => {
     const notGranted = error as LockNotGrantedError;
     expect(notGranted.partitionKey).toBe('shared');
     expect(notGranted.sortKey).toBeUndefined();
-    expect(notGranted.holder).toMatchObject({ ownerName: 'alpha', leaseDurationMs: LEASE, isReleased: false });
+    expect(notGranted.holder).toMatchObject({ ownerName: 'alpha', leaseDuration: LEASE, isReleased: false });
     expect(notGranted.message).toContain('alpha');
     // The budget is the holder's lease plus the additional time; the wait cannot end earlier.
     expect(waited).toBeGreaterThanOrEqual(LEASE + 500);

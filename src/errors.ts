@@ -7,11 +7,15 @@
 
 import { describeLockKey, type LockKey } from './lock-key.js';
 
-/** What a lock looked like in the table when an operation was refused. */
+/**
+ * Who held a lock, as the table showed it when an operation was refused: the
+ * fields of a `LockSnapshot` that say who holds it and for how long.
+ */
 export interface LockHolder {
   readonly ownerName: string;
   readonly recordVersionNumber: string;
-  readonly leaseDurationMs: number;
+  /** The lease the holder advertised, in milliseconds. */
+  readonly leaseDuration: number;
   readonly isReleased: boolean;
 }
 
@@ -26,7 +30,7 @@ function describeHolder(holder: LockHolder | undefined): string {
   if (holder === undefined) return '';
   return holder.isReleased
     ? ` (last released by ${JSON.stringify(holder.ownerName)})`
-    : ` (held by ${JSON.stringify(holder.ownerName)}, RVN ${holder.recordVersionNumber}, lease ${holder.leaseDurationMs} ms)`;
+    : ` (held by ${JSON.stringify(holder.ownerName)}, RVN ${holder.recordVersionNumber}, lease ${holder.leaseDuration} ms)`;
 }
 
 /** The lock could not be acquired before the acquire call's deadline. */

@@ -44,5 +44,5 @@ export {
 export { Leadership, type ResignOptions } from './election/leadership.js';
 export type { Leader } from './election/leader.js';
 export { AlreadyCampaigningError, isAlreadyCampaigningError } from './election/already-campaigning-error.js';
-export { watchLock, type LockView, type WatchLockOptions } from './election/watch-lock.js';
+export { watchLock, type WatchLockOptions } from './election/watch-lock.js';
 export type { AdditionalAttributes, LockRecord } from './protocol/index.js';

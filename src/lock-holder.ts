@@ -5,6 +5,6 @@ import type { LockRecord } from './protocol/index.js';
 export const holderOf = (record: LockRecord): LockHolder => ({
   ownerName: record.ownerName,
   recordVersionNumber: record.recordVersionNumber,
-  leaseDurationMs: record.leaseDurationMs,
+  leaseDuration: record.leaseDurationMs,
   isReleased: record.isReleased,
 });

@@ -4,7 +4,7 @@
  */
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { toBytes } from './primitives/bytes.js';
-import { SessionMonitorNotSetError } from './errors.js';
+import { SessionMonitorNotSetError, type LockHolder } from './errors.js';
 import type { GuardedWriteOptions } from './hold/guarded-write.js';
 import type { HeldLock, LockState } from './hold/held-lock.js';
 import { inspectAs, inspectCustom, type Inspect, type InspectOptions } from './primitives/inspect.js';
@@ -245,7 +245,7 @@ export class Lock implements AsyncDisposable {
  * A lock as read from the table, by whoever holds it. It cannot be released or
  * heartbeated: only the {@link Lock} returned by an acquisition can.
  */
-export class LockSnapshot {
+export class LockSnapshot implements LockHolder {
   readonly partitionKey: string;
   readonly sortKey: string | undefined;
   readonly ownerName: string;

@@ -163,8 +163,8 @@ describe('showing locks', () => {
   });
 
   it('gives scripts the data as text when it is UTF-8, and always as base64', () => {
-    const base = { partitionKey: 'k', sortKey: undefined, ownerName: 'o', recordVersionNumber: 'r', leaseDuration: 20_000 };
-    expect(lockJson({ ...base, data: utf8('hi') })).toEqual({ ...base, sortKey: null, isReleased: false, dataText: 'hi', dataBase64: 'aGk=' });
+    const base = { partitionKey: 'k', sortKey: undefined, ownerName: 'o', recordVersionNumber: 'r', leaseDuration: 20_000, isReleased: false };
+    expect(lockJson({ ...base, data: utf8('hi') })).toEqual({ ...base, sortKey: null, dataText: 'hi', dataBase64: 'aGk=' });
     expect(lockJson({ ...base, data: new Uint8Array([0xc3]) })).toMatchObject({ dataText: null, dataBase64: 'ww==' });
     expect(lockJson({ ...base, data: undefined })).toMatchObject({ dataText: null, dataBase64: null });
   });
@@ -177,7 +177,7 @@ describe('showing locks', () => {
   });
 
   it('names what a watch saw', () => {
-    const lock = (ownerName: string) => ({ partitionKey: 'k', sortKey: undefined, ownerName, recordVersionNumber: 'r', leaseDuration: 1, data: undefined });
+    const lock = (ownerName: string) => ({ partitionKey: 'k', sortKey: undefined, ownerName, recordVersionNumber: 'r', leaseDuration: 1, isReleased: false, data: undefined });
     expect(watchEventOf(undefined, undefined, true)).toBe('free');
     expect(watchEventOf(undefined, lock('a'), true)).toBe('held');
     expect(watchEventOf(undefined, lock('a'), false)).toBe('acquired');

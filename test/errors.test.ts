@@ -28,7 +28,7 @@ import {
 } from '../src/errors.js';
 
 const lock = { partitionKey: 'orders', sortKey: 'eu-1' };
-const holder: LockHolder = { ownerName: 'host-a1b2', recordVersionNumber: 'rvn-123', leaseDurationMs: 20_000, isReleased: false };
+const holder: LockHolder = { ownerName: 'host-a1b2', recordVersionNumber: 'rvn-123', leaseDuration: 20_000, isReleased: false };
 const cause = new Error('underlying');
 
 /** One instance of every class, each built with a cause where the constructor takes one. */

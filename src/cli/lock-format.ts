@@ -3,10 +3,11 @@
  * people. Lock data is bytes; it is shown as text when it is valid UTF-8
  * without control characters, else as a hex preview.
  */
-import type { LockView } from '../election/watch-lock.js';
+import type { LockSnapshot } from '../lock.js';
 import { hasControlCharacters } from './text-table.js';
-/** The fields every listing shows; `LockSnapshot` and `Lock` have them too. */
-export type ShownLock = LockView & { readonly isReleased?: boolean };
+
+/** The fields of a lock every command shows; a `Lock` has them too. */
+export type ShownLock = Pick<LockSnapshot, 'partitionKey' | 'sortKey' | 'ownerName' | 'recordVersionNumber' | 'leaseDuration' | 'isReleased' | 'data'>;
 
 /** A lock in `--json` output. */
 export interface LockJson {
@@ -41,7 +42,7 @@ export function lockJson(lock: ShownLock): LockJson {
     ownerName: lock.ownerName,
     leaseDuration: lock.leaseDuration,
     recordVersionNumber: lock.recordVersionNumber,
-    isReleased: lock.isReleased ?? false,
+    isReleased: lock.isReleased,
     dataText: textOf(lock.data) ?? null,
     dataBase64: lock.data === undefined ? null : Buffer.from(lock.data).toString('base64'),
   };

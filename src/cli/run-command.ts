@@ -234,6 +234,6 @@ async function acquire(client: LockClient, io: CliIO, key: string, partitionKey:
 function heldMessage(key: string, holder: LockHolder | undefined, wait: AcquireChoice['wait']): string {
   const by = `held by ${holder?.ownerName ?? 'someone else'}`;
   if (typeof wait === 'number') return `did not get the lock ${key} within ${formatDuration(wait)} (${by})`;
-  const takeover = holder === undefined ? '' : `; if that holder is gone, --wait or a --timeout longer than its lease (${formatDuration(holder.leaseDurationMs)}) takes the lock over`;
+  const takeover = holder === undefined ? '' : `; if that holder is gone, --wait or a --timeout longer than its lease (${formatDuration(holder.leaseDuration)}) takes the lock over`;
   return `the lock ${key} is ${by}${takeover}`;
 }

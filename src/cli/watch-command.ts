@@ -1,20 +1,20 @@
 /** `dynamodb-lock watch KEY`: a line for each change of holder or RVN, until interrupted. */
-import { watchLock, type LockView } from '../election/watch-lock.js';
+import { watchLock } from '../election/watch-lock.js';
 import type { Command } from './command.js';
 import { formatDuration } from './durations.js';
 import { describeLockKey } from '../lock-key.js';
-import { lockJson, previewData } from './lock-format.js';
+import { lockJson, previewData, type ShownLock } from './lock-format.js';
 
 /** What a read showed, compared with the read before. */
 export type WatchEvent = 'held' | 'acquired' | 'heartbeat' | 'free' | 'stale';
 
-export function watchEventOf(previous: LockView | undefined, current: LockView | undefined, first: boolean): WatchEvent {
+export function watchEventOf(previous: ShownLock | undefined, current: ShownLock | undefined, first: boolean): WatchEvent {
   if (current === undefined) return 'free';
   if (first) return 'held';
   return previous?.ownerName === current.ownerName ? 'heartbeat' : 'acquired';
 }
 
-function describe(event: WatchEvent, key: string, view: LockView | undefined): string {
+function describe(event: WatchEvent, key: string, view: ShownLock | undefined): string {
   if (view === undefined) return `nobody holds ${key}`;
   const holder = `owner ${view.ownerName}  rvn ${view.recordVersionNumber}  lease ${formatDuration(view.leaseDuration)}`;
   const data = previewData(view.data);
@@ -45,7 +45,7 @@ export const watchCommand: Command = {
     const pollInterval = flags.duration('interval');
     const json = flags.boolean('json');
     const key = describeLockKey({ partitionKey, sortKey });
-    const print = (event: WatchEvent, view: LockView | undefined): void => {
+    const print = (event: WatchEvent, view: ShownLock | undefined): void => {
       const time = new Date().toISOString();
       io.out(json ? `${JSON.stringify({ time, event, lock: view === undefined ? null : lockJson(view) })}\n` : `${time}  ${event.padEnd(9)}  ${describe(event, key, view)}\n`);
     };
@@ -54,7 +54,7 @@ export const watchCommand: Command = {
     try {
       connection.lockKey(partitionKey, sortKey);
       let first = true;
-      let previous: LockView | undefined;
+      let previous: ShownLock | undefined;
       for await (const view of watchLock(connection.client, partitionKey, { sortKey, pollInterval, signal: interrupted })) {
         clearTimeout(staleTimer);
         print(watchEventOf(previous, view, first), view);

@@ -14,7 +14,8 @@ import { checkDuration } from '../options.js';
 import { AlreadyCampaigningError } from './already-campaigning-error.js';
 import { leaderOf, sameLeader, type Leader } from './leader.js';
 import { Leadership } from './leadership.js';
-import { watchLock, type LockView } from './watch-lock.js';
+import type { LockSnapshot } from '../lock.js';
+import { watchLock } from './watch-lock.js';
 
 export interface LeaderElectionOptions extends LockKeyOptions {
   /** What the leader stores with the lock for observers, e.g. `JSON.stringify({ address })`. @default none */
@@ -165,11 +166,11 @@ export class LeaderElection {
   }
 }
 
-async function* leaderChanges(views: AsyncIterable<LockView | undefined>): AsyncGenerator<Leader | undefined, void, undefined> {
+async function* leaderChanges(snapshots: AsyncIterable<LockSnapshot | undefined>): AsyncGenerator<Leader | undefined, void, undefined> {
   let first = true;
   let last: Leader | undefined;
-  for await (const view of views) {
-    const leader = view === undefined ? undefined : leaderOf(view);
+  for await (const snapshot of snapshots) {
+    const leader = snapshot === undefined ? undefined : leaderOf(snapshot);
     if (first || !sameLeader(last, leader)) yield leader;
     first = false;
     last = leader;

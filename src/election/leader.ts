@@ -1,24 +1,21 @@
 /** Who leads an election, as read from the election's lock item. */
-import type { LockView } from './watch-lock.js';
+import type { LockSnapshot } from '../lock.js';
 
-/** The leader of an election: the holder of its lock, whoever wrote it (this library or a Java client). */
-export interface Leader {
-  /** The leader's owner name: its lock client's `ownerName`. */
-  readonly ownerName: string;
-  /** What the leader stored with its lock, e.g. JSON with its address. */
-  readonly data: Uint8Array | undefined;
-  /** The RVN of the leader's latest write seen; it changes with every heartbeat. */
-  readonly recordVersionNumber: string;
-  /** The leader's lease in milliseconds. */
-  readonly leaseDuration: number;
-}
+/**
+ * The leader of an election: the holder of its lock, whoever wrote it (this
+ * library or a Java client), as a snapshot of the lock shows it: its
+ * `ownerName` (its lock client's), the `data` it stored with the lock (e.g.
+ * JSON with its address), the `recordVersionNumber` of its latest write seen
+ * (it changes with every heartbeat) and its `leaseDuration` in milliseconds.
+ */
+export type Leader = Pick<LockSnapshot, 'ownerName' | 'data' | 'recordVersionNumber' | 'leaseDuration'>;
 
-export function leaderOf(view: LockView): Leader {
+export function leaderOf(lock: Leader): Leader {
   return {
-    ownerName: view.ownerName,
-    data: view.data,
-    recordVersionNumber: view.recordVersionNumber,
-    leaseDuration: view.leaseDuration,
+    ownerName: lock.ownerName,
+    data: lock.data,
+    recordVersionNumber: lock.recordVersionNumber,
+    leaseDuration: lock.leaseDuration,
   };
 }
 

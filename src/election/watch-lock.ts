@@ -4,22 +4,10 @@
  */
 import { WATCH_DEFAULTS } from '../defaults.js';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
-import { toBytes } from '../primitives/bytes.js';
 import { isTransient } from '../dynamodb/sdk-errors.js';
-import type { Lock, LockSnapshot } from '../lock.js';
+import { LockSnapshot, type Lock } from '../lock.js';
 import type { LockClient, LockKeyOptions } from '../lock-client.js';
 import { checkDuration } from '../options.js';
-
-/** A lock as one read showed it, copied so later reads cannot change it. */
-export interface LockView {
-  readonly partitionKey: string;
-  readonly sortKey: string | undefined;
-  readonly ownerName: string;
-  readonly recordVersionNumber: string;
-  /** The lease its holder advertised, in milliseconds. */
-  readonly leaseDuration: number;
-  readonly data: Uint8Array | undefined;
-}
 
 export interface WatchLockOptions extends LockKeyOptions {
   /** Milliseconds between two reads. @default 1000 */
@@ -28,19 +16,21 @@ export interface WatchLockOptions extends LockKeyOptions {
   readonly signal?: AbortSignal;
 }
 
-export function lockViewOf(lock: Lock | LockSnapshot): LockView {
-  return {
-    partitionKey: lock.partitionKey,
-    sortKey: lock.sortKey,
-    ownerName: lock.ownerName,
-    recordVersionNumber: lock.recordVersionNumber,
-    leaseDuration: lock.leaseDuration,
-    data: toBytes(lock.data),
-  };
+/**
+ * What `getLock` answered, as a snapshot that later heartbeats cannot change:
+ * the watching client's own lock as of its last confirmed write.
+ */
+function snapshotOf(lock: Lock | LockSnapshot): LockSnapshot {
+  if (lock instanceof LockSnapshot) return lock;
+  const { partitionKey, sortKey, ownerName, recordVersionNumber, isReleased, data, additionalAttributes } = lock;
+  return new LockSnapshot(
+    { partitionKey, sortKey, ownerName, recordVersionNumber, leaseDurationMs: lock.leaseDuration, isReleased, data, additionalAttributes },
+    lock.lookupTime,
+  );
 }
 
 /** Same holder, same RVN: nothing happened between the two reads. */
-function sameState(a: LockView | undefined, b: LockView | undefined): boolean {
+function sameState(a: LockSnapshot | undefined, b: LockSnapshot | undefined): boolean {
   if (a === undefined || b === undefined) return a === b;
   return a.ownerName === b.ownerName && a.recordVersionNumber === b.recordVersionNumber;
 }
@@ -54,7 +44,7 @@ function sameState(a: LockView | undefined, b: LockView | undefined): boolean {
  * other errors (a missing table, a malformed item) end the iteration by
  * throwing.
  */
-export function watchLock(client: LockClient, partitionKey: string, options: WatchLockOptions = {}): AsyncIterable<LockView | undefined> {
+export function watchLock(client: LockClient, partitionKey: string, options: WatchLockOptions = {}): AsyncIterable<LockSnapshot | undefined> {
   // Checked here, not in the generator, so that bad input fails at the call.
   const pollInterval = checkDuration('pollInterval', options.pollInterval ?? WATCH_DEFAULTS.pollInterval, { min: 1 });
   return poll(client, partitionKey, options, pollInterval);
@@ -65,14 +55,14 @@ async function* poll(
   partitionKey: string,
   options: WatchLockOptions,
   pollInterval: number,
-): AsyncGenerator<LockView | undefined, void, undefined> {
+): AsyncGenerator<LockSnapshot | undefined, void, undefined> {
   const { signal, sortKey } = options;
   let seen = false;
-  let last: LockView | undefined;
+  let last: LockSnapshot | undefined;
   while (!signal?.aborted) {
     try {
       const lock = await client.getLock(partitionKey, { sortKey, signal });
-      const current = lock === undefined ? undefined : lockViewOf(lock);
+      const current = lock === undefined ? undefined : snapshotOf(lock);
       if (!seen || !sameState(last, current)) yield current;
       seen = true;
       last = current;
