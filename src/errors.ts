@@ -211,16 +211,47 @@ export class LockClientCloseError extends DynamoDBLockError {
   }
 }
 
-function hasName(error: unknown, name: string): boolean {
-  return error instanceof Error && error.name === name;
+/**
+ * A guard that knows errors by `name`, which every class here sets: unlike
+ * `instanceof`, it also recognises an error thrown by another copy of this
+ * package in the same process, whose classes are other objects.
+ */
+export function guardByName<T extends Error>(...names: readonly string[]): (error: unknown) => error is T {
+  return (error: unknown): error is T => error instanceof Error && names.includes(error.name);
 }
 
+/** The `name` of every error class this library throws on purpose, those of other modules included. */
+const LIBRARY_ERROR_NAMES: readonly string[] = [
+  'DynamoDBLockError',
+  'LockNotGrantedError',
+  'DynamoDBUnavailableError',
+  'LockCurrentlyUnavailableError',
+  'LockLostError',
+  'LockTableDoesNotExistError',
+  'LockTableAlreadyExistsError',
+  'LockTableSchemaMismatchError',
+  'SessionMonitorNotSetError',
+  'MalformedLockItemError',
+  'InvalidArgumentError',
+  'LockClientClosedError',
+  'LockClientCloseError',
+  'GuardedWriteCanceledError',
+  'GuardedWriteOutcomeUnknownError',
+  'AlreadyCampaigningError',
+];
+
+/** Any error this library throws on purpose. */
+export const isDynamoDBLockError = guardByName<DynamoDBLockError>(...LIBRARY_ERROR_NAMES);
 /** Also true for its subclass {@link DynamoDBUnavailableError}. */
-export const isLockNotGrantedError = (e: unknown): e is LockNotGrantedError =>
-  hasName(e, 'LockNotGrantedError') || hasName(e, 'DynamoDBUnavailableError');
-export const isDynamoDBUnavailableError = (e: unknown): e is DynamoDBUnavailableError => hasName(e, 'DynamoDBUnavailableError');
-export const isLockCurrentlyUnavailableError = (e: unknown): e is LockCurrentlyUnavailableError =>
-  hasName(e, 'LockCurrentlyUnavailableError');
-export const isLockLostError = (e: unknown): e is LockLostError => hasName(e, 'LockLostError');
-export const isMalformedLockItemError = (e: unknown): e is MalformedLockItemError =>
-  hasName(e, 'MalformedLockItemError');
+export const isLockNotGrantedError = guardByName<LockNotGrantedError>('LockNotGrantedError', 'DynamoDBUnavailableError');
+export const isDynamoDBUnavailableError = guardByName<DynamoDBUnavailableError>('DynamoDBUnavailableError');
+export const isLockCurrentlyUnavailableError = guardByName<LockCurrentlyUnavailableError>('LockCurrentlyUnavailableError');
+export const isLockLostError = guardByName<LockLostError>('LockLostError');
+export const isLockTableDoesNotExistError = guardByName<LockTableDoesNotExistError>('LockTableDoesNotExistError');
+export const isLockTableAlreadyExistsError = guardByName<LockTableAlreadyExistsError>('LockTableAlreadyExistsError');
+export const isLockTableSchemaMismatchError = guardByName<LockTableSchemaMismatchError>('LockTableSchemaMismatchError');
+export const isSessionMonitorNotSetError = guardByName<SessionMonitorNotSetError>('SessionMonitorNotSetError');
+export const isMalformedLockItemError = guardByName<MalformedLockItemError>('MalformedLockItemError');
+export const isInvalidArgumentError = guardByName<InvalidArgumentError>('InvalidArgumentError');
+export const isLockClientClosedError = guardByName<LockClientClosedError>('LockClientClosedError');
+export const isLockClientCloseError = guardByName<LockClientCloseError>('LockClientCloseError');

@@ -6,7 +6,7 @@
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { isFailedConditionCode, isRetryableCancellation } from './dynamodb/sdk-errors.js';
-import { DynamoDBLockError } from './errors.js';
+import { DynamoDBLockError, guardByName } from './errors.js';
 import type { LockKey } from './lock-key.js';
 
 /** Why DynamoDB canceled one item of a guarded write. */
@@ -85,8 +85,5 @@ export class GuardedWriteOutcomeUnknownError extends DynamoDBLockError {
   }
 }
 
-const hasName = (error: unknown, name: string): boolean => error instanceof Error && error.name === name;
-
-export const isGuardedWriteCanceledError = (e: unknown): e is GuardedWriteCanceledError => hasName(e, 'GuardedWriteCanceledError');
-export const isGuardedWriteOutcomeUnknownError = (e: unknown): e is GuardedWriteOutcomeUnknownError =>
-  hasName(e, 'GuardedWriteOutcomeUnknownError');
+export const isGuardedWriteCanceledError = guardByName<GuardedWriteCanceledError>('GuardedWriteCanceledError');
+export const isGuardedWriteOutcomeUnknownError = guardByName<GuardedWriteOutcomeUnknownError>('GuardedWriteOutcomeUnknownError');

@@ -25,7 +25,7 @@ export type { MonotonicClock } from './clock.js';
 export type { Logger } from './logger.js';
 export type { DynamoDBSender } from './dynamodb/dynamodb-sender.js';
 export * from './errors.js';
-export { StatementFailedError } from './dynamodb/send-statement-batch.js';
+export { StatementFailedError, isStatementFailedError } from './dynamodb/send-statement-batch.js';
 export { MAX_GUARDED_ITEMS, type GuardedWriteOptions } from './hold/guarded-write.js';
 export {
   GuardedWriteCanceledError,

@@ -5,15 +5,14 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import * as errors from '../src/errors.js';
+import * as api from '../src/index.js';
 import {
   DynamoDBLockError,
   DynamoDBUnavailableError,
   InvalidArgumentError,
   isDynamoDBUnavailableError,
   isLockCurrentlyUnavailableError,
-  isLockLostError,
   isLockNotGrantedError,
-  isMalformedLockItemError,
   LockClientCloseError,
   LockClientClosedError,
   LockCurrentlyUnavailableError,
@@ -196,18 +195,29 @@ describe('error messages and fields', () => {
 });
 
 describe('is… guards', () => {
-  const guards: ReadonlyArray<readonly [string, (e: unknown) => boolean, Error]> = [
-    ['LockNotGrantedError', isLockNotGrantedError, new LockNotGrantedError('r', lock)],
-    ['LockCurrentlyUnavailableError', isLockCurrentlyUnavailableError, new LockCurrentlyUnavailableError(lock)],
-    ['LockLostError', isLockLostError, new LockLostError('deleted', 'r', lock)],
-    ['MalformedLockItemError', isMalformedLockItemError, new MalformedLockItemError('a', 'b')],
+  const key = { partitionKey: 'k' };
+  /** One instance of every class the package exports, and its guard. */
+  const guarded: ReadonlyArray<readonly [string, (e: unknown) => boolean, Error]> = [
+    ...samples.map(([name, error]) => [name, (api as Record<string, unknown>)[`is${name}`] as (e: unknown) => boolean, error] as const),
+    ['GuardedWriteCanceledError', api.isGuardedWriteCanceledError, new api.GuardedWriteCanceledError(key, [], 'TransactionConflict')],
+    ['GuardedWriteOutcomeUnknownError', api.isGuardedWriteOutcomeUnknownError, new api.GuardedWriteOutcomeUnknownError(key, cause)],
+    ['AlreadyCampaigningError', api.isAlreadyCampaigningError, new api.AlreadyCampaigningError(key, 'it already leads')],
   ];
+  const byName = guarded.filter(([name]) => name !== 'DynamoDBLockError');
 
-  it.each(guards)('is%s accepts its own instances', (_name, guard, instance) => {
+  it('there is one for every error class the package exports', () => {
+    const classes = Object.entries(api)
+      .filter(([, value]) => typeof value === 'function' && value.prototype instanceof Error)
+      .map(([name]) => name);
+    expect(classes.filter((name) => typeof (api as Record<string, unknown>)[`is${name}`] !== 'function')).toEqual([]);
+    expect([...guarded.map(([name]) => name), 'StatementFailedError'].sort()).toEqual(classes.sort());
+  });
+
+  it.each(guarded)('is%s accepts its own instances', (_name, guard, instance) => {
     expect(guard(instance)).toBe(true);
   });
 
-  it.each(guards)('is%s accepts an error of that name from another copy of the package', (name, guard) => {
+  it.each(guarded)('is%s accepts an error of that name from another copy of the package', (name, guard) => {
     // What a second copy of this package would throw: a different class, same name.
     class Foreign extends Error {
       override name = name;
@@ -219,13 +229,36 @@ describe('is… guards', () => {
     expect(plain).not.toBeInstanceOf(DynamoDBLockError); // so instanceof alone would have failed
   });
 
-  it.each(guards)('is%s refuses other errors and non-errors', (name, guard) => {
-    for (const [otherName, , other] of guards) if (otherName !== name) expect(guard(other)).toBe(false);
-    expect(guard(new DynamoDBLockError('base'))).toBe(false);
+  it.each(byName)('is%s refuses other classes, save its subclasses, and non-errors', (name, guard, instance) => {
+    for (const [, , other] of guarded) {
+      if (!(other instanceof instance.constructor)) expect(guard(other)).toBe(false);
+    }
     expect(guard(new Error(name))).toBe(false); // the name in the message does not count
     expect(guard({ name, message: 'duck' })).toBe(false);
     expect(guard(name)).toBe(false);
     expect(guard(undefined)).toBe(false);
     expect(guard(null)).toBe(false);
+  });
+
+  it('isDynamoDBLockError accepts every error of the library, and no other', () => {
+    for (const [, , error] of guarded) expect(api.isDynamoDBLockError(error)).toBe(true);
+    expect(api.isDynamoDBLockError(new Error('plain'))).toBe(false);
+    expect(api.isDynamoDBLockError(new TypeError('DynamoDBLockError'))).toBe(false);
+    expect(api.isDynamoDBLockError(new api.StatementFailedError('ThrottlingError', undefined, undefined, 1))).toBe(false);
+    expect(api.isDynamoDBLockError({ name: 'LockLostError', message: 'duck' })).toBe(false);
+  });
+
+  it('isStatementFailedError goes by a mark every copy of the package shares, since its name is the SDK exception\'s', () => {
+    const failed = new api.StatementFailedError('ThrottlingError', undefined, undefined, 1);
+    expect(failed.name).toBe('ThrottlingException');
+    expect(api.isStatementFailedError(failed)).toBe(true);
+    class Foreign extends Error {
+      get [Symbol.for('dynamodb-lock.StatementFailedError')](): true {
+        return true;
+      }
+    }
+    expect(api.isStatementFailedError(new Foreign('ThrottlingException'))).toBe(true);
+    expect(api.isStatementFailedError(Object.assign(new Error('throttled'), { name: 'ThrottlingException', code: 'ThrottlingError' }))).toBe(false);
+    expect(Object.getOwnPropertySymbols(failed)).toEqual([]);
   });
 });

@@ -7,6 +7,13 @@ import { BatchExecuteStatementCommand, type BatchStatementRequest, type DynamoDB
 import type { LockItem } from '../protocol/index.js';
 import { exceptionOfStatementCode } from './sdk-errors.js';
 
+/**
+ * Marks a {@link StatementFailedError} of any copy of this package: its
+ * `name` is the SDK exception's, so a guard cannot go by name. A registered
+ * symbol is the same in every copy.
+ */
+const STATEMENT_FAILED: unique symbol = Symbol.for('dynamodb-lock.StatementFailedError');
+
 /** One statement of a batch failed; `name` is the SDK exception a single call would have thrown. */
 export class StatementFailedError extends Error {
   readonly code: string;
@@ -23,7 +30,16 @@ export class StatementFailedError extends Error {
     this.Item = item;
     this.$metadata = { httpStatusCode, attempts };
   }
+
+  /** On the prototype, not the instance, so that it shows in neither logs nor comparisons. */
+  get [STATEMENT_FAILED](): true {
+    return true;
+  }
 }
+
+/** Also true for a {@link StatementFailedError} of another copy of this package. */
+export const isStatementFailedError = (error: unknown): error is StatementFailedError =>
+  error instanceof Error && (error as { [STATEMENT_FAILED]?: unknown })[STATEMENT_FAILED] === true;
 
 /**
  * Resolves with one entry per statement, in order: `undefined` where it was

@@ -1,4 +1,4 @@
-import { DynamoDBLockError } from '../errors.js';
+import { DynamoDBLockError, guardByName } from '../errors.js';
 import { describeLockKey, type LockKey } from '../lock-key.js';
 
 /**
@@ -17,5 +17,4 @@ export class AlreadyCampaigningError extends DynamoDBLockError {
   }
 }
 
-export const isAlreadyCampaigningError = (e: unknown): e is AlreadyCampaigningError =>
-  e instanceof Error && e.name === 'AlreadyCampaigningError';
+export const isAlreadyCampaigningError = guardByName<AlreadyCampaigningError>('AlreadyCampaigningError');
