@@ -1,17 +1,26 @@
+/**
+ * The package's entry point: every name a user imports, listed one by one,
+ * so that nothing internal is public by accident.
+ */
 export {
   LockClient,
   type LockKeyOptions,
   type ListLocksOptions,
-  type LockClientEvents,
   type WithLockOptions,
   type CloseOptions,
 } from './lock-client.js';
+export type { LockClientEvents } from './lock-client-events.js';
 export type { Subscription } from './events.js';
 export { Lock, LockSnapshot, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
 export type { LockState } from './hold/held-lock.js';
 export type { AcquireLockOptions } from './acquire/acquire-lock.js';
 export type { CreateLockTableOptions } from './dynamodb/lock-table.js';
+export type { AdditionalAttributes } from './protocol/index.js';
+
 export type { LockClientOptions, LockClientSettings, DynamoDBClientSource } from './options.js';
+export type { DynamoDBSender } from './dynamodb/dynamodb-sender.js';
+export type { MonotonicClock } from './clock.js';
+export type { Logger } from './logger.js';
 export {
   CLIENT_DEFAULTS,
   ACQUIRE_DEFAULTS,
@@ -21,19 +30,49 @@ export {
   ELECTION_DEFAULTS,
   WATCH_DEFAULTS,
 } from './defaults.js';
-export type { MonotonicClock } from './clock.js';
-export type { Logger } from './logger.js';
-export type { DynamoDBSender } from './dynamodb/dynamodb-sender.js';
-export * from './errors.js';
+
+export {
+  DynamoDBLockError,
+  isDynamoDBLockError,
+  LockNotGrantedError,
+  isLockNotGrantedError,
+  DynamoDBUnavailableError,
+  isDynamoDBUnavailableError,
+  LockCurrentlyUnavailableError,
+  isLockCurrentlyUnavailableError,
+  LockLostError,
+  isLockLostError,
+  LockTableDoesNotExistError,
+  isLockTableDoesNotExistError,
+  LockTableAlreadyExistsError,
+  isLockTableAlreadyExistsError,
+  LockTableSchemaMismatchError,
+  isLockTableSchemaMismatchError,
+  SessionMonitorNotSetError,
+  isSessionMonitorNotSetError,
+  MalformedLockItemError,
+  isMalformedLockItemError,
+  InvalidArgumentError,
+  isInvalidArgumentError,
+  LockClientClosedError,
+  isLockClientClosedError,
+  LockClientCloseError,
+  isLockClientCloseError,
+  type LockHolder,
+  type LockLossKind,
+  type InvalidArgumentCode,
+} from './errors.js';
 export { StatementFailedError, isStatementFailedError } from './dynamodb/send-statement-batch.js';
+
 export { MAX_GUARDED_ITEMS, type GuardedWriteOptions } from './hold/guarded-write.js';
 export {
   GuardedWriteCanceledError,
-  GuardedWriteOutcomeUnknownError,
   isGuardedWriteCanceledError,
+  GuardedWriteOutcomeUnknownError,
   isGuardedWriteOutcomeUnknownError,
   type GuardedWriteCancellation,
 } from './guarded-write-errors.js';
+
 export {
   LeaderElection,
   type LeaderElectionOptions,
@@ -45,4 +84,3 @@ export { Leadership, type ResignOptions } from './election/leadership.js';
 export type { Leader } from './election/leader.js';
 export { AlreadyCampaigningError, isAlreadyCampaigningError } from './election/already-campaigning-error.js';
 export { watchLock, type WatchLockOptions } from './election/watch-lock.js';
-export type { AdditionalAttributes, LockRecord } from './protocol/index.js';

@@ -52,8 +52,6 @@ import {
 import type { LockKey } from './lock-key.js';
 import { readLock } from './dynamodb/read-lock.js';
 
-export type { LockClientEvents } from './lock-client-events.js';
-
 export interface LockKeyOptions {
   /** The sort key value; required exactly when the table has a sort key. */
   readonly sortKey?: string;

@@ -258,6 +258,7 @@ export class LockSnapshot implements LockHolder {
   readonly #data: Uint8Array | undefined;
   readonly #additionalAttributes: LockItem;
 
+  /** @internal Snapshots are made by `LockClient` and `watchLock`; this constructor is not part of the API. */
   constructor(record: LockRecord, observedAt: number) {
     this.partitionKey = record.partitionKey;
     this.sortKey = record.sortKey;

@@ -62,7 +62,7 @@ function formatSchema(partitionKeyName: string | undefined, sortKeyName: string 
 }
 
 /** Throws {@link LockTableSchemaMismatchError} unless the table's keys are the configured names, typed S. */
-export function checkKeySchema(description: TableDescription, table: LockTable, cause?: unknown): void {
+function checkKeySchema(description: TableDescription, table: LockTable, cause?: unknown): void {
   const hash = description.KeySchema?.find((k) => k.KeyType === 'HASH')?.AttributeName;
   const range = description.KeySchema?.find((k) => k.KeyType === 'RANGE')?.AttributeName;
   const typeOf = (name: string | undefined) =>

@@ -46,7 +46,7 @@ export function formatLeaseDuration(ms: number): string {
 }
 
 /** `leaseDuration` as Java's `Long.parseLong` reads it; `undefined` when Java would fail too. */
-export function parseLeaseDuration(text: string): number | undefined {
+function parseLeaseDuration(text: string): number | undefined {
   if (!LONG_PATTERN.test(text)) return undefined;
   const value = BigInt(text);
   if (value > 9223372036854775807n || value < -9223372036854775808n) return undefined;
@@ -135,7 +135,7 @@ export function decodeAdditionalAttributes(item: LockItem): AdditionalAttributes
 }
 
 /** Refuses additional attributes that would overwrite or fake a protocol attribute. */
-export function checkAdditionalAttributeNames(schema: KeySchemaNames, attributes: AdditionalAttributes): void {
+function checkAdditionalAttributeNames(schema: KeySchemaNames, attributes: AdditionalAttributes): void {
   const reserved = reservedAttributeNames(schema);
   const clash = Object.keys(attributes).find((name) => reserved.includes(name));
   if (clash !== undefined) {

@@ -5,28 +5,6 @@
  * `heldByOwnerWithSortKey`.
  */
 
-export const Placeholder = Object.freeze({
-  partitionKey: '#pk',
-  sortKey: '#sk',
-  recordVersionNumber: '#rvn',
-  ownerName: '#on',
-  leaseDuration: '#ld',
-  data: '#d',
-  isReleased: '#ir',
-});
-
-export const ValuePlaceholder = Object.freeze({
-  partitionKey: ':pk',
-  recordVersionNumber: ':rvn',
-  newRecordVersionNumber: ':newRvn',
-  ownerName: ':on',
-  leaseDuration: ':ld',
-  data: ':d',
-  isReleased: ':ir',
-  /** Our extension: `:uncertainRvn0`, `:uncertainRvn1`, …, RVNs of the holder's writes whose replies were lost. */
-  uncertainRecordVersionNumberPrefix: ':uncertainRvn',
-});
-
 export const Condition = Object.freeze({
   /** C1: create a lock only where no item exists. */
   absent: 'attribute_not_exists(#pk)',
@@ -98,6 +76,11 @@ export function holderCondition(options: HolderConditionOptions): string {
   return (holderConditions[index] ??= composeHolderCondition(options));
 }
 
+/** The value placeholder of the holder's `i`th write whose reply was lost (our extension): `:uncertainRvn0`, `:uncertainRvn1`, … */
+export function uncertainRvnPlaceholder(i: number): string {
+  return `:uncertainRvn${i}`;
+}
+
 function composeHolderCondition(options: HolderConditionOptions): string {
   if (!options.refuseReleased && options.uncertainRvnCount === 0) {
     return options.sortKey ? Condition.heldByOwnerWithSortKey : Condition.heldByOwner;
@@ -108,7 +91,7 @@ function composeHolderCondition(options: HolderConditionOptions): string {
     terms.push('#rvn = :rvn');
   } else {
     const alternatives = ['#rvn = :rvn'];
-    for (let i = 0; i < options.uncertainRvnCount; i++) alternatives.push(`#rvn = :uncertainRvn${i}`);
+    for (let i = 0; i < options.uncertainRvnCount; i++) alternatives.push(`#rvn = ${uncertainRvnPlaceholder(i)}`);
     terms.push(`(${alternatives.join(' OR ')})`);
   }
   terms.push('#on = :on');

@@ -16,7 +16,7 @@ import type {
 import type { LockKey } from '../lock-key.js';
 import { IS_RELEASED_VALUE, LockAttribute, type KeySchemaNames, type LockTable } from './attributes.js';
 import { encodeLockItem, formatLeaseDuration, type LockItem, type LockRecordToWrite } from './codec.js';
-import { Condition, PARTITION_KEY_CONDITION, Update, holderCondition, setListExpression } from './expressions.js';
+import { Condition, PARTITION_KEY_CONDITION, Update, holderCondition, setListExpression, uncertainRvnPlaceholder } from './expressions.js';
 import { validateItemSize, validateLockKey } from './limits.js';
 
 /** A conditional write, tagged with the DynamoDB operation that carries it. */
@@ -194,7 +194,7 @@ export function heldByOwner(
   const values: Values = { ':rvn': { S: held.recordVersionNumber }, ':on': { S: held.ownerName } };
   const uncertain = held.uncertainRecordVersionNumbers ?? [];
   uncertain.forEach((rvn, i) => {
-    values[`:uncertainRvn${i}`] = { S: rvn };
+    values[uncertainRvnPlaceholder(i)] = { S: rvn };
   });
   const refuseReleased = proof.refuseReleased === true;
   if (refuseReleased) names['#ir'] = LockAttribute.isReleased;
