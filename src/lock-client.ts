@@ -25,7 +25,8 @@ import {
   LockTableSchemaMismatchError,
 } from './errors.js';
 import type { Subscription } from './events.js';
-import { lockId, type HeldLock } from './hold/held-lock.js';
+import type { HeldLock } from './hold/held-lock.js';
+import { lockId } from './lock-key.js';
 import { AcquisitionGate } from './acquire/acquisition-gate.js';
 import { ACQUISITIONS_WHILE_BEHIND_SHARE } from './heartbeat/tuning.js';
 import { HeldLocks } from './hold/held-locks.js';

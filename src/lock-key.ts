@@ -13,3 +13,9 @@ export interface LockKey {
 export function describeLockKey(key: LockKey): string {
   return key.sortKey === undefined ? JSON.stringify(key.partitionKey) : `${JSON.stringify(key.partitionKey)}/${JSON.stringify(key.sortKey)}`;
 }
+
+/** A collision-free in-process identity for (partition key, sort key). */
+export function lockId(key: LockKey): string {
+  const sk = key.sortKey === undefined ? '-' : `${key.sortKey.length}:${key.sortKey}`;
+  return `${key.partitionKey.length}:${key.partitionKey}|${sk}`;
+}

@@ -24,7 +24,7 @@ import {
   type LockHolder,
 } from '../errors.js';
 import type { AcquisitionRequests } from '../dynamodb/acquisition-requests.js';
-import { lockId } from '../hold/held-lock.js';
+import { lockId } from '../lock-key.js';
 import { holderOf } from '../lock-holder.js';
 import type { LockObservationCache } from './observation-cache.js';
 import { ACQUIRE_DEFAULTS } from '../defaults.js';

@@ -16,7 +16,7 @@
  * a waiter's takeover instant by jitter.
  */
 import type { MonotonicClock } from '../clock.js';
-import { lockId } from '../hold/held-lock.js';
+import { lockId } from '../lock-key.js';
 import type { LockKey } from '../lock-key.js';
 import type { LockObservation } from '../dynamodb/read-lock.js';
 

@@ -7,16 +7,8 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { MonotonicClock } from '../clock.js';
-import {
-  buildAcquireRequest,
-  decodeLockItem,
-  withOldItemOnConditionFailure,
-  type AcquireRequestOptions,
-  type AcquisitionPath,
-  type LockKey,
-  type LockRecordToWrite,
-  type LockTable,
-} from '../protocol/index.js';
+import { buildAcquireRequest, decodeLockItem, withOldItemOnConditionFailure, type AcquireRequestOptions, type AcquisitionPath, type LockRecordToWrite, type LockTable } from '../protocol/index.js';
+import type { LockKey } from '../lock-key.js';
 import { Fencing } from './fencing-counter.js';
 import { readLock, type LockObservation } from './read-lock.js';
 import { itemOfFailedCondition } from './sdk-errors.js';

@@ -36,7 +36,6 @@ export interface OurWrites {
   readonly recordVersionNumbers: readonly string[];
 }
 
-export { attemptsOf };
 
 export function classifyFailedWrite(error: unknown, ours: OurWrites): FailedWrite {
   // Without a count we cannot rule out an earlier attempt (a client with retries of its own).

@@ -18,7 +18,9 @@ import { deadline } from '../primitives/deadline.js';
 import { InvalidArgumentError } from '../errors.js';
 import { GuardedWriteCanceledError, GuardedWriteOutcomeUnknownError, type GuardedWriteCancellation } from '../guarded-write-errors.js';
 import type { HeldLock } from './held-lock.js';
-import { buildLockGuard, type LockItem, type LockKey, type LockTable } from '../protocol/index.js';
+import type { LockKey } from '../lock-key.js';
+import { buildLockGuard, type LockItem, type LockTable } from '../protocol/index.js';
+import { cancellationReasonsOf, isFailedConditionCode, isNoCancellationCode } from '../dynamodb/sdk-errors.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
 import { sendTransaction } from '../dynamodb/send-write.js';
 import { loseByRefusal } from './loss.js';
@@ -120,22 +122,21 @@ export async function guardedWrite(
 
 /** What a failed guarded write did, as the error its caller gets. */
 function outcomeOf(ctx: GuardedWriteContext, held: HeldLock, error: unknown): unknown {
-  const name = typeof error === 'object' && error !== null ? (error as { name?: unknown }).name : undefined;
-  if (name === 'TransactionCanceledException') {
+  const reasons = cancellationReasonsOf(error);
+  if (reasons !== undefined) {
     // Canceled means not committed, even after SDK retries: they carry the same ClientRequestToken, and
     // DynamoDB answers a token whose transaction committed with success.
-    const reasons = (error as { CancellationReasons?: { Code?: string; Message?: string; Item?: LockItem }[] }).CancellationReasons ?? [];
     const [lockReason, ...itemReasons] = reasons;
-    if (lockReason?.Code === 'ConditionalCheckFailed') {
-      const item = lockReason.Item === undefined || Object.keys(lockReason.Item).length === 0 ? undefined : lockReason.Item;
+    if (isFailedConditionCode(lockReason?.Code)) {
+      const item = lockReason?.Item === undefined || Object.keys(lockReason.Item).length === 0 ? undefined : lockReason.Item;
       return loseByRefusal(ctx.table, held, 'its guarded write was refused', item, error);
     }
     const cancellations: GuardedWriteCancellation[] = [];
     itemReasons.forEach((reason, index) => {
-      if (reason.Code === undefined || reason.Code === 'None') return;
-      cancellations.push({ index, code: reason.Code, message: reason.Message, item: reason.Item });
+      if (isNoCancellationCode(reason.Code)) return;
+      cancellations.push({ index, code: reason.Code as string, message: reason.Message, item: reason.Item });
     });
-    const lockCheckCode = lockReason?.Code === undefined || lockReason.Code === 'None' ? undefined : lockReason.Code;
+    const lockCheckCode = isNoCancellationCode(lockReason?.Code) ? undefined : lockReason?.Code;
     return new GuardedWriteCanceledError(held, cancellations, lockCheckCode, { cause: error });
   }
   const failed = classifyFailedWrite(error, { ownerName: held.ownerName, recordVersionNumbers: [] });

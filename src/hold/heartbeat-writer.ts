@@ -11,8 +11,8 @@ import { randomUUID } from 'node:crypto';
 import type { MonotonicClock } from '../clock.js';
 import { sendStatementBatch, type StatementFailedError } from '../dynamodb/send-statement-batch.js';
 import { sendWrite } from '../dynamodb/send-write.js';
-import { httpStatusOf, isValidationError } from '../dynamodb/sdk-errors.js';
-import { attemptsOf, classifyFailedWrite } from '../dynamodb/write-outcome.js';
+import { attemptsOf, httpStatusOf, refusesPartiQL } from '../dynamodb/sdk-errors.js';
+import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
 import { LockLostError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import {
@@ -164,8 +164,7 @@ export class HeartbeatWriter {
    * batching is then switched off for good, and nothing was applied.
    */
   #refusesBatches(error: unknown): boolean {
-    const name = typeof error === 'object' && error !== null ? (error as { name?: unknown }).name : undefined;
-    const refused = name === 'AccessDeniedException' || name === 'UnknownOperationException' || isValidationError(error);
+    const refused = refusesPartiQL(error);
     if (refused && this.#batching) {
       this.#batching = false;
       this.#options.logger?.warn({ err: error }, 'heartbeat batches were refused; sending one UpdateItem per heartbeat from now on');

@@ -6,7 +6,8 @@
  */
 import type { MonotonicClock } from '../clock.js';
 import { LockLostError, type LockHolder, type LockLossKind } from '../errors.js';
-import type { LockItem, LockKey } from '../protocol/index.js';
+import { lockId, type LockKey } from '../lock-key.js';
+import type { LockItem } from '../protocol/index.js';
 import type { Keeping } from './lock-keeper.js';
 
 /**
@@ -40,12 +41,6 @@ export interface LockWrite {
  * caused and already hears of (a release whose outcome is unknown).
  */
 export type LockEnded = (held: HeldLock, error: LockLostError, announce: boolean) => void;
-
-/** A collision-free in-process identity for (partition key, sort key). */
-export function lockId(key: LockKey): string {
-  const sk = key.sortKey === undefined ? '-' : `${key.sortKey.length}:${key.sortKey}`;
-  return `${key.partitionKey.length}:${key.partitionKey}|${sk}`;
-}
 
 const MAX_UNCERTAIN_RVNS = 8;
 /** `Date.now()` counts whole milliseconds. */

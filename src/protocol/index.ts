@@ -6,4 +6,3 @@ export * from './requests.js';
 export * from './statements.js';
 export * from './guard.js';
 export * from './fencing.js';
-export type { LockKey } from '../lock-key.js';

@@ -2,6 +2,7 @@
  * Arguments DynamoDB or a Java peer would refuse are refused by the builders
  * first, with an InvalidArgumentError and the right `code`.
  */
+import type { LockKey } from '../../src/lock-key.js';
 import { describe, expect, it } from '@jest/globals';
 import { InvalidArgumentError, type InvalidArgumentCode } from '../../src/errors.js';
 import {
@@ -16,7 +17,6 @@ import {
   MAX_ITEM_BYTES,
   MAX_PARTITION_KEY_BYTES,
   MAX_SORT_KEY_BYTES,
-  type LockKey,
   type LockRecordToWrite,
   type LockTable,
 } from '../../src/protocol/index.js';
