@@ -174,7 +174,7 @@ export async function holdLocks(options: HoldOptions): Promise<HoldResult> {
       for (let i = next++; i < n; i = next++) {
         const lock = await client.acquireLock(`${KEY_PREFIX}${i}`, { signal: acquireDeadline });
         lastWrite[i] = lock.lookupTime;
-        if (Number.isNaN(lostAt[i] as number)) held[i] = lock;
+        if (Number.isNaN(lostAt[i])) held[i] = lock;
       }
     };
     const progress = setInterval(() => {

@@ -72,7 +72,7 @@ export function parseList(text: string, name: string): number[] {
 
 /** Parses `--setups default/default,16/25,1/1` (heartbeat concurrency / batch size). */
 export function parseSetups(text: string): HeartbeatSetup[] {
-  const value = (part: string): number | undefined => (part.trim() === 'default' ? undefined : (parseList(part, 'setups')[0] as number));
+  const value = (part: string): number | undefined => (part.trim() === 'default' ? undefined : parseList(part, 'setups')[0]);
   return text.split(',').map((setup) => {
     const [concurrency, batchSize, ...rest] = setup.split('/');
     if (concurrency === undefined || batchSize === undefined || rest.length > 0) {

@@ -17,7 +17,7 @@ const BENCHMARKS: Record<string, (endpoint: string, cycles: number) => Promise<R
   heartbeat: (endpoint) =>
     benchHeartbeat(endpoint, {
       locks: values.locks === undefined ? undefined : parseList(values.locks, 'locks'),
-      seconds: values.seconds === undefined ? undefined : (parseList(values.seconds, 'seconds')[0] as number),
+      seconds: values.seconds === undefined ? undefined : parseList(values.seconds, 'seconds')[0],
       setups: values.setups === undefined ? undefined : parseSetups(values.setups),
     }),
 };

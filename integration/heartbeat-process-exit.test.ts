@@ -41,7 +41,7 @@ function run(ending: 'return' | 'close'): Promise<Outcome> {
   const lines: Outcome['lines'] = [];
   let stderr = '';
   started.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-4_000)));
-  createInterface({ input: started.stdout! }).on('line', (line) => {
+  createInterface({ input: started.stdout }).on('line', (line) => {
     try {
       lines.push(JSON.parse(line) as Outcome['lines'][number]);
     } catch {

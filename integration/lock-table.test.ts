@@ -84,7 +84,7 @@ function creatingFor(count: number, inner: DynamoDBClient): { dynamoDB: Sender; 
     }
     return output;
   };
-  return { dynamoDB: { send: send as unknown as Sender['send'] }, describes: () => describes };
+  return { dynamoDB: { send }, describes: () => describes };
 }
 
 describe('createLockTable', () => {

@@ -394,7 +394,7 @@ export class LockClient implements AsyncDisposable {
     const consistentRead = options.consistentRead ?? LIST_LOCKS_DEFAULTS.consistentRead;
     return this.#list(
       (exclusiveStartKey) => buildQueryRequest(this.#table, partitionKey, { exclusiveStartKey, consistentRead }),
-      (input) => this.#dynamoDB.send(new QueryCommand(input as QueryCommandInput), { abortSignal: options.signal }),
+      (input) => this.#dynamoDB.send(new QueryCommand(input), { abortSignal: options.signal }),
     );
   }
 

@@ -120,7 +120,7 @@ export function checkDuration(name: string, value: unknown, options: { min?: num
         `${options.allowInfinity ? ' (or Infinity)' : ''}, got ${String(value)}`,
     );
   }
-  return value as number;
+  return value;
 }
 
 /** The longest delay Node's timers take; a longer one fires after 1 ms. */

@@ -21,7 +21,7 @@ const leader = (ownerName: string, rvn: string, data?: string): Leader => ({
 
 /** A lock client whose DynamoDB never answers: enough for everything checked before a call. */
 const silentClient = (): LockClient =>
-  new LockClient({ dynamoDB: { send: () => new Promise(() => undefined) } as never, tableName: 'locks', ownerName: 'unit' });
+  new LockClient({ dynamoDB: { send: () => new Promise(() => undefined) }, tableName: 'locks', ownerName: 'unit' });
 
 describe('sameLeader', () => {
   it('ignores heartbeats (a new RVN) but not a new owner or new data', () => {
@@ -86,7 +86,7 @@ function scripted(answers: readonly Answer[]): { client: LockClient; calls: () =
       },
     };
   };
-  const client = new LockClient({ dynamoDB: { send } as never, tableName: 'locks', ownerName: 'observer' });
+  const client = new LockClient({ dynamoDB: { send }, tableName: 'locks', ownerName: 'observer' });
   return { client, calls: () => call };
 }
 

@@ -40,7 +40,7 @@ function expectCode(run: () => unknown, code: InvalidArgumentCode): InvalidArgum
 
 /** Lets tests pass values TypeScript would reject, as JavaScript callers can. */
 function settings(extra: Record<string, unknown>): LockClientSettings {
-  return { tableName: 'locks', ...extra } as unknown as LockClientSettings;
+  return { tableName: 'locks', ...extra };
 }
 
 describe('resolveSettings: defaults', () => {

@@ -59,7 +59,7 @@ export class Candidates {
     child.stderr?.on('data', (chunk: Buffer) => {
       this.#stderr.set(name, ((this.#stderr.get(name) ?? '') + chunk.toString('utf8')).slice(-4_000));
     });
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
       let event: CandidateEvent;
       try {
         event = JSON.parse(line) as CandidateEvent;

@@ -92,12 +92,12 @@ export function recording(inner: DynamoDBClient): RecordingDynamoDB {
     hold: undefined,
     named: (name) => recorder.sent.filter((command) => command.name === name),
     dynamoDB: {
-      send: (async (command: { input: Record<string, unknown> }, options?: unknown) => {
+      send: async (command: { input: Record<string, unknown> }, options?: unknown) => {
         const sent: SentCommand = { name: command.constructor.name, input: command.input };
         recorder.sent.push(sent);
         await recorder.hold?.(sent);
         return (inner.send as (c: unknown, o?: unknown) => Promise<unknown>)(command, options);
-      }) as unknown as DynamoDBClient['send'],
+      },
     },
   };
   return recorder;
@@ -223,7 +223,7 @@ export class LockTestBed {
     child.stderr?.on('data', (chunk: Buffer) => {
       stderr = (stderr + chunk.toString('utf8')).slice(-4000);
     });
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
       try {
         events.push(JSON.parse(line) as ReportedEvent);
       } catch {

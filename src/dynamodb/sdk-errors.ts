@@ -23,7 +23,7 @@ interface ServiceErrorShape {
 }
 
 const shape = (error: unknown): ServiceErrorShape =>
-  typeof error === 'object' && error !== null ? (error as ServiceErrorShape) : {};
+  typeof error === 'object' && error !== null ? error : {};
 
 const THROTTLING = new Set([
   'ProvisionedThroughputExceededException',

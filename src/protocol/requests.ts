@@ -283,7 +283,7 @@ export function buildReleaseRequest(
   names['#ir'] = LockAttribute.isReleased;
   values[':ir'] = isReleasedValue();
   const bumpRvn = options.newRecordVersionNumber !== undefined;
-  if (bumpRvn) values[':newRvn'] = { S: options.newRecordVersionNumber as string };
+  if (bumpRvn) values[':newRvn'] = { S: options.newRecordVersionNumber };
   let update: string = bumpRvn ? Update.markReleasedWithNewRvn : Update.markReleased;
   if (options.data !== undefined) {
     names['#d'] = LockAttribute.data;
