@@ -22,7 +22,7 @@ export interface CommandContext {
    * the table's key names unless flags give them; `--local` starts DynamoDB
    * Local and creates the table.
    */
-  connect(options?: ConnectOptions): Promise<Connection>;
+  readonly connect: (options?: ConnectOptions) => Promise<Connection>;
 }
 
 export interface Command {
