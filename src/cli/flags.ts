@@ -133,7 +133,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   const commandArgv = dashDash < 0 ? [] : argv.slice(dashDash + 1);
   let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
   try {
-    parsed = parseArgs({ args: before, options: FLAGS, strict: true, allowPositionals: true }) as typeof parsed;
+    parsed = parseArgs({ args: before, options: FLAGS, strict: true, allowPositionals: true });
   } catch (error) {
     throw new UsageError((error as Error).message.replace(/\. To specify a positional argument.*$/s, ''), before.find((a) => !a.startsWith('-')));
   }

@@ -96,7 +96,7 @@ export const runCommand: Command = {
         const lock = await acquire(connection.client, io, key, partitionKey, {
           sortKey,
           data,
-          wait: wait ? 'forever' : timeout === undefined ? 'no' : timeout,
+          wait: wait ? 'forever' : (timeout ?? 'no'),
           interrupted: interrupt.signal,
         });
         if (lock === undefined) return ExitCode.notAcquired;
