@@ -53,6 +53,7 @@ export function previewData(data: Uint8Array | undefined, max = 40): string {
   if (data === undefined || data.length === 0) return '';
   const text = textOf(data);
   if (text !== undefined && !hasControlCharacters(text)) {
+    // eslint-disable-next-line @typescript-eslint/no-misused-spread -- cut between code points, never inside a surrogate pair
     const chars = [...text];
     return chars.length <= max ? text : `${chars.slice(0, max - 1).join('')}…`;
   }
