@@ -164,15 +164,15 @@ export class LockClientInstrumentation {
       );
     };
 
-    const acquireLock: AcquireLock = client.acquireLock;
-    const releaseLock: ReleaseLock = client.releaseLock;
+    const acquireLock: AcquireLock = client.acquireLock.bind(client);
+    const releaseLock: ReleaseLock = client.releaseLock.bind(client);
     const instrumented: Pick<LockClient, 'acquireLock' | 'releaseLock'> = {
       acquireLock: (partitionKey, options) =>
         this.#traced('acquire', client.tableName, partitionKey, async (span) => {
           const started = performance.now();
           let outcome: AcquireOutcome = 'error';
           try {
-            const lock = await acquireLock.call(client, partitionKey, options);
+            const lock = await acquireLock(partitionKey, options);
             outcome = 'acquired';
             track(lock);
             return lock;
@@ -188,7 +188,7 @@ export class LockClientInstrumentation {
         }, isAcquireFailure),
       releaseLock: (lock, options) =>
         this.#traced('release', client.tableName, lock.partitionKey, async (span) => {
-          const released = await releaseLock.call(client, lock, options);
+          const released = await releaseLock(lock, options);
           span.setAttribute('dynamodb_lock.released', released);
           return released;
         }),
