@@ -49,7 +49,7 @@ export function checkGuardedItems(table: LockTable, lock: LockKey, items: readon
     const got = Array.isArray(items) ? `${items.length} items` : typeof items;
     throw new InvalidArgumentError('INVALID_OPTION', `A guarded write takes 1 to ${MAX_GUARDED_ITEMS} items (DynamoDB's 100 per transaction, less the lock's guard), got ${got}`);
   }
-  items.forEach((item, index) => {
+  items.forEach((item: TransactWriteItem, index) => {
     const operations = OPERATIONS.filter((name) => typeof item === 'object' && item !== null && item[name] !== undefined);
     const operation = operations[0];
     if (operations.length !== 1 || operation === undefined) {
