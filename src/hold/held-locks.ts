@@ -167,7 +167,8 @@ export class HeldLocks {
 
   /** Refuses data that would push this lock's item over DynamoDB's item size limit. */
   checkItemSize(held: HeldLock, data: Uint8Array, released: boolean): void {
-    const item = assembleLockItem(this.#table, { ...held, recordVersionNumber: held.recordVersionNumber, leaseDurationMs: held.leaseDurationMs, data }, held.additionalAttributes);
+    const { partitionKey, sortKey, ownerName, leaseDurationMs, recordVersionNumber } = held;
+    const item = assembleLockItem(this.#table, { partitionKey, sortKey, ownerName, leaseDurationMs, recordVersionNumber, data }, held.additionalAttributes);
     if (released) item[LockAttribute.isReleased] = { S: IS_RELEASED_VALUE };
     validateItemSize(item);
   }
