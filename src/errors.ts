@@ -21,6 +21,7 @@ export interface LockHolder {
 
 export class DynamoDBLockError extends Error {
   override name = 'DynamoDBLockError';
+  // eslint-disable-next-line @typescript-eslint/no-useless-constructor -- makes `message` required (Error's is optional)
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
   }
