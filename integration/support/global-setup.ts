@@ -10,7 +10,6 @@ import { tsImport } from 'tsx/esm/api';
 import type { DynamoDBLocal } from './dynamodb-local.js';
 
 declare global {
-  // eslint-disable-next-line no-var
   var __DYNAMODB_LOCAL__: DynamoDBLocal | undefined;
 }
 
