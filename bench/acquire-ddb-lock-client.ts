@@ -39,7 +39,7 @@ export function v2StyleDocumentClient(dynamoDB: DynamoDBClient): V2StyleDocument
 /** The library's lock handle: an EventEmitter that reports failed heartbeats as 'error'. */
 export interface FailOpenLock {
   readonly fencingToken: number;
-  release(callback: (error?: unknown) => void): void;
+  release(callback: (error?: Error) => void): void;
   on(event: 'error', listener: (error: unknown) => void): void;
 }
 
