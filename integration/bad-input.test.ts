@@ -331,6 +331,7 @@ const localRows: Row[] = [
   { input: 'releaseLock with data and deleteLock: true', action: async (b) => b.hash.releaseLock(await b.held(), { data: 'x', deleteLock: true }), error: InvalidArgumentError, code: 'CONFLICTING_OPTIONS', message: 'releaseLock: data can only be left on a lock released with deleteLock: false' },
   { input: 'releaseLock with data on a lock that deletes on release', action: async (b) => (await b.held()).release({ data: 'x' }), error: InvalidArgumentError, code: 'CONFLICTING_OPTIONS', message: 'deleteLock: false' },
   { input: 'releaseLock of a lock acquired by another client', action: async (b) => b.hash.releaseLock(await b.held(b.client())), error: InvalidArgumentError, code: 'INVALID_OPTION', message: 'This lock was not acquired by this client' },
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment -- not a Lock is the point
   { input: 'sendHeartbeat of something that is not a Lock', action: (b) => b.hash.sendHeartbeat({} as Lock), error: InvalidArgumentError, code: 'INVALID_OPTION', message: 'This lock was not acquired by this client' },
 
   // ── A closed client ──────────────────────────────────────────────────────

@@ -160,7 +160,7 @@ describe('the fault proxy in front of DynamoDB Local', () => {
       proxy.setRule(() => ({ action: 'respond', reply: dynamoDBErrorReply(kind) }));
       const error = await dynamoDB.send(new ListTablesCommand({})).then(
         () => undefined,
-        (e: Error & { $metadata?: { httpStatusCode?: number } }) => e,
+        (e: unknown) => e as Error & { $metadata?: { httpStatusCode?: number } },
       );
       expect(error?.name).toBe(name);
       expect(error?.$metadata?.httpStatusCode).toBe(dynamoDBErrorReply(kind).status);

@@ -4,6 +4,7 @@
  * and an independent count of the DynamoDB calls on the SDK's middleware).
  */
 import { describe, expect, it } from '@jest/globals';
+import { SpanStatusCode } from '@opentelemetry/api';
 import { AggregationTemporality, MeterProvider, MetricReader, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { LockClient } from '../src/index.js';
@@ -127,7 +128,7 @@ describe('LockClientInstrumentation', () => {
       'not_granted',
       'acquired',
     ]);
-    expect(named('dynamodb-lock acquire').every((span) => span.status.code !== 2)).toBe(true); // contention is not an error
+    expect(named('dynamodb-lock acquire').every((span) => span.status.code !== SpanStatusCode.ERROR)).toBe(true); // contention is not an error
     // c by withLock, a by lock.release(), d by await using; b was lost, and close() found nothing left.
     expect(named('dynamodb-lock release').map((span) => [span.attributes['dynamodb_lock.partition_key'], span.attributes['dynamodb_lock.released']])).toEqual([
       ['c', true],

@@ -45,7 +45,7 @@ describe('startDynamoDBLocal', () => {
   }, 120_000);
 
   it('is stopped by await using, and starts without a table when none is asked for', async () => {
-    let port = 0;
+    let port: number;
     {
       await using ddb = await startDynamoDBLocal();
       port = ddb.port;

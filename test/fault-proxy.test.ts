@@ -74,7 +74,7 @@ const failureOf = (promise: Promise<unknown>): Promise<NodeJS.ErrnoException> =>
     () => {
       throw new Error('expected the request to fail');
     },
-    (error: NodeJS.ErrnoException) => error,
+    (error: unknown) => error as NodeJS.ErrnoException,
   );
 
 describe('FaultProxy', () => {

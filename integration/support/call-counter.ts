@@ -32,7 +32,7 @@ export function countCalls(client: Pick<DynamoDBClient, 'middlewareStack'>): Cal
   const name = `countLockCalls${++counters}`;
   client.middlewareStack.add(
     (next, context) => async (args) => {
-      calls.push(String(context.commandName ?? 'unknown').replace(/Command$/, ''));
+      calls.push((context.commandName ?? 'unknown').replace(/Command$/, ''));
       const sentIn = generation;
       try {
         return await next(args);

@@ -43,7 +43,7 @@ export function expectLostOnce(events: EventLog, lock: Lock, error: unknown): vo
 
 /** Resolves with the abort reason and the time it aborted; rejects if it has not aborted within `timeoutMs`. */
 export function abortOf(signal: AbortSignal, timeoutMs: number): Promise<{ reason: unknown; at: number }> {
-  if (signal.aborted) return Promise.resolve({ reason: signal.reason, at: performance.now() });
+  if (signal.aborted) return Promise.resolve({ reason: signal.reason as unknown, at: performance.now() });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       signal.removeEventListener('abort', onAbort);

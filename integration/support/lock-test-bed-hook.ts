@@ -24,6 +24,7 @@ export function useLockTestBed(tablePrefix: string, keys?: ConstructorParameters
     current = undefined;
   });
 
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment -- only the Proxy's target: every read goes to the current bed
   return new Proxy({} as LockTestBed, {
     get(_, property) {
       if (current === undefined) throw new Error(`the ${tablePrefix} test bed exists only while a test runs`);

@@ -128,7 +128,7 @@ describe.each([
     ['0020000', 20000],
     ['0', 0],
     ['-1', -1],
-    ['9223372036854775807', 9223372036854775807],
+    ['9223372036854775807', Number(2n ** 63n - 1n)], // Long.MAX_VALUE, as the nearest double (2^63)
     ['-9223372036854775808', -9223372036854775808],
   ] as [string, number][])('leaseDuration %j is what Long.parseLong reads: %d', (text, ms) => {
     expect(decodeLockItem(schema, { ...item, leaseDuration: { S: text } }).leaseDurationMs).toBe(ms);
