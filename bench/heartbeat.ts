@@ -89,6 +89,8 @@ export async function benchHeartbeat(endpoint: string, options: HeartbeatBenchOp
 
   const measureLimit = async (): Promise<LimitResult> =>
     (await runWorker(
+      // One flag and its value a line.
+      // prettier-ignore
       [
         'limit',
         '--endpoint', endpoint,
@@ -112,6 +114,8 @@ export async function benchHeartbeat(endpoint: string, options: HeartbeatBenchOp
       // heartbeats are behind, the client lets only a few acquisitions through (heartbeats first).
       const budgetMs = 120_000 + seconds * 1000 + n * 15;
       const result = (await runWorker(
+        // One flag and its value a line.
+        // prettier-ignore
         [
           'hold',
           '--endpoint', endpoint,

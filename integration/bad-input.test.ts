@@ -192,6 +192,8 @@ const reserved = (name: string, table: 'hash' | 'sort' = 'hash'): Row => ({
  * Size of the item of a lock on the hash table: names and values of key,
  * ownerName, leaseDuration ("2000"), recordVersionNumber (36) and data.
  */
+// One attribute's name and value a line.
+// prettier-ignore
 const itemSizeWithData = (partitionKey: string, ownerName: string, dataBytes: number): number =>
   'key'.length + utf8Length(partitionKey) +
   'ownerName'.length + utf8Length(ownerName) +
@@ -199,6 +201,11 @@ const itemSizeWithData = (partitionKey: string, ownerName: string, dataBytes: nu
   'recordVersionNumber'.length + 36 +
   'data'.length + dataBytes;
 
+// eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment -- not being a Lock is the point
+const NOT_A_LOCK = {} as Lock;
+
+// A table, one case a line.
+// prettier-ignore
 const localRows: Row[] = [
   // ── Keys ────────────────────────────────────────────────────────────────
   { input: 'empty partition key (acquireLock)', action: (b) => b.hash.acquireLock(''), error: InvalidArgumentError, code: 'EMPTY_KEY', message: 'The partition key must not be empty' },
@@ -331,8 +338,7 @@ const localRows: Row[] = [
   { input: 'releaseLock with data and deleteLock: true', action: async (b) => b.hash.releaseLock(await b.held(), { data: 'x', deleteLock: true }), error: InvalidArgumentError, code: 'CONFLICTING_OPTIONS', message: 'releaseLock: data can only be left on a lock released with deleteLock: false' },
   { input: 'releaseLock with data on a lock that deletes on release', action: async (b) => (await b.held()).release({ data: 'x' }), error: InvalidArgumentError, code: 'CONFLICTING_OPTIONS', message: 'deleteLock: false' },
   { input: 'releaseLock of a lock acquired by another client', action: async (b) => b.hash.releaseLock(await b.held(b.client())), error: InvalidArgumentError, code: 'INVALID_OPTION', message: 'This lock was not acquired by this client' },
-  // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment -- not a Lock is the point
-  { input: 'sendHeartbeat of something that is not a Lock', action: (b) => b.hash.sendHeartbeat({} as Lock), error: InvalidArgumentError, code: 'INVALID_OPTION', message: 'This lock was not acquired by this client' },
+  { input: 'sendHeartbeat of something that is not a Lock', action: (b) => b.hash.sendHeartbeat(NOT_A_LOCK), error: InvalidArgumentError, code: 'INVALID_OPTION', message: 'This lock was not acquired by this client' },
 
   // ── A closed client ──────────────────────────────────────────────────────
   {
@@ -635,6 +641,8 @@ const RVN = '0b6f9d3e-8a57-4c1e-9f55-6b1a0c2d3e4f';
 const good: Item = { ownerName: { S: 'someone' }, leaseDuration: { S: '2000' }, recordVersionNumber: { S: RVN } };
 const without = (name: string): Item => Object.fromEntries(Object.entries(good).filter(([n]) => n !== name));
 
+// A table, one case a line.
+// prettier-ignore
 const malformedRows: MalformedRow[] = [
   { input: 'leaseDuration stored as N', item: { ...good, leaseDuration: { N: '2000' } }, attribute: 'leaseDuration', message: 'attribute "leaseDuration" must be a string (S), got N' },
   { input: 'ownerName missing', item: without('ownerName'), attribute: 'ownerName', message: 'attribute "ownerName" is missing' },
