@@ -217,6 +217,7 @@ export class LockClientCloseError extends DynamoDBLockError {
  * `instanceof`, it also recognises an error thrown by another copy of this
  * package in the same process, whose classes are other objects.
  */
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- T names the class the names stand for; no name can be checked against it
 export function guardByName<T extends Error>(...names: readonly string[]): (error: unknown) => error is T {
   return (error: unknown): error is T => error instanceof Error && names.includes(error.name);
 }
