@@ -11,7 +11,8 @@ import type { Lock, LockClient } from '../src/index.js';
 import { LockLostError } from '../src/index.js';
 import { useFaultBed } from './support/fault-bed.js';
 import { FaultProxy, dynamoDBErrorReply, operationOf, type ProxiedRequest, type RequestFault } from './support/fault-proxy.js';
-import { recordEvents, thrownBy, within, type EventLog } from './support/lock-events.js';
+import { abortOf, recordEvents, thrownBy, within, type EventLog } from './support/lock-events.js';
+import { deleteLockItem } from './support/tamper.js';
 import type { ProxiedDynamoDB } from './support/proxied-dynamodb.js';
 import { rejectionOf, sleep, waitUntil } from './support/test-locks.js';
 
@@ -178,5 +179,31 @@ describe('an acquisition applied by its first attempt, retried by the SDK', () =
     expect(lock.state).toBe('held');
     expect(await faults.bed.owner('job')).toBe('skipper');
     expect(await faults.bed.rvn('job')).toBe(lock.recordVersionNumber);
+  }, 30_000);
+});
+
+describe('a heartbeat whose reply was lost, and whose SDK retry finds the lock item gone', () => {
+  it('ends the lock as deleted on that answer: the item is free to anyone, so it is not a heartbeat in doubt', async () => {
+    const { client, network, events } = await readmeClient('beater', { leaseDuration: RETRIED_LEASE_MS, heartbeatPeriod: RETRIED_HEARTBEAT_MS });
+    const lock = await client.acquireLock('job');
+    // The retry waits at the proxy long enough for the item to be deleted behind the holder's back.
+    const dropped = await within(
+      network.proxy.loseReplyThenRetries(operation('UpdateItem'), { action: 'forward', delayMs: 500 }),
+      10_000,
+      'a heartbeat whose reply is lost',
+    );
+    await deleteLockItem(faults.bed, 'job');
+
+    await within(abortOf(lock.signal, 10_000), 10_000, 'the lock ends');
+    // The fault happened as described: the SDK retried the heartbeat, and the item was gone.
+    expect(attemptsAfter(network, dropped.request)).toContain(2);
+    expect(await faults.bed.item('job')).toBeUndefined();
+    expect(events.of('lost').map((seen) => seen.event.error.kind)).toEqual(['deleted']);
+    // Ended by that heartbeat's own answer: not taken for a write in doubt, retried later while anyone could take the lock.
+    expect(events.of('heartbeatError')).toEqual([]);
+    const heartbeats = new Set(
+      network.proxy.exchanges.filter((e) => operationOf(e.request) === 'UpdateItem').map((e) => e.request.headers['amz-sdk-invocation-id']),
+    );
+    expect(heartbeats.size).toBe(1);
   }, 30_000);
 });

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { MonotonicClock } from '../clock.js';
 import { sendStatementBatch, type StatementFailedError } from '../dynamodb/send-statement-batch.js';
 import { sendWrite } from '../dynamodb/send-write.js';
-import { attemptsOf, httpStatusOf, refusesPartiQL } from '../dynamodb/sdk-errors.js';
+import { attemptsOf, httpStatusOf, isConditionalCheckFailed, refusesPartiQL } from '../dynamodb/sdk-errors.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
 import { LockLostError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -189,6 +189,11 @@ export class HeartbeatWriter {
       case 'refused':
         return { outcome: 'lost', error: loseByRefusal(this.#options.table, held, 'its heartbeat was refused', failed.item, error) };
       case 'unknown':
+        // A retry's condition failed on a missing item: whatever an earlier attempt did (a heartbeat never
+        // deletes), the item is gone now and the lock is free to anyone.
+        if (isConditionalCheckFailed(error)) {
+          return { outcome: 'lost', error: loseByRefusal(this.#options.table, held, 'its heartbeat was refused', undefined, error) };
+        }
         // The table may hold this write: its RVN must be accepted, and its lease may be the one in force.
         held.rememberUncertain(write);
         break;
