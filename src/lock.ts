@@ -140,7 +140,7 @@ export class Lock implements AsyncDisposable {
 
   /** Milliseconds this client may still act on the lock without a newer confirmed heartbeat; 0 unless {@link isHeld}. */
   safeTimeLeft(): number {
-    return this.#held.isHeld() ? this.#held.safeTimeLeft() : 0;
+    return this.#held.isHeld() ? Math.max(0, this.#held.safeTimeLeft()) : 0;
   }
 
   /**

@@ -35,18 +35,20 @@ export interface HeartbeatChange {
 
 /**
  * How a heartbeat ended:
- * - `confirmed`: the table holds its RVN (or Java's `holdLockOnServiceUnavailable` counts it so);
+ * - `confirmed`: the table holds its RVN;
+ * - `kept`: not confirmed, but Java's `holdLockOnServiceUnavailable` counts the lease from now (a 503);
  * - `failed`: not confirmed, the lock is still held (a write of unknown outcome is remembered on it);
  * - `lost`: the lock has ended (refused, released meanwhile, or past its safe time);
  * - `unbatchable`: batches only: not sent, because the table refuses batches; send it alone.
  */
 export type HeartbeatResult =
-  | { readonly outcome: 'confirmed' }
+  | { readonly outcome: 'confirmed' | 'kept' }
   | { readonly outcome: 'failed'; readonly error: unknown }
   | { readonly outcome: 'lost'; readonly error: LockLostError }
   | { readonly outcome: 'unbatchable' };
 
 const CONFIRMED: HeartbeatResult = Object.freeze({ outcome: 'confirmed' });
+const KEPT: HeartbeatResult = Object.freeze({ outcome: 'kept' });
 const UNBATCHABLE: HeartbeatResult = Object.freeze({ outcome: 'unbatchable' });
 
 export interface HeartbeatWriterOptions {
@@ -203,7 +205,7 @@ export class HeartbeatWriter {
     if (this.#options.holdLockOnServiceUnavailable && httpStatusOf(error) === 503) {
       // Java's opt-in: pretend the heartbeat worked although the RVN in the table may not have changed.
       held.keepWithoutConfirmation();
-      return CONFIRMED;
+      return KEPT;
     }
     return { outcome: 'failed', error };
   }

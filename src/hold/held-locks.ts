@@ -187,6 +187,10 @@ export class HeldLocks {
       this.#keeper.confirmed(held);
       return;
     }
+    if (result.outcome === 'kept') {
+      this.#keeper.kept(held);
+      return;
+    }
     this.#keeper.safeTimeChanged(held);
     if (result.outcome === 'failed' || result.outcome === 'lost') throw result.error;
   }

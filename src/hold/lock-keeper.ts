@@ -124,14 +124,20 @@ export class LockKeeper {
     });
     this.#scheduleHeartbeat(held, { jitter: true });
     scheduler.schedule(keeping.expiry, held.safeUntil());
-    this.confirmed(held);
+    this.kept(held);
   }
 
-  /** A write of the lock was confirmed (its `lookupTime` moved): move its deadlines. */
+  /** A write of the lock was confirmed: a new episode without failures, and its deadlines move. */
   confirmed(held: HeldLock): void {
+    if (held.keeping === undefined || held.state !== 'held') return;
+    held.keeping.endangered = false;
+    this.kept(held);
+  }
+
+  /** Its `lookupTime` moved (a confirmed write, or Java's `holdLockOnServiceUnavailable`): move its deadlines. */
+  kept(held: HeldLock): void {
     const keeping = held.keeping;
     if (keeping === undefined || held.state !== 'held') return;
-    keeping.endangered = false;
     // The expiry check moves itself on when it finds the lock renewed, so a heartbeat only has to
     // move it when the safe time got shorter (a shorter lease); otherwise every heartbeat would
     // pay for a second move in the scheduler's heap.
@@ -266,8 +272,9 @@ export class LockKeeper {
     this.#batchRoundTrip.add(clock.now() - startedAt);
     batch.forEach(({ held, lagMs }, i) => {
       const result = results[i];
-      if (result?.outcome === 'confirmed') {
-        this.confirmed(held);
+      if (result?.outcome === 'confirmed' || result?.outcome === 'kept') {
+        if (result.outcome === 'confirmed') this.confirmed(held);
+        else this.kept(held);
         this.#options.events.emit('heartbeat', { held, lagMs });
         this.#scheduleHeartbeat(held, {});
         return;
@@ -302,9 +309,10 @@ export class LockKeeper {
     } finally {
       attempt.clear();
     }
-    if (result.outcome === 'confirmed') {
+    if (result.outcome === 'confirmed' || result.outcome === 'kept') {
       this.#roundTrip.add(clock.now() - sentAt);
-      this.confirmed(held);
+      if (result.outcome === 'confirmed') this.confirmed(held);
+      else this.kept(held);
       return;
     }
     this.safeTimeChanged(held);

@@ -27,6 +27,7 @@ interface Calls {
   heartbeatBatch: jest.Mock<HeartbeatWriter['writeBatch']>;
   heartbeatFailed: jest.Mock<(held: HeldLock, error: unknown, willRetry: boolean) => void>;
   heartbeatConfirmed: jest.Mock<(held: HeldLock, lagMs: number) => void>;
+  endangered: jest.Mock<(held: HeldLock) => void>;
   /** Ended because no heartbeat was confirmed within the safe time. */
   expire: jest.Mock<(held: HeldLock) => void>;
   /** Ended because too little safe time was left for a heartbeat. */
@@ -62,11 +63,13 @@ function keeperWith(options: { batching: boolean; backgroundHeartbeats?: boolean
     heartbeatBatch: jest.fn<HeartbeatWriter['writeBatch']>(options.writeBatch ?? (async () => [])),
     heartbeatFailed: jest.fn(),
     heartbeatConfirmed: jest.fn(),
+    endangered: jest.fn(),
     expire: jest.fn(),
     giveUp: jest.fn(),
   };
   events.on('heartbeatError', ({ held, error, willRetry }) => hooks.heartbeatFailed(held, error, willRetry));
   events.on('heartbeat', ({ held, lagMs }) => hooks.heartbeatConfirmed(held, lagMs));
+  events.on('endangered', ({ held }) => hooks.endangered(held));
   const writer = { write: hooks.heartbeat, writeBatch: hooks.heartbeatBatch, batching: options.batching } as unknown as HeartbeatWriter;
   const keeper = new LockKeeper({
     writer,
@@ -354,6 +357,34 @@ describe('failures', () => {
     expect(hooks.heartbeat).not.toHaveBeenCalled();
     expect(hooks.expire).not.toHaveBeenCalled();
     expect(held.sessionMonitor?.callback).not.toHaveBeenCalled();
+  });
+});
+
+describe('endangered', () => {
+  it('is told once per episode of failures: a confirmed heartbeat ends the episode, a 503 kept by holdLockOnServiceUnavailable does not', async () => {
+    const results: HeartbeatResult[] = [
+      { outcome: 'failed', error: refused() },
+      { outcome: 'kept' },
+      { outcome: 'failed', error: refused() },
+      CONFIRMED,
+      { outcome: 'failed', error: refused() },
+    ];
+    const { keeper, hooks, newHeldLock } = keeperWith({
+      batching: false,
+      write: async (held) => {
+        const result = results.shift() ?? CONFIRMED;
+        if (result.outcome === 'confirmed') confirmAt(held, performance.now());
+        if (result.outcome === 'kept') held.keepWithoutConfirmation();
+        return result;
+      },
+    });
+    const held = newHeldLock('job');
+    keeper.track(held);
+    for (let i = 0; i < 5; i++) await jest.advanceTimersByTimeAsync(PERIOD);
+    expect(hooks.heartbeat.mock.calls.length).toBeGreaterThanOrEqual(5);
+    expect(hooks.heartbeatFailed).toHaveBeenCalledTimes(3);
+    expect(hooks.endangered).toHaveBeenCalledTimes(2);
+    keeper.close();
   });
 });
 
