@@ -6,7 +6,7 @@
  */
 import { CreateTableCommand, DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
 import { LockClient } from '../src/index.js';
-import { countCalls, type CallCounter } from '../integration/support/call-counter.js';
+import { countCalls, type CallCounter } from '../test-kit/call-counter.js';
 import { FailOpen, v2StyleDocumentClient, type FailOpenLock } from './acquire-ddb-lock-client.js';
 
 export const CLIENTS = ['dynamodb-lock', 'dynamodb-lock-client'] as const;

@@ -15,8 +15,8 @@
  * middleware of the client it runs on.
  */
 import { TransactWriteItemsCommand, UpdateItemCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import { countCalls, type CallCounter } from '../integration/support/call-counter.js';
-import { createIdKeyedTable } from '../integration/support/data-table.js';
+import { countCalls, type CallCounter } from '../test-kit/call-counter.js';
+import { createIdKeyedTable } from '../test-kit/data-table.js';
 import { LockClient, type Lock } from '../src/index.js';
 import { benchDynamoDB } from './acquire-clients.js';
 import { percentile, type Row } from './report.js';

@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { LockNotGrantedError, type Lock } from '../src/index.js';
-import { countCalls } from './support/call-counter.js';
-import { recording, sleep, waitUntil, watch } from './support/test-locks.js';
-import { useLockTestBed } from './support/lock-test-bed-hook.js';
+import { countCalls } from '../test-kit/call-counter.js';
+import { recording, sleep, waitUntil, watch } from '../test-kit/test-locks.js';
+import { useLockTestBed } from '../test-kit/jest/lock-test-bed-hook.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;

@@ -8,9 +8,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CliProcess, cliEnvironment, type CliResult } from './support/cli-process.js';
-import { uniqueTableName } from './support/aws.js';
-import { waitUntil } from './support/test-locks.js';
+import { CliProcess, cliEnvironment, type CliResult } from '../test-kit/cli-process.js';
+import { uniqueTableName } from '../test-kit/aws.js';
+import { waitUntil } from '../test-kit/test-locks.js';
 
 const CLI = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));

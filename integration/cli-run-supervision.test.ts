@@ -10,10 +10,10 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { localEndpoint } from './support/aws.js';
-import { CliProcess, cliEnvironment, isRunning } from './support/cli-process.js';
-import { FaultProxy } from './support/fault-proxy.js';
-import { LockTestBed, waitUntil } from './support/test-locks.js';
+import { localEndpoint } from '../test-kit/aws.js';
+import { CliProcess, cliEnvironment, isRunning } from '../test-kit/cli-process.js';
+import { FaultProxy } from '../test-kit/fault-proxy.js';
+import { LockTestBed, waitUntil } from '../test-kit/test-locks.js';
 
 let bed: LockTestBed;
 let dir: string;

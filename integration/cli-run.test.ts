@@ -9,10 +9,10 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { localEndpoint } from './support/aws.js';
-import { CliProcess, cliEnvironment, isRunning, runCli } from './support/cli-process.js';
-import { FaultProxy, dynamoDBErrorReply } from './support/fault-proxy.js';
-import { LockTestBed, text, waitUntil } from './support/test-locks.js';
+import { localEndpoint } from '../test-kit/aws.js';
+import { CliProcess, cliEnvironment, isRunning, runCli } from '../test-kit/cli-process.js';
+import { FaultProxy, dynamoDBErrorReply } from '../test-kit/fault-proxy.js';
+import { LockTestBed, text, waitUntil } from '../test-kit/test-locks.js';
 
 let bed: LockTestBed;
 let dir: string;

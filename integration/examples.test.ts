@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { LockClient } from '../src/index.js';
-import { localClientConfig, uniqueTableName } from './support/aws.js';
-import { CliProcess, cliEnvironment } from './support/cli-process.js';
-import { waitUntil } from './support/test-locks.js';
+import { localClientConfig, uniqueTableName } from '../test-kit/aws.js';
+import { CliProcess, cliEnvironment } from '../test-kit/cli-process.js';
+import { waitUntil } from '../test-kit/test-locks.js';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const tableName = uniqueTableName('examples');

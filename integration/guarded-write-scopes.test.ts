@@ -6,11 +6,11 @@
 import { describe, expect, it } from '@jest/globals';
 import { PutItemCommand, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { LeaderElection, LockLostError } from '../src/index.js';
-import { loadJavaScenarios } from '../test/support/java-fixtures.js';
-import { createDataTable, dataItem } from './support/data-table.js';
-import { javaStaleLockTakeover } from './support/java-items.js';
-import { useLockTestBed } from './support/lock-test-bed-hook.js';
-import { rejectionOf } from './support/test-locks.js';
+import { loadJavaScenarios } from '../test-kit/java-fixtures.js';
+import { createDataTable, dataItem } from '../test-kit/data-table.js';
+import { javaStaleLockTakeover } from '../test-kit/java-items.js';
+import { useLockTestBed } from '../test-kit/jest/lock-test-bed-hook.js';
+import { rejectionOf } from '../test-kit/test-locks.js';
 
 const bed = useLockTestBed('guarded-scopes');
 const scenarios = loadJavaScenarios();

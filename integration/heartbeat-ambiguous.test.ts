@@ -7,11 +7,11 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import type { Lock, LockClient } from '../src/index.js';
-import { useFaultBed } from './support/fault-bed.js';
-import { operationOf, type ProxiedRequest } from './support/fault-proxy.js';
-import { recordEvents, within, type EventLog } from './support/lock-events.js';
-import type { ProxiedDynamoDB } from './support/proxied-dynamodb.js';
-import { sleep, waitUntil } from './support/test-locks.js';
+import { useFaultBed } from '../test-kit/jest/fault-bed.js';
+import { operationOf, type ProxiedRequest } from '../test-kit/fault-proxy.js';
+import { recordEvents, within, type EventLog } from '../test-kit/jest/lock-events.js';
+import type { ProxiedDynamoDB } from '../test-kit/proxied-dynamodb.js';
+import { sleep, waitUntil } from '../test-kit/test-locks.js';
 
 const LEASE_MS = 2_000;
 const HEARTBEAT_MS = 400;

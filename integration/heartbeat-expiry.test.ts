@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { LockLostError } from '../src/index.js';
-import { useFaultBed } from './support/fault-bed.js';
-import { abortOf, expectLostOnce, recordEvents, thrownBy } from './support/lock-events.js';
-import { waitUntil, watch } from './support/test-locks.js';
+import { useFaultBed } from '../test-kit/jest/fault-bed.js';
+import { abortOf, expectLostOnce, recordEvents, thrownBy } from '../test-kit/jest/lock-events.js';
+import { waitUntil, watch } from '../test-kit/test-locks.js';
 
 const faults = useFaultBed('hb-expiry');
 

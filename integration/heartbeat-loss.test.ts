@@ -5,10 +5,10 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { LockLostError, type LockLossKind } from '../src/index.js';
-import { useFaultBed } from './support/fault-bed.js';
-import { abortOf, expectLostOnce, recordEvents, thrownBy } from './support/lock-events.js';
-import { deleteLockItem, markReleased, stealLock } from './support/tamper.js';
-import { sleep } from './support/test-locks.js';
+import { useFaultBed } from '../test-kit/jest/fault-bed.js';
+import { abortOf, expectLostOnce, recordEvents, thrownBy } from '../test-kit/jest/lock-events.js';
+import { deleteLockItem, markReleased, stealLock } from '../test-kit/tamper.js';
+import { sleep } from '../test-kit/test-locks.js';
 
 const LEASE_MS = 2_000;
 const HEARTBEAT_MS = 400;

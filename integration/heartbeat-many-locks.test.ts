@@ -10,9 +10,9 @@
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { expect, it } from '@jest/globals';
 import type { Lock } from '../src/index.js';
-import { useFaultBed } from './support/fault-bed.js';
-import { recordEvents } from './support/lock-events.js';
-import { sleep } from './support/test-locks.js';
+import { useFaultBed } from '../test-kit/jest/fault-bed.js';
+import { recordEvents } from '../test-kit/jest/lock-events.js';
+import { sleep } from '../test-kit/test-locks.js';
 
 const LOCKS = 120;
 const LEASE_MS = 3_000;

@@ -7,10 +7,10 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { localEndpoint } from './support/aws.js';
-import { useFaultBed } from './support/fault-bed.js';
+import { localEndpoint } from '../test-kit/aws.js';
+import { useFaultBed } from '../test-kit/jest/fault-bed.js';
 
-const SCRIPT = fileURLToPath(new URL('./support/exit-process.ts', import.meta.url));
+const SCRIPT = fileURLToPath(new URL('../test-kit/programs/exit-process.ts', import.meta.url));
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Generous: starting tsx and acquiring takes a few seconds on a busy machine; a stuck process never exits. */
 const EXIT_WITHIN_MS = 15_000;

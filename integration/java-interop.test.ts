@@ -24,9 +24,9 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { LockClient, LockNotGrantedError, LockSnapshot, type Lock, type LockClientSettings } from '../src/index.js';
-import { fromWireItem, type WireItem } from '../test/support/dynamodb-json.js';
-import { loadJavaScenarios, type JavaScenario } from '../test/support/java-fixtures.js';
-import { newLocalClient, uniqueTableName } from './support/aws.js';
+import { fromWireItem, type WireItem } from '../test-kit/dynamodb-json.js';
+import { loadJavaScenarios, type JavaScenario } from '../test-kit/java-fixtures.js';
+import { newLocalClient, uniqueTableName } from '../test-kit/aws.js';
 import {
   JAVA_LEASE,
   JAVA_UUID,
@@ -38,8 +38,8 @@ import {
   utf8,
   wireAttributeTypes,
   type Item,
-} from './support/java-items.js';
-import { recording, rejectionOf, sleep, waitUntil, type RecordingDynamoDB } from './support/test-locks.js';
+} from '../test-kit/java-items.js';
+import { recording, rejectionOf, sleep, waitUntil, type RecordingDynamoDB } from '../test-kit/test-locks.js';
 
 
 const scenarios = loadJavaScenarios();

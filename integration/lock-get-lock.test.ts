@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { InvalidArgumentError, Lock, LockSnapshot } from '../src/index.js';
-import { recording, rejectionOf } from './support/test-locks.js';
-import { useLockTestBed } from './support/lock-test-bed-hook.js';
+import { recording, rejectionOf } from '../test-kit/test-locks.js';
+import { useLockTestBed } from '../test-kit/jest/lock-test-bed-hook.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;

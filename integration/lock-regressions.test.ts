@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { InvalidArgumentError, LockClientClosedError } from '../src/index.js';
-import { recording, sleep, text, watch } from './support/test-locks.js';
-import { useLockTestBed } from './support/lock-test-bed-hook.js';
+import { recording, sleep, text, watch } from '../test-kit/test-locks.js';
+import { useLockTestBed } from '../test-kit/jest/lock-test-bed-hook.js';
 
 const bed = useLockTestBed('lock-bugs');
 

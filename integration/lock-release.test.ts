@@ -12,9 +12,9 @@ import {
   LockNotGrantedError,
   LockSnapshot,
 } from '../src/index.js';
-import { localClientConfig } from './support/aws.js';
-import { now, recording, rejectionOf, sleep, text, watch } from './support/test-locks.js';
-import { useLockTestBed } from './support/lock-test-bed-hook.js';
+import { localClientConfig } from '../test-kit/aws.js';
+import { now, recording, rejectionOf, sleep, text, watch } from '../test-kit/test-locks.js';
+import { useLockTestBed } from '../test-kit/jest/lock-test-bed-hook.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;

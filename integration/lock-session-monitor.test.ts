@@ -3,8 +3,8 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { InvalidArgumentError, SessionMonitorNotSetError } from '../src/index.js';
-import { now, rejectionOf, sleep, waitUntil } from './support/test-locks.js';
-import { useLockTestBed } from './support/lock-test-bed-hook.js';
+import { now, rejectionOf, sleep, waitUntil } from '../test-kit/test-locks.js';
+import { useLockTestBed } from '../test-kit/jest/lock-test-bed-hook.js';
 
 const bed = useLockTestBed('lock-session-monitor');
 

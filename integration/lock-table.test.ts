@@ -21,8 +21,8 @@ import {
   type InvalidArgumentCode,
   type LockClientSettings,
 } from '../src/index.js';
-import { newLocalClient, uniqueTableName } from './support/aws.js';
-import { recording, rejectionOf, type RecordingDynamoDB } from './support/test-locks.js';
+import { newLocalClient, uniqueTableName } from '../test-kit/aws.js';
+import { recording, rejectionOf, type RecordingDynamoDB } from '../test-kit/test-locks.js';
 
 
 type Sender = Pick<DynamoDBClient, 'send'>;

@@ -9,7 +9,7 @@ import { LockPollers, POLL_JITTER, jitteredPollDelay, type PollOutcome } from '.
 import { systemClock } from '../../src/clock.js';
 import type { LockKey } from '../../src/lock-key.js';
 import type { LockObservation } from '../../src/dynamodb/read-lock.js';
-import { useFakeTime } from '../support/fake-time.js';
+import { useFakeTime } from '../../test-kit/jest/fake-time.js';
 
 interface ReadCall {
   readonly key: LockKey;

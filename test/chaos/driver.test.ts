@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { ChaosDriver } from '../../chaos/driver.js';
 
-const IDLE_WORKER = fileURLToPath(new URL('../support/idle-worker.ts', import.meta.url));
+const IDLE_WORKER = fileURLToPath(new URL('../../test-kit/programs/idle-worker.ts', import.meta.url));
 
 function isAlive(pid: number): boolean {
   try {

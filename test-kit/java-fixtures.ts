@@ -7,8 +7,8 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { LockKey } from '../../src/lock-key.js';
-import type { LockTable } from '../../src/protocol/index.js';
+import type { LockKey } from '../src/lock-key.js';
+import type { LockTable } from '../src/protocol/index.js';
 import type { WireAttributeValue, WireItem } from './dynamodb-json.js';
 
 /** One stdout line of the LockPeer harness. Only the fields the tests read are typed. */
@@ -64,7 +64,7 @@ export interface JavaScenario {
 function candidateDirectories(): string[] {
   const here = path.dirname(fileURLToPath(import.meta.url));
   // <repo>/test/support → <repo>/test/fixtures/java-lock-client
-  const candidates = [path.resolve(here, '../fixtures/java-lock-client')];
+  const candidates = [path.resolve(here, '../test/fixtures/java-lock-client')];
   const fromEnvironment = process.env['JAVA_LOCK_FIXTURES_DIR'];
   if (fromEnvironment) candidates.unshift(path.resolve(fromEnvironment));
   return candidates;

@@ -5,8 +5,8 @@
  * scenario made replayable against another table.
  */
 import type { AttributeValue, PutItemCommandInput } from '@aws-sdk/client-dynamodb';
-import { fromWireItem, fromWireRequest, wireTypeOf, type WireItem } from '../../test/support/dynamodb-json.js';
-import type { JavaScenario } from '../../test/support/java-fixtures.js';
+import { fromWireItem, fromWireRequest, wireTypeOf, type WireItem } from './dynamodb-json.js';
+import type { JavaScenario } from './java-fixtures.js';
 
 export type Item = Record<string, AttributeValue>;
 

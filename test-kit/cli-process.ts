@@ -8,8 +8,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { localEndpoint } from './aws.js';
 
-const CLI = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
-const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const CLI = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 export interface CliResult {
   readonly code: number | null;

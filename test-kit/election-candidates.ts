@@ -29,8 +29,8 @@ export interface CandidateOptions {
   readonly refreshMs: number;
 }
 
-const CANDIDATE_SCRIPT = fileURLToPath(new URL('./election-candidate.ts', import.meta.url));
-const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const CANDIDATE_SCRIPT = fileURLToPath(new URL('./programs/election-candidate.ts', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const STOP_GRACE_MS = 5_000;
 
 export class Candidates {

@@ -4,9 +4,9 @@
  * DynamoDB client the test starts, all ended after it, also when it failed.
  */
 import { afterEach } from '@jest/globals';
-import { proxiedDynamoDB, type ProxiedDynamoDB, type ProxiedDynamoDBOptions } from './proxied-dynamodb.js';
+import { proxiedDynamoDB, type ProxiedDynamoDB, type ProxiedDynamoDBOptions } from '../proxied-dynamodb.js';
 import { useLockTestBed } from './lock-test-bed-hook.js';
-import type { LockTestBed } from './test-locks.js';
+import type { LockTestBed } from '../test-locks.js';
 
 export interface FaultBed {
   /** Stands for the running test's bed (see useLockTestBed). */

@@ -10,7 +10,7 @@ import { GetItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-s
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { LockClient, type LockClientSettings } from '../../src/index.js';
+import { LockClient, type LockClientSettings } from '../src/index.js';
 import { newLocalClient, uniqueTableName } from './aws.js';
 
 export type Item = Record<string, AttributeValue>;
@@ -123,8 +123,8 @@ export interface HolderProcess {
   stderr(): string;
 }
 
-const HOLDER_SCRIPT = fileURLToPath(new URL('./holder-process.ts', import.meta.url));
-const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const HOLDER_SCRIPT = fileURLToPath(new URL('./programs/holder-process.ts', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 export interface ClientOptions extends Omit<LockClientSettings, 'tableName'> {
   /** Required here so that every client of a test has a distinct, known identity. */

@@ -7,7 +7,7 @@
  * process.env, and globalTeardown (same process) finds the handle on globalThis.
  */
 import { tsImport } from 'tsx/esm/api';
-import type { DynamoDBLocal } from './dynamodb-local.js';
+import type { DynamoDBLocal } from '../dynamodb-local.js';
 
 declare global {
   var __DYNAMODB_LOCAL__: DynamoDBLocal | undefined;
@@ -15,13 +15,13 @@ declare global {
 
 export default async function globalSetup(): Promise<void> {
   // jest transforms this file, but not what it imports (natively, as ESM, in
-  // this "type": "module" package): a plain `import './dynamodb-local.js'`
+  // this "type": "module" package): a plain `import '../dynamodb-local.js'`
   // fails with ERR_MODULE_NOT_FOUND (known jest/ts-jest limitation). tsx, which
   // the demo and benches use anyway, loads the TypeScript module instead.
   const { startDynamoDBLocal } = (await tsImport(
-    './dynamodb-local.ts',
+    '../dynamodb-local.ts',
     import.meta.url,
-  )) as typeof import('./dynamodb-local.js');
+  )) as typeof import('../dynamodb-local.js');
 
   const startedAt = Date.now();
   const server = await startDynamoDBLocal();

@@ -4,7 +4,7 @@
  * also when the test failed.
  */
 import { afterEach, beforeEach } from '@jest/globals';
-import { LockTestBed } from './test-locks.js';
+import { LockTestBed } from '../test-locks.js';
 
 /**
  * Registers the hooks; call it at the top of a test file. The result stands
