@@ -5,11 +5,11 @@
  * election tests and the demo rely on.
  */
 import { describe, expect, it } from '@jest/globals';
-import { DynamoDBLockError, InvalidArgumentError, LeaderElection, LockClient, LockTableDoesNotExistError, watchLock } from '../src/index.js';
-import { AlreadyCampaigningError, isAlreadyCampaigningError } from '../src/election/already-campaigning-error.js';
-import { sameLeader, type Leader } from '../src/election/leader.js';
-import type { CandidateEvent } from '../test-kit/election-candidates.js';
-import { leadershipTerms, overlappingTerms } from '../test-kit/leadership-terms.js';
+import { DynamoDBLockError, InvalidArgumentError, LeaderElection, LockClient, LockTableDoesNotExistError, watchLock } from '../../src/index.js';
+import { AlreadyCampaigningError, isAlreadyCampaigningError } from '../../src/election/already-campaigning-error.js';
+import { sameLeader, type Leader } from '../../src/election/leader.js';
+import type { CandidateEvent } from '../../test-kit/election-candidates.js';
+import { leadershipTerms, overlappingTerms } from '../../test-kit/leadership-terms.js';
 
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
 const leader = (ownerName: string, rvn: string, data?: string): Leader => ({

@@ -5,18 +5,18 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
-import { LockTableDoesNotExistError } from '../src/index.js';
-import { COMMANDS, runCli } from '../src/cli/cli.js';
-import { formatDuration, parseDuration } from '../src/cli/durations.js';
-import { explainError } from '../src/cli/explain-error.js';
-import { parseCommandLine } from '../src/cli/flags.js';
-import type { CliIO } from '../src/cli/io.js';
-import { lockJson, previewData } from '../src/cli/lock-format.js';
-import { runExitCode } from '../src/cli/watched-command.js';
-import { renderFields, renderTable } from '../src/cli/text-table.js';
-import { InterruptedError, UsageError } from '../src/cli/usage-error.js';
-import { watchEventOf } from '../src/cli/watch-command.js';
-import { describeLockKey } from '../src/lock-key.js';
+import { LockTableDoesNotExistError } from '../../src/index.js';
+import { COMMANDS, runCli } from '../../src/cli/cli.js';
+import { formatDuration, parseDuration } from '../../src/cli/durations.js';
+import { explainError } from '../../src/cli/explain-error.js';
+import { parseCommandLine } from '../../src/cli/flags.js';
+import type { CliIO } from '../../src/cli/io.js';
+import { lockJson, previewData } from '../../src/cli/lock-format.js';
+import { runExitCode } from '../../src/cli/watched-command.js';
+import { renderFields, renderTable } from '../../src/cli/text-table.js';
+import { InterruptedError, UsageError } from '../../src/cli/usage-error.js';
+import { watchEventOf } from '../../src/cli/watch-command.js';
+import { describeLockKey } from '../../src/lock-key.js';
 
 interface Captured {
   readonly io: CliIO;
@@ -63,7 +63,7 @@ describe('help', () => {
   });
 
   it('--version prints the version of the package, with or without a command', async () => {
-    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
     for (const argv of [['--version'], ['list', '--version']]) {
       const { code, out, err } = await cli(...argv);
       expect({ code, out, err }).toEqual({ code: 0, out: `dynamodb-lock ${version}\n`, err: '' });

@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dynamoDBErrorReply, FaultProxy, type DynamoDBErrorKind, operationOf } from '../test-kit/fault-proxy.js';
+import { dynamoDBErrorReply, FaultProxy, type DynamoDBErrorKind, operationOf } from '../../test-kit/fault-proxy.js';
 
 /** Requests the upstream server received, by body. */
 let received: string[];
