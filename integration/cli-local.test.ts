@@ -7,13 +7,11 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { CliProcess, cliEnvironment, type CliResult } from '../test-kit/cli-process.js';
+import { CliProcess, cliEnvironment, cliShellCommand, type CliResult } from '../test-kit/cli-process.js';
 import { uniqueTableName } from '../test-kit/aws.js';
+import { REPO_ROOT } from '../test-kit/processes.js';
 import { waitUntil } from '../test-kit/test-locks.js';
 
-const CLI = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
-const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const started: CliProcess[] = [];
 const dirs: string[] = [];
 
@@ -38,8 +36,7 @@ function bareEnvironment(): NodeJS.ProcessEnv {
 
 /** Runs `line` and then the CLI with `args` in `sh`, the way an operator pastes a line into another shell. */
 function inShellAfter(line: string, args: readonly string[]): Promise<CliResult> {
-  const quoted = [process.execPath, '--import', 'tsx', CLI, ...args].map((arg) => `'${arg}'`).join(' ');
-  const child = spawn('sh', ['-c', `${line}\nexec ${quoted}`], { cwd: REPO_ROOT, env: bareEnvironment(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('sh', ['-c', `${line}\nexec ${cliShellCommand(args)}`], { cwd: REPO_ROOT, env: bareEnvironment(), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));

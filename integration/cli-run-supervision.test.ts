@@ -11,8 +11,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { localEndpoint } from '../test-kit/aws.js';
-import { CliProcess, cliEnvironment, isRunning } from '../test-kit/cli-process.js';
+import { CliProcess, cliEnvironment } from '../test-kit/cli-process.js';
 import { FaultProxy } from '../test-kit/fault-proxy.js';
+import { isRunning } from '../test-kit/processes.js';
 import { LockTestBed, waitUntil } from '../test-kit/test-locks.js';
 
 let bed: LockTestBed;
@@ -30,7 +31,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   for (const cli of started.splice(0)) {
-    if (cli.child.exitCode === null && cli.child.signalCode === null) cli.child.kill('SIGCONT');
+    if (isRunning(cli.child)) cli.child.kill('SIGCONT');
     cli.kill();
   }
   for (const pid of ranPids()) if (isRunning(pid)) process.kill(pid, 'SIGKILL');

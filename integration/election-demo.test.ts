@@ -4,11 +4,8 @@
  * when its output is not a terminal (CI logs).
  */
 import { describe, expect, it } from '@jest/globals';
-import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
-import { fileURLToPath } from 'node:url';
-
-const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+import { isRunning, spawnTsx } from '../test-kit/processes.js';
 
 function refusesConnections(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -23,17 +20,17 @@ function refusesConnections(port: number): Promise<boolean> {
 
 describe('the demo (npm start)', () => {
   it('runs to the end by itself with its output in a pipe, and stops its workers and DynamoDB Local', async () => {
-    const demo = spawn(process.execPath, ['--import', 'tsx', 'demo/demo.ts'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const demo = spawnTsx('demo/demo.ts');
     let output = '';
-    demo.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    demo.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    demo.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    demo.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     const timer = setTimeout(() => demo.kill('SIGKILL'), 60_000);
     try {
       const code = await new Promise<number | null>((resolve) => demo.once('close', (exitCode) => resolve(exitCode)));
       expect({ code, output }).toMatchObject({ code: 0 });
     } finally {
       clearTimeout(timer);
-      if (demo.exitCode === null && demo.signalCode === null) demo.kill('SIGKILL');
+      if (isRunning(demo)) demo.kill('SIGKILL');
     }
 
     expect(output).toMatch(/takeover: worker-\d leads [\d.]+ s after the kill/);
@@ -41,10 +38,10 @@ describe('the demo (npm start)', () => {
     expect(output).toContain('never two leaders at the same instant');
     expect(output).toContain('stopped everything it started');
     expect(output).not.toContain('\u001b['); // no cursor control without a terminal
-    // Every worker it started is gone: their pids no longer answer.
+    // Every worker it started is gone.
     const pids = [...output.matchAll(/campaigns \(pid (\d+)/g)].map((match) => Number(match[1]));
     expect(pids).toHaveLength(3);
-    for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
+    for (const pid of pids) expect(isRunning(pid)).toBe(false);
     // DynamoDB Local is gone: its port refuses connections.
     const port = Number(/listens on http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]);
     expect(port).toBeGreaterThan(0);

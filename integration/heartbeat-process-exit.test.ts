@@ -4,14 +4,13 @@
  * locks (which then lapse after their lease).
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { localEndpoint } from '../test-kit/aws.js';
 import { useFaultBed } from '../test-kit/jest/fault-bed.js';
+import { isRunning, onJsonLines, outputTail, spawnTsx } from '../test-kit/processes.js';
 
 const SCRIPT = fileURLToPath(new URL('../test-kit/programs/exit-process.ts', import.meta.url));
-const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Generous: starting tsx and acquiring takes a few seconds on a busy machine; a stuck process never exits. */
 const EXIT_WITHIN_MS = 15_000;
 const KEYS = ['exit-a', 'exit-b', 'exit-c'];
@@ -20,7 +19,7 @@ const faults = useFaultBed('hb-exit');
 let child: ChildProcess | undefined;
 
 afterEach(() => {
-  if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  if (child !== undefined && isRunning(child)) child.kill('SIGKILL');
   child = undefined;
 });
 
@@ -33,26 +32,16 @@ interface Outcome {
 
 /** Runs the program; resolves when it exits, or with `code: null` if it is still running after the deadline. */
 function run(ending: 'return' | 'close'): Promise<Outcome> {
-  const started = spawn(process.execPath, ['--import', 'tsx', SCRIPT, localEndpoint(), faults.bed.tableName, ending, ...KEYS], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const started = spawnTsx(SCRIPT, [localEndpoint(), faults.bed.tableName, ending, ...KEYS]);
   child = started;
   const lines: Outcome['lines'] = [];
-  let stderr = '';
-  started.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-4_000)));
-  createInterface({ input: started.stdout }).on('line', (line) => {
-    try {
-      lines.push(JSON.parse(line) as Outcome['lines'][number]);
-    } catch {
-      // not one of the program's reports
-    }
-  });
+  const stderr = outputTail(started.stderr);
+  onJsonLines(started.stdout!, (line) => lines.push(line as Outcome['lines'][number]));
   return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve({ code: null, signal: null, lines, stderr: `${stderr}\n(still running)` }), EXIT_WITHIN_MS);
+    const timer = setTimeout(() => resolve({ code: null, signal: null, lines, stderr: `${stderr()}\n(still running)` }), EXIT_WITHIN_MS);
     started.once('close', (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, signal, lines, stderr });
+      resolve({ code, signal, lines, stderr: stderr() });
     });
   });
 }

@@ -4,12 +4,11 @@
  * user would: AWS environment variables and flags.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { localEndpoint } from './aws.js';
+import { isRunning, REPO_ROOT, spawnTsx } from './processes.js';
 
 const CLI = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
-const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 export interface CliResult {
   readonly code: number | null;
@@ -45,6 +44,11 @@ export interface CliProcessOptions {
 /** `'arg'` for `sh -c`. */
 const shellQuote = (arg: string): string => `'${arg.replace(/'/g, `'\\''`)}'`;
 
+/** The command line that runs the CLI with `args`, quoted for `sh -c`. */
+export function cliShellCommand(args: readonly string[]): string {
+  return [process.execPath, '--import', 'tsx', CLI, ...args].map(shellQuote).join(' ');
+}
+
 /** A CLI process that runs in the background; the test reads its output as it comes. */
 export class CliProcess {
   readonly child: ChildProcess;
@@ -54,11 +58,10 @@ export class CliProcess {
 
   constructor(args: readonly string[], options: CliProcessOptions = {}) {
     const env = options.env ?? cliEnvironment();
-    const argv = [process.execPath, '--import', 'tsx', CLI, ...args];
     this.child = options.terminal
       ? // -q: no banner; -e: its exit code is the CLI's; -f: output as it comes.
-        spawn('script', ['-qefc', `exec ${argv.map(shellQuote).join(' ')}`, '/dev/null'], { cwd: REPO_ROOT, env: { ...env, SHELL: '/bin/sh' }, stdio: 'pipe' })
-      : spawn(argv[0] as string, argv.slice(1), { cwd: REPO_ROOT, env, stdio: 'pipe' });
+        spawn('script', ['-qefc', `exec ${cliShellCommand(args)}`, '/dev/null'], { cwd: REPO_ROOT, env: { ...env, SHELL: '/bin/sh' }, stdio: 'pipe' })
+      : spawnTsx(CLI, args, { env, stdio: 'pipe' });
     const fromTerminal = options.terminal ? (text: string) => text.replace(/\r\n/g, '\n') : (text: string) => text;
     this.child.stdout?.on('data', (chunk: Buffer) => (this.#stdout += fromTerminal(chunk.toString('utf8'))));
     this.child.stderr?.on('data', (chunk: Buffer) => (this.#stderr += chunk.toString('utf8')));
@@ -81,7 +84,7 @@ export class CliProcess {
 
   /** SIGKILLs it unless it has exited. Never throws. */
   kill(): void {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+    if (isRunning(this.child)) this.child.kill('SIGKILL');
   }
 }
 
@@ -95,19 +98,4 @@ export async function runCli(args: readonly string[], options: { env?: NodeJS.Pr
     clearTimeout(timer);
     cli.kill();
   }
-}
-
-/**
- * Whether process `pid` exists and is not a zombie (a killed process whose
- * parent has not collected it yet runs no code). Linux (/proc).
- */
-export function isRunning(pid: number): boolean {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return false;
-  }
-  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-  return state !== 'Z' && state !== 'X';
 }

@@ -3,10 +3,10 @@
  * one log, in arrival order. Used by the election tests and the demo.
  * `dispose()` kills whatever still runs; call it in `finally`/`afterEach`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { isRunning, onJsonLines, outputTail, spawnTsx } from './processes.js';
 
 export interface CandidateEvent {
   readonly event: 'campaigning' | 'leader' | 'leading' | 'heartbeat' | 'lost' | 'resigned' | 'stopped' | 'error';
@@ -30,14 +30,13 @@ export interface CandidateOptions {
 }
 
 const CANDIDATE_SCRIPT = fileURLToPath(new URL('./programs/election-candidate.ts', import.meta.url));
-const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const STOP_GRACE_MS = 5_000;
 
 export class Candidates {
   /** Every event of every candidate, in the order they arrived. */
   readonly log: CandidateEvent[] = [];
   readonly #children = new Map<string, ChildProcess>();
-  readonly #stderr = new Map<string, string>();
+  readonly #stderr = new Map<string, () => string>();
   readonly #arrivals = new EventEmitter();
   readonly #options: CandidateOptions;
 
@@ -50,22 +49,14 @@ export class Candidates {
     const o = this.#options;
     const args = ['--endpoint', o.endpoint, '--table', o.table, '--key', o.key, '--name', name, '--address', address];
     args.push('--lease', String(o.leaseMs), '--heartbeat', String(o.heartbeatMs), '--refresh', String(o.refreshMs));
-    const child = spawn(process.execPath, ['--import', 'tsx', CANDIDATE_SCRIPT, ...args], {
-      cwd: REPO_ROOT,
+    const child = spawnTsx(CANDIDATE_SCRIPT, args, {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
     });
     this.#children.set(name, child);
-    child.stderr?.on('data', (chunk: Buffer) => {
-      this.#stderr.set(name, ((this.#stderr.get(name) ?? '') + chunk.toString('utf8')).slice(-4_000));
-    });
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      let event: CandidateEvent;
-      try {
-        event = JSON.parse(line) as CandidateEvent;
-      } catch {
-        return;
-      }
+    this.#stderr.set(name, outputTail(child.stderr));
+    onJsonLines(child.stdout!, (value) => {
+      const event = value as CandidateEvent;
       this.log.push(event);
       this.#arrivals.emit('event', event);
     });
@@ -143,10 +134,6 @@ export class Candidates {
   }
 
   stderr(): string {
-    return [...this.#stderr].map(([name, text]) => `[${name}] ${text}`).join('\n');
+    return [...this.#stderr].map(([name, tail]) => `[${name}] ${tail()}`).join('\n');
   }
-}
-
-function isRunning(child: ChildProcess): boolean {
-  return child.exitCode === null && child.signalCode === null;
 }

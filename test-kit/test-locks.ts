@@ -7,11 +7,11 @@
  * credentials, as separate processes would have.
  */
 import { GetItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { LockClient, type LockClientSettings } from '../src/index.js';
-import { newLocalClient, uniqueTableName } from './aws.js';
+import { localEndpoint, newLocalClient, uniqueTableName } from './aws.js';
+import { isRunning, onJsonLines, outputTail, spawnTsx } from './processes.js';
 
 export type Item = Record<string, AttributeValue>;
 
@@ -124,7 +124,6 @@ export interface HolderProcess {
 }
 
 const HOLDER_SCRIPT = fileURLToPath(new URL('./programs/holder-process.ts', import.meta.url));
-const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 export interface ClientOptions extends Omit<LockClientSettings, 'tableName'> {
   /** Required here so that every client of a test has a distinct, known identity. */
@@ -210,25 +209,13 @@ export class LockTestBed {
    * {@link dispose}.
    */
   spawnReporter(script: string, args: readonly string[]): HolderProcess {
-    const endpoint = process.env['DYNAMODB_LOCAL_ENDPOINT'];
-    if (endpoint === undefined) throw new Error('DYNAMODB_LOCAL_ENDPOINT is not set (jest globalSetup)');
-    const child = spawn(process.execPath, ['--import', 'tsx', script, endpoint, ...args], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawnTsx(script, [localEndpoint(), ...args]);
     this.#children.push(child);
     const events: HolderProcess['events'] = [];
     const listeners = new Set<() => void>();
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString('utf8')).slice(-4000);
-    });
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      try {
-        events.push(JSON.parse(line) as ReportedEvent);
-      } catch {
-        return;
-      }
+    const stderrTail = outputTail(child.stderr);
+    onJsonLines(child.stdout!, (event) => {
+      events.push(event as ReportedEvent);
       for (const listener of listeners) listener();
     });
     const exited = new Promise<NodeJS.Signals | null>((resolve) => {
@@ -239,7 +226,7 @@ export class LockTestBed {
     return {
       child,
       events,
-      stderr: () => stderr,
+      stderr: stderrTail,
       next: (event, from = 0, timeoutMs = 20_000) =>
         new Promise((resolve, reject) => {
           const check = (): boolean => {
@@ -251,11 +238,11 @@ export class LockTestBed {
           };
           const onExit = (): void => {
             cleanup();
-            reject(new Error(`holder process exited before "${event}"; stderr:\n${stderr}`));
+            reject(new Error(`holder process exited before "${event}"; stderr:\n${stderrTail()}`));
           };
           const timer = setTimeout(() => {
             cleanup();
-            reject(new Error(`holder process did not report "${event}" within ${timeoutMs} ms; stderr:\n${stderr}`));
+            reject(new Error(`holder process did not report "${event}" within ${timeoutMs} ms; stderr:\n${stderrTail()}`));
           }, timeoutMs);
           const cleanup = (): void => {
             clearTimeout(timer);
@@ -268,7 +255,7 @@ export class LockTestBed {
           child.once('exit', onExit);
         }),
       kill: async () => {
-        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+        if (isRunning(child)) child.kill('SIGKILL');
         return exited;
       },
     };
@@ -277,7 +264,7 @@ export class LockTestBed {
   /** Closes every lock client, destroys every DynamoDB client, kills every child. Never throws. */
   async dispose(): Promise<void> {
     for (const child of this.#children) {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      if (isRunning(child)) child.kill('SIGKILL');
     }
     await Promise.allSettled(this.#lockClients.map((client) => client.close()));
     for (const client of this.#dynamoDBClients) client.destroy();
