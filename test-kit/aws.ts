@@ -4,7 +4,10 @@
  * process.env.DYNAMODB_LOCAL_ENDPOINT.
  */
 import { randomBytes } from 'node:crypto';
-import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, GetItemCommand, type AttributeValue, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+
+/** An item as the SDK reads and writes it. */
+export type Item = Record<string, AttributeValue>;
 
 export const ENDPOINT_ENV = 'DYNAMODB_LOCAL_ENDPOINT';
 
@@ -39,6 +42,14 @@ export function localClientConfig(overrides: DynamoDBClientConfig = {}): DynamoD
   };
 }
 
+/**
+ * Dummy credentials of their own for `identity`, as separate processes would
+ * have. DynamoDB Local accepts access key ids of letters and digits only.
+ */
+export function localCredentials(identity: string): { accessKeyId: string; secretAccessKey: string } {
+  return { accessKeyId: `AKID${identity.replace(/[^A-Za-z0-9]/g, '')}`, secretAccessKey: `secret-${identity}` };
+}
+
 /** A new client for DynamoDB Local. Call `client.destroy()` when done. */
 export function newLocalClient(overrides: DynamoDBClientConfig = {}): DynamoDBClient {
   return new DynamoDBClient(localClientConfig(overrides));
@@ -52,4 +63,10 @@ export function newLocalClient(overrides: DynamoDBClientConfig = {}): DynamoDBCl
 export function uniqueTableName(prefix: string): string {
   const safePrefix = prefix.replace(/[^a-zA-Z0-9_.-]/g, '-').slice(0, 200) || 'test';
   return `${safePrefix}-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
+}
+
+/** The item at `key`, read consistently; undefined when there is none. */
+export async function readItem(dynamoDB: Pick<DynamoDBClient, 'send'>, tableName: string, key: Item): Promise<Item | undefined> {
+  const output = await dynamoDB.send(new GetItemCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
+  return output.Item === undefined || Object.keys(output.Item).length === 0 ? undefined : output.Item;
 }

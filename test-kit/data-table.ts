@@ -2,9 +2,8 @@
  * A table for the data a lock protects (keyed by `id`), beside the lock
  * table of a test: what guarded writes write to.
  */
-import { CreateTableCommand, GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { uniqueTableName } from './aws.js';
-import type { Item } from './test-locks.js';
+import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { readItem, uniqueTableName, type Item } from './aws.js';
 
 /** Creates an on-demand table with a unique name from `prefix` and partition key `id` (S); DynamoDB Local makes it ACTIVE at once. */
 export async function createDataTable(dynamoDB: Pick<DynamoDBClient, 'send'>, prefix: string): Promise<string> {
@@ -27,6 +26,5 @@ export async function createIdKeyedTable(dynamoDB: Pick<DynamoDBClient, 'send'>,
 
 /** The item with this `id`, read consistently; undefined when there is none. */
 export async function dataItem(dynamoDB: Pick<DynamoDBClient, 'send'>, tableName: string, id: string): Promise<Item | undefined> {
-  const output = await dynamoDB.send(new GetItemCommand({ TableName: tableName, Key: { id: { S: id } }, ConsistentRead: true }));
-  return output.Item === undefined || Object.keys(output.Item).length === 0 ? undefined : output.Item;
+  return readItem(dynamoDB, tableName, { id: { S: id } });
 }

@@ -5,10 +5,9 @@
  * scenario made replayable against another table.
  */
 import type { AttributeValue, PutItemCommandInput } from '@aws-sdk/client-dynamodb';
+import type { Item } from './aws.js';
 import { fromWireItem, fromWireRequest, wireTypeOf, type WireItem } from './dynamodb-json.js';
 import type { JavaScenario } from './java-fixtures.js';
-
-export type Item = Record<string, AttributeValue>;
 
 /** `{ name: type tag }` of an SDK item, e.g. `{ key: 'S', data: 'B' }`. Throws on a value without exactly one type. */
 export function attributeTypes(item: Item): Record<string, string> {
@@ -127,8 +126,6 @@ export function recordedRequest(
   }
   return { ...fromWireRequest(request.request), TableName: tableName };
 }
-
-export const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
 
 /**
  * The Java client's takeover of a stale lock, exactly as recorded (owner-B's

@@ -6,7 +6,7 @@
  * standard retries (4 attempts for DynamoDB) and its own timeouts.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { newLocalClient, localEndpoint } from './aws.js';
+import { localCredentials, localEndpoint, newLocalClient } from './aws.js';
 import { FaultProxy } from './fault-proxy.js';
 
 export interface ProxiedDynamoDB {
@@ -30,9 +30,7 @@ export interface ProxiedDynamoDBOptions {
 
 export async function proxiedDynamoDB(identity: string, options: ProxiedDynamoDBOptions = {}): Promise<ProxiedDynamoDB> {
   const proxy = await FaultProxy.start(localEndpoint());
-  // DynamoDB Local accepts access key ids of letters and digits only.
-  const accessKeyId = `AKID${identity.replace(/[^A-Za-z0-9]/g, '')}`;
-  const credentials = { accessKeyId, secretAccessKey: `secret-${identity}` };
+  const credentials = localCredentials(identity);
   const dynamoDB = options.sdkDefaults
     ? new DynamoDBClient({ endpoint: proxy.endpoint, region: 'us-east-1', credentials, ...options.retries })
     : newLocalClient({

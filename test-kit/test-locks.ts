@@ -6,14 +6,12 @@
  * Every lock client gets its own DynamoDBClient with its own dummy
  * credentials, as separate processes would have.
  */
-import { GetItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { LockClient, type LockClientSettings } from '../src/index.js';
-import { localEndpoint, newLocalClient, uniqueTableName } from './aws.js';
+import { localCredentials, localEndpoint, newLocalClient, readItem, uniqueTableName, type Item } from './aws.js';
 import { isRunning, onJsonLines, outputTail, spawnTsx } from './processes.js';
-
-export type Item = Record<string, AttributeValue>;
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -149,9 +147,7 @@ export class LockTestBed {
 
   /** A DynamoDBClient with its own dummy credentials; destroyed by {@link dispose}. */
   dynamoDBClient(identity: string): DynamoDBClient {
-    // DynamoDB Local accepts access key ids of letters and digits only.
-    const accessKeyId = `AKID${identity.replace(/[^A-Za-z0-9]/g, '')}`;
-    const client = newLocalClient({ credentials: { accessKeyId, secretAccessKey: `secret-${identity}` } });
+    const client = newLocalClient({ credentials: localCredentials(identity) });
     this.#dynamoDBClients.push(client);
     return client;
   }
@@ -183,10 +179,7 @@ export class LockTestBed {
 
   /** The item as stored, read consistently; undefined when there is none. */
   async item(partitionKey: string, sortKey?: string): Promise<Item | undefined> {
-    const output = await this.raw.send(
-      new GetItemCommand({ TableName: this.tableName, Key: this.key(partitionKey, sortKey), ConsistentRead: true }),
-    );
-    return output.Item === undefined || Object.keys(output.Item).length === 0 ? undefined : output.Item;
+    return readItem(this.raw, this.tableName, this.key(partitionKey, sortKey));
   }
 
   /** The stored RVN (undefined when there is no item). */
