@@ -24,7 +24,7 @@ import {
   type LockClient,
 } from '../src/index.js';
 import { loadJavaScenarios } from '../test-kit/java-fixtures.js';
-import { createDataTable, dataItem } from '../test-kit/data-table.js';
+import { createDataTable, dataItem, increment } from '../test-kit/data-table.js';
 import { useFaultBed } from '../test-kit/jest/fault-bed.js';
 import { dynamoDBErrorReply, FaultProxy, operationOf, type ProxiedRequest } from '../test-kit/fault-proxy.js';
 import { javaStaleLockTakeover } from '../test-kit/java-items.js';
@@ -41,15 +41,6 @@ const KEY = 'lock-1';
 
 const put = (tableName: string, id: string, fields: Record<string, { S: string }> = {}): TransactWriteItem => ({
   Put: { TableName: tableName, Item: { id: { S: id }, ...fields } },
-});
-const increment = (tableName: string, id: string): TransactWriteItem => ({
-  Update: {
-    TableName: tableName,
-    Key: { id: { S: id } },
-    UpdateExpression: 'ADD #n :one',
-    ExpressionAttributeNames: { '#n': 'n' },
-    ExpressionAttributeValues: { ':one': { N: '1' } },
-  },
 });
 const counterOf = async (tableName: string, id: string): Promise<number | undefined> => {
   const n = (await dataItem(bed.raw, tableName, id))?.['n']?.N;

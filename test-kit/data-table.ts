@@ -2,7 +2,7 @@
  * A table for the data a lock protects (keyed by `id`), beside the lock
  * table of a test: what guarded writes write to.
  */
-import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { readItem, uniqueTableName, type Item } from './aws.js';
 
 /** Creates an on-demand table with a unique name from `prefix` and partition key `id` (S); DynamoDB Local makes it ACTIVE at once. */
@@ -27,4 +27,17 @@ export async function createIdKeyedTable(dynamoDB: Pick<DynamoDBClient, 'send'>,
 /** The item with this `id`, read consistently; undefined when there is none. */
 export async function dataItem(dynamoDB: Pick<DynamoDBClient, 'send'>, tableName: string, id: string): Promise<Item | undefined> {
   return readItem(dynamoDB, tableName, { id: { S: id } });
+}
+
+/** A write that adds 1 to the number `n` of the item with this `id` (creating either if missing). */
+export function increment(tableName: string, id: string): TransactWriteItem {
+  return {
+    Update: {
+      TableName: tableName,
+      Key: { id: { S: id } },
+      UpdateExpression: 'ADD #n :one',
+      ExpressionAttributeNames: { '#n': 'n' },
+      ExpressionAttributeValues: { ':one': { N: '1' } },
+    },
+  };
 }
