@@ -4,9 +4,9 @@
  * heartbeats keeping a lock across many leases, and AbortSignal.
  */
 import { describe, expect, it } from '@jest/globals';
-import { LockCurrentlyUnavailableError, LockNotGrantedError, type Lock } from '../src/index.js';
-import { now, recording, rejectionOf, sleep, watch } from '../test-kit/test-locks.js';
-import { useLockTestBed } from '../test-kit/jest/lock-test-bed-hook.js';
+import { LockCurrentlyUnavailableError, LockNotGrantedError, type Lock } from '../../src/index.js';
+import { now, recording, rejectionOf, sleep, watch } from '../../test-kit/test-locks.js';
+import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;

@@ -11,10 +11,10 @@ import {
   LockLostError,
   LockNotGrantedError,
   LockSnapshot,
-} from '../src/index.js';
-import { localClientConfig } from '../test-kit/aws.js';
-import { now, recording, rejectionOf, sleep, text, watch } from '../test-kit/test-locks.js';
-import { useLockTestBed } from '../test-kit/jest/lock-test-bed-hook.js';
+} from '../../src/index.js';
+import { localClientConfig } from '../../test-kit/aws.js';
+import { now, recording, rejectionOf, sleep, text, watch } from '../../test-kit/test-locks.js';
+import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;

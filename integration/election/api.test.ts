@@ -13,9 +13,9 @@ import {
   isAlreadyCampaigningError,
   type Leader,
   type LockClient,
-} from '../src/index.js';
-import { rejectionOf, sleep, text, waitUntil, watch } from '../test-kit/test-locks.js';
-import { useLockTestBed } from '../test-kit/jest/lock-test-bed-hook.js';
+} from '../../src/index.js';
+import { rejectionOf, sleep, text, waitUntil, watch } from '../../test-kit/test-locks.js';
+import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;

@@ -2,9 +2,9 @@
  * The session monitor ("danger zone", PROTOCOL.md §6.5).
  */
 import { describe, expect, it } from '@jest/globals';
-import { InvalidArgumentError, SessionMonitorNotSetError } from '../src/index.js';
-import { now, rejectionOf, sleep, waitUntil } from '../test-kit/test-locks.js';
-import { useLockTestBed } from '../test-kit/jest/lock-test-bed-hook.js';
+import { InvalidArgumentError, SessionMonitorNotSetError } from '../../src/index.js';
+import { now, rejectionOf, sleep, waitUntil } from '../../test-kit/test-locks.js';
+import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
 
 const bed = useLockTestBed('lock-session-monitor');
 

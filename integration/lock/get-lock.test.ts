@@ -3,9 +3,9 @@
  * §5.8, §9.2 item 18).
  */
 import { describe, expect, it } from '@jest/globals';
-import { InvalidArgumentError, Lock, LockSnapshot } from '../src/index.js';
-import { recording, rejectionOf } from '../test-kit/test-locks.js';
-import { useLockTestBed } from '../test-kit/jest/lock-test-bed-hook.js';
+import { InvalidArgumentError, Lock, LockSnapshot } from '../../src/index.js';
+import { recording, rejectionOf } from '../../test-kit/test-locks.js';
+import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;

@@ -9,11 +9,11 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { localEndpoint } from '../test-kit/aws.js';
-import { CliProcess, cliEnvironment, runCli } from '../test-kit/cli-process.js';
-import { FaultProxy, dynamoDBErrorReply } from '../test-kit/fault-proxy.js';
-import { isRunning } from '../test-kit/processes.js';
-import { LockTestBed, text, waitUntil } from '../test-kit/test-locks.js';
+import { localEndpoint } from '../../test-kit/aws.js';
+import { CliProcess, cliEnvironment, runCli } from '../../test-kit/cli-process.js';
+import { FaultProxy, dynamoDBErrorReply } from '../../test-kit/fault-proxy.js';
+import { isRunning } from '../../test-kit/processes.js';
+import { LockTestBed, text, waitUntil } from '../../test-kit/test-locks.js';
 
 let bed: LockTestBed;
 let dir: string;

@@ -5,10 +5,10 @@
  * and the waiters of one client share one polling loop per lock.
  */
 import { describe, expect, it } from '@jest/globals';
-import { LockNotGrantedError, type Lock } from '../src/index.js';
-import { countCalls } from '../test-kit/call-counter.js';
-import { recording, sleep, waitUntil, watch } from '../test-kit/test-locks.js';
-import { useLockTestBed } from '../test-kit/jest/lock-test-bed-hook.js';
+import { LockNotGrantedError, type Lock } from '../../src/index.js';
+import { countCalls } from '../../test-kit/call-counter.js';
+import { recording, sleep, waitUntil, watch } from '../../test-kit/test-locks.js';
+import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;

@@ -20,9 +20,9 @@ import {
   type CreateLockTableOptions,
   type InvalidArgumentCode,
   type LockClientSettings,
-} from '../src/index.js';
-import { newLocalClient, uniqueTableName } from '../test-kit/aws.js';
-import { recording, rejectionOf, type RecordingDynamoDB } from '../test-kit/test-locks.js';
+} from '../../src/index.js';
+import { newLocalClient, uniqueTableName } from '../../test-kit/aws.js';
+import { recording, rejectionOf, type RecordingDynamoDB } from '../../test-kit/test-locks.js';
 
 
 type Sender = Pick<DynamoDBClient, 'send'>;

@@ -6,12 +6,12 @@
  * heartbeats: every lock in it.
  */
 import { describe, expect, it } from '@jest/globals';
-import type { Lock, LockClient } from '../src/index.js';
-import { useFaultBed } from '../test-kit/jest/fault-bed.js';
-import { operationOf, type ProxiedRequest } from '../test-kit/fault-proxy.js';
-import { recordEvents, within, type EventLog } from '../test-kit/jest/lock-events.js';
-import type { ProxiedDynamoDB } from '../test-kit/proxied-dynamodb.js';
-import { sleep, waitUntil } from '../test-kit/test-locks.js';
+import type { Lock, LockClient } from '../../src/index.js';
+import { useFaultBed } from '../../test-kit/jest/fault-bed.js';
+import { operationOf, type ProxiedRequest } from '../../test-kit/fault-proxy.js';
+import { recordEvents, within, type EventLog } from '../../test-kit/jest/lock-events.js';
+import type { ProxiedDynamoDB } from '../../test-kit/proxied-dynamodb.js';
+import { sleep, waitUntil } from '../../test-kit/test-locks.js';
 
 const LEASE_MS = 2_000;
 const HEARTBEAT_MS = 400;

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { connect } from 'node:net';
-import { isRunning, spawnTsx } from '../test-kit/processes.js';
+import { isRunning, spawnTsx } from '../../test-kit/processes.js';
 
 function refusesConnections(port: number): Promise<boolean> {
   return new Promise((resolve) => {

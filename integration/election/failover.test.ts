@@ -6,10 +6,10 @@
  * no two leaders at any instant.
  */
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { localEndpoint } from '../test-kit/aws.js';
-import { Candidates, type CandidateEvent } from '../test-kit/election-candidates.js';
-import { leadershipTerms, overlappingTerms } from '../test-kit/leadership-terms.js';
-import { LockTestBed, sleep } from '../test-kit/test-locks.js';
+import { localEndpoint } from '../../test-kit/aws.js';
+import { Candidates, type CandidateEvent } from '../../test-kit/election-candidates.js';
+import { leadershipTerms, overlappingTerms } from '../../test-kit/leadership-terms.js';
+import { LockTestBed, sleep } from '../../test-kit/test-locks.js';
 
 const LEASE_MS = 2_000;
 const HEARTBEAT_MS = 400;

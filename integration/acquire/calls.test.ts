@@ -6,10 +6,10 @@
  * lock, three for an acquire + release cycle).
  */
 import { describe, expect, it } from '@jest/globals';
-import { LockCurrentlyUnavailableError, type LockClient } from '../src/index.js';
-import { countCalls, type CallCounter } from '../test-kit/call-counter.js';
-import { LockTestBed, rejectionOf } from '../test-kit/test-locks.js';
-import { useLockTestBed } from '../test-kit/jest/lock-test-bed-hook.js';
+import { LockCurrentlyUnavailableError, type LockClient } from '../../src/index.js';
+import { countCalls, type CallCounter } from '../../test-kit/call-counter.js';
+import { LockTestBed, rejectionOf } from '../../test-kit/test-locks.js';
+import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;

@@ -12,11 +12,11 @@
 import type { BatchStatementRequest } from '@aws-sdk/client-dynamodb';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { expect, it } from '@jest/globals';
-import type { Lock, LockClient } from '../src/index.js';
-import { LockLostError } from '../src/index.js';
-import { useLockTestBed } from '../test-kit/jest/lock-test-bed-hook.js';
-import { recordEvents } from '../test-kit/jest/lock-events.js';
-import { LockTestBed, recording, sleep, waitUntil, type RecordingDynamoDB, type SentCommand } from '../test-kit/test-locks.js';
+import type { Lock, LockClient } from '../../src/index.js';
+import { LockLostError } from '../../src/index.js';
+import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
+import { recordEvents } from '../../test-kit/jest/lock-events.js';
+import { LockTestBed, recording, sleep, waitUntil, type RecordingDynamoDB, type SentCommand } from '../../test-kit/test-locks.js';
 
 const LEASE_MS = 3_000;
 const HEARTBEAT_MS = 1_000;

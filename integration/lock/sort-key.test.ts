@@ -3,9 +3,9 @@
  * every (partition key, sort key) pair is its own lock.
  */
 import { describe, expect, it } from '@jest/globals';
-import { InvalidArgumentError, LockCurrentlyUnavailableError, LockSnapshot } from '../src/index.js';
-import { LockTestBed, rejectionOf } from '../test-kit/test-locks.js';
-import { useLockTestBed } from '../test-kit/jest/lock-test-bed-hook.js';
+import { InvalidArgumentError, LockCurrentlyUnavailableError, LockSnapshot } from '../../src/index.js';
+import { LockTestBed, rejectionOf } from '../../test-kit/test-locks.js';
+import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;

@@ -9,10 +9,10 @@
  */
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { expect, it } from '@jest/globals';
-import type { Lock } from '../src/index.js';
-import { useFaultBed } from '../test-kit/jest/fault-bed.js';
-import { recordEvents } from '../test-kit/jest/lock-events.js';
-import { sleep } from '../test-kit/test-locks.js';
+import type { Lock } from '../../src/index.js';
+import { useFaultBed } from '../../test-kit/jest/fault-bed.js';
+import { recordEvents } from '../../test-kit/jest/lock-events.js';
+import { sleep } from '../../test-kit/test-locks.js';
 
 const LOCKS = 120;
 const LEASE_MS = 3_000;

@@ -5,10 +5,10 @@
  * the signal has not run yet.
  */
 import { describe, expect, it } from '@jest/globals';
-import { LockLostError } from '../src/index.js';
-import { useFaultBed } from '../test-kit/jest/fault-bed.js';
-import { abortOf, expectLostOnce, recordEvents, thrownBy } from '../test-kit/jest/lock-events.js';
-import { waitUntil, watch } from '../test-kit/test-locks.js';
+import { LockLostError } from '../../src/index.js';
+import { useFaultBed } from '../../test-kit/jest/fault-bed.js';
+import { abortOf, expectLostOnce, recordEvents, thrownBy } from '../../test-kit/jest/lock-events.js';
+import { waitUntil, watch } from '../../test-kit/test-locks.js';
 
 const faults = useFaultBed('hb-expiry');
 

@@ -5,9 +5,9 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
-import { localEndpoint, uniqueTableName } from '../test-kit/aws.js';
-import { CliProcess, cliEnvironment, runCli } from '../test-kit/cli-process.js';
-import { LockTestBed, waitUntil } from '../test-kit/test-locks.js';
+import { localEndpoint, uniqueTableName } from '../../test-kit/aws.js';
+import { CliProcess, cliEnvironment, runCli } from '../../test-kit/cli-process.js';
+import { LockTestBed, waitUntil } from '../../test-kit/test-locks.js';
 
 let bed: LockTestBed;
 const started: CliProcess[] = [];

@@ -6,11 +6,11 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { localEndpoint } from '../test-kit/aws.js';
-import { useFaultBed } from '../test-kit/jest/fault-bed.js';
-import { isRunning, onJsonLines, outputTail, spawnTsx } from '../test-kit/processes.js';
+import { localEndpoint } from '../../test-kit/aws.js';
+import { useFaultBed } from '../../test-kit/jest/fault-bed.js';
+import { isRunning, onJsonLines, outputTail, spawnTsx } from '../../test-kit/processes.js';
 
-const SCRIPT = fileURLToPath(new URL('../test-kit/programs/exit-process.ts', import.meta.url));
+const SCRIPT = fileURLToPath(new URL('../../test-kit/programs/exit-process.ts', import.meta.url));
 /** Generous: starting tsx and acquiring takes a few seconds on a busy machine; a stuck process never exits. */
 const EXIT_WITHIN_MS = 15_000;
 const KEYS = ['exit-a', 'exit-b', 'exit-c'];

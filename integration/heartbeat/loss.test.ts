@@ -4,11 +4,11 @@
  * through lock.signal and the `lost` event, with the right kind of loss.
  */
 import { describe, expect, it } from '@jest/globals';
-import { LockLostError, type LockLossKind } from '../src/index.js';
-import { useFaultBed } from '../test-kit/jest/fault-bed.js';
-import { abortOf, expectLostOnce, recordEvents, thrownBy } from '../test-kit/jest/lock-events.js';
-import { deleteLockItem, markReleased, stealLock } from '../test-kit/tamper.js';
-import { sleep } from '../test-kit/test-locks.js';
+import { LockLostError, type LockLossKind } from '../../src/index.js';
+import { useFaultBed } from '../../test-kit/jest/fault-bed.js';
+import { abortOf, expectLostOnce, recordEvents, thrownBy } from '../../test-kit/jest/lock-events.js';
+import { deleteLockItem, markReleased, stealLock } from '../../test-kit/tamper.js';
+import { sleep } from '../../test-kit/test-locks.js';
 
 const LEASE_MS = 2_000;
 const HEARTBEAT_MS = 400;

@@ -3,9 +3,9 @@
  * per-lock leases, close() racing an acquisition, and copies of lock data.
  */
 import { describe, expect, it } from '@jest/globals';
-import { InvalidArgumentError, LockClientClosedError } from '../src/index.js';
-import { recording, sleep, text, watch } from '../test-kit/test-locks.js';
-import { useLockTestBed } from '../test-kit/jest/lock-test-bed-hook.js';
+import { InvalidArgumentError, LockClientClosedError } from '../../src/index.js';
+import { recording, sleep, text, watch } from '../../test-kit/test-locks.js';
+import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
 
 const bed = useLockTestBed('lock-bugs');
 

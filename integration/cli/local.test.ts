@@ -7,10 +7,10 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CliProcess, cliEnvironment, cliShellCommand, type CliResult } from '../test-kit/cli-process.js';
-import { uniqueTableName } from '../test-kit/aws.js';
-import { REPO_ROOT } from '../test-kit/processes.js';
-import { waitUntil } from '../test-kit/test-locks.js';
+import { CliProcess, cliEnvironment, cliShellCommand, type CliResult } from '../../test-kit/cli-process.js';
+import { uniqueTableName } from '../../test-kit/aws.js';
+import { REPO_ROOT } from '../../test-kit/processes.js';
+import { waitUntil } from '../../test-kit/test-locks.js';
 
 const started: CliProcess[] = [];
 const dirs: string[] = [];

@@ -10,11 +10,11 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { localEndpoint } from '../test-kit/aws.js';
-import { CliProcess, cliEnvironment } from '../test-kit/cli-process.js';
-import { FaultProxy } from '../test-kit/fault-proxy.js';
-import { isRunning } from '../test-kit/processes.js';
-import { LockTestBed, waitUntil } from '../test-kit/test-locks.js';
+import { localEndpoint } from '../../test-kit/aws.js';
+import { CliProcess, cliEnvironment } from '../../test-kit/cli-process.js';
+import { FaultProxy } from '../../test-kit/fault-proxy.js';
+import { isRunning } from '../../test-kit/processes.js';
+import { LockTestBed, waitUntil } from '../../test-kit/test-locks.js';
 
 let bed: LockTestBed;
 let dir: string;

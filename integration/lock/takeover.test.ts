@@ -3,10 +3,10 @@
  * holder sees afterwards (§7.1, §7.3).
  */
 import { describe, expect, it } from '@jest/globals';
-import { LockCurrentlyUnavailableError, LockLostError, type Lock, type MonotonicClock } from '../src/index.js';
+import { LockCurrentlyUnavailableError, LockLostError, type Lock, type MonotonicClock } from '../../src/index.js';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { now, recording, rejectionOf, sleep, waitUntil, watch } from '../test-kit/test-locks.js';
-import { useLockTestBed } from '../test-kit/jest/lock-test-bed-hook.js';
+import { now, recording, rejectionOf, sleep, waitUntil, watch } from '../../test-kit/test-locks.js';
+import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;
