@@ -2,7 +2,7 @@
  * The two lock libraries behind one small interface, so that every acquire
  * benchmark drives both the same way: same DynamoDB Local, same SDK client
  * settings, same lease and heartbeat period, calls counted by the same
- * middleware (integration/support/call-counter.ts).
+ * middleware (test-kit/call-counter.ts).
  */
 import { CreateTableCommand, DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
 import { LockClient } from '../src/index.js';

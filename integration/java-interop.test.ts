@@ -9,7 +9,7 @@
  *   conditional writes Java itself sends.
  * - us → Java: the items we write have exactly the attribute names and types
  *   of the Java client's items, read cleanly under Java's rules
- *   (integration/support/java-items.ts), and Java's own recorded takeover
+ *   (test-kit/java-items.ts), and Java's own recorded takeover
  *   requests, replayed against them, are accepted by DynamoDB.
  */
 import { afterEach, describe, expect, test } from '@jest/globals';

@@ -1,6 +1,6 @@
 /**
  * Helpers for integration tests that talk to the DynamoDB Local started by
- * jest's globalSetup (see global-setup.ts), which publishes its endpoint in
+ * jest's globalSetup (see jest/global-setup.ts), which publishes its endpoint in
  * process.env.DYNAMODB_LOCAL_ENDPOINT.
  */
 import { randomBytes } from 'node:crypto';
@@ -16,7 +16,7 @@ export function localEndpoint(): string {
   if (!endpoint) {
     throw new Error(
       `${ENDPOINT_ENV} is not set: DynamoDB Local is started by jest's globalSetup ` +
-        '(integration/support/global-setup.ts); run integration tests through jest.',
+        '(test-kit/jest/global-setup.ts); run integration tests through jest.',
     );
   }
   return endpoint;

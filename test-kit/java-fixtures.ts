@@ -63,7 +63,7 @@ export interface JavaScenario {
 
 function candidateDirectories(): string[] {
   const here = path.dirname(fileURLToPath(import.meta.url));
-  // <repo>/test/support → <repo>/test/fixtures/java-lock-client
+  // <repo>/test-kit → <repo>/test/fixtures/java-lock-client
   const candidates = [path.resolve(here, '../test/fixtures/java-lock-client')];
   const fromEnvironment = process.env['JAVA_LOCK_FIXTURES_DIR'];
   if (fromEnvironment) candidates.unshift(path.resolve(fromEnvironment));

@@ -1,7 +1,7 @@
 /**
- * Shared helpers of the integration/lock-*.test.ts files: one {@link LockTestBed}
- * per test owns every lock client, DynamoDB client and child process the test
- * makes, and `dispose()` ends them all (call it in `afterEach`).
+ * What most integration tests share: one {@link LockTestBed} per test owns
+ * every lock client, DynamoDB client and child process the test makes, and
+ * `dispose()` ends them all (call it in `afterEach`).
  *
  * Every lock client gets its own DynamoDBClient with its own dummy
  * credentials, as separate processes would have.
@@ -109,7 +109,7 @@ export interface ReportedEvent {
   readonly [field: string]: unknown;
 }
 
-/** A lock holder in a child process (integration/support/holder-process.ts, or another script that reports JSON lines). */
+/** A lock holder in a child process (test-kit/programs/holder-process.ts, or another program that reports JSON lines). */
 export interface HolderProcess {
   readonly child: ChildProcess;
   /** Every JSON line it printed, in order. */
@@ -191,7 +191,7 @@ export class LockTestBed {
     return (await this.item(partitionKey, sortKey))?.['ownerName']?.S;
   }
 
-  /** Starts integration/support/holder-process.ts, which acquires `key` and heartbeats it. */
+  /** Starts test-kit/programs/holder-process.ts, which acquires `key` and heartbeats it. */
   spawnHolder(key: string, ownerName: string, leaseMs: number, heartbeatMs: number): HolderProcess {
     return this.spawnReporter(HOLDER_SCRIPT, [this.tableName, key, ownerName, String(leaseMs), String(heartbeatMs)]);
   }

@@ -1,6 +1,6 @@
 /**
  * How many DynamoDB calls each acquisition path costs, counted by a
- * middleware on the SDK client (support/call-counter.ts) against DynamoDB
+ * middleware on the SDK client (test-kit/call-counter.ts) against DynamoDB
  * Local: a free lock in one call, a released one in two, a release in one.
  * The Java client reads before every acquisition write (two calls for a free
  * lock, three for an acquire + release cycle).

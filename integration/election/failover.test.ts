@@ -1,6 +1,6 @@
 /**
  * Leader election across processes: three candidates, each a process of its
- * own (integration/support/election-candidate.ts). A leader killed with
+ * own (test-kit/programs/election-candidate.ts). A leader killed with
  * SIGKILL is replaced by exactly one candidate about one lease later; a
  * leader that resigns is replaced at once; and the log of every test shows
  * no two leaders at any instant.

@@ -3,9 +3,9 @@
  * the background heartbeat loop, and then simply ends its main module: with
  * `return`, leaving the client open and the locks held; with `close`, after
  * `await client.close()`. Whether the process then exits by itself is what
- * integration/heartbeat-process-exit.test.ts checks.
+ * integration/heartbeat/process-exit.test.ts checks.
  *
- * Usage: tsx integration/support/exit-process.ts <endpoint> <table> <return|close> <key>...
+ * Usage: tsx test-kit/programs/exit-process.ts <endpoint> <table> <return|close> <key>...
  * Prints one JSON line per step on stdout.
  */
 import { LockClient, type Lock } from '../../src/index.js';

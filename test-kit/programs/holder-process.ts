@@ -3,7 +3,7 @@
  * stdout as JSON lines until it is killed. Tests and the demo SIGKILL it to
  * play a holder that dies without releasing.
  *
- * Usage: tsx integration/support/holder-process.ts <endpoint> <table> <key> <owner> <leaseMs> <heartbeatMs>
+ * Usage: tsx test-kit/programs/holder-process.ts <endpoint> <table> <key> <owner> <leaseMs> <heartbeatMs>
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { LockClient } from '../../src/index.js';

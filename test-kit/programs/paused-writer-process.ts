@@ -5,7 +5,7 @@
  * write leaves the lock client for the AWS SDK, after every local check has
  * passed. Once the test sends SIGCONT, it reports how the write ended.
  *
- * Usage: tsx integration/support/paused-writer-process.ts <endpoint> <lockTable> <dataTable> <key> <owner> <leaseMs> <heartbeatMs>
+ * Usage: tsx test-kit/programs/paused-writer-process.ts <endpoint> <lockTable> <dataTable> <key> <owner> <leaseMs> <heartbeatMs>
  * Reports JSON lines: `acquired` {rvn}, `pausing` {guardRvn}, then `outcome` {committed} or {error, kind, holder}.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';

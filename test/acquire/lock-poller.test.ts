@@ -2,7 +2,7 @@
  * LockPollers: one polling loop per lock for all waiters of a client. Fake
  * timers drive setTimeout and performance.now() (so `systemClock` moves with
  * them); the read is a recording function, since only the scheduling is
- * under test here (integration/acquire-*.test.ts read DynamoDB Local).
+ * under test here (integration/acquire/ reads DynamoDB Local).
  */
 import { describe, expect, it, jest } from '@jest/globals';
 import { LockPollers, POLL_JITTER, jitteredPollDelay, type PollOutcome } from '../../src/acquire/lock-poller.js';
