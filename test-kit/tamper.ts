@@ -1,10 +1,38 @@
 /**
  * What other clients do to a lock behind its holder's back, written raw to
- * the table: a Java-style takeover, a deletion, marking it released.
+ * the table: another holder's item, a Java-style takeover, a deletion,
+ * marking it released.
  */
 import { DeleteItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import type { LockTestBed } from './test-locks.js';
+
+/**
+ * Writes the item another holder writes when it acquires `partitionKey`, as
+ * the Java client writes it, over whatever is there: a holder that died
+ * without releasing, a takeover, a Java host in an election.
+ * @returns its RVN (`rvn` if given, else a new one).
+ */
+export async function putForeignLock(
+  bed: LockTestBed,
+  partitionKey: string,
+  ownerName: string,
+  { leaseMs = 20_000, data, rvn = randomUUID() }: { leaseMs?: number; data?: string; rvn?: string } = {},
+): Promise<string> {
+  await bed.raw.send(
+    new PutItemCommand({
+      TableName: bed.tableName,
+      Item: {
+        ...bed.key(partitionKey),
+        ownerName: { S: ownerName },
+        leaseDuration: { S: String(leaseMs) },
+        recordVersionNumber: { S: rvn },
+        ...(data === undefined ? {} : { data: { B: new TextEncoder().encode(data) } }),
+      },
+    }),
+  );
+  return rvn;
+}
 
 /**
  * Replaces the item with one owned by `thief`, as a Java takeover does: a

@@ -7,6 +7,7 @@ import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { localEndpoint, uniqueTableName } from '../../test-kit/aws.js';
 import { CliProcess, cliEnvironment, runCli } from '../../test-kit/cli-process.js';
+import { putForeignLock } from '../../test-kit/tamper.js';
 import { LockTestBed, waitUntil } from '../../test-kit/test-locks.js';
 
 let bed: LockTestBed;
@@ -25,16 +26,8 @@ afterEach(async () => {
 const connection = (): string[] => ['--endpoint', localEndpoint(), '--table', bed.tableName];
 
 /** The item of a holder that died without releasing (written the way the Java client writes it). */
-async function putAbandonedLock(key: string, ownerName: string, leaseMs = 20_000): Promise<string> {
-  const rvn = randomUUID();
-  await bed.raw.send(
-    new PutItemCommand({
-      TableName: bed.tableName,
-      Item: { key: { S: key }, ownerName: { S: ownerName }, leaseDuration: { S: String(leaseMs) }, recordVersionNumber: { S: rvn } },
-    }),
-  );
-  return rvn;
-}
+const putAbandonedLock = (key: string, ownerName: string, leaseMs = 20_000): Promise<string> =>
+  putForeignLock(bed, key, ownerName, { leaseMs });
 
 describe('create-table', () => {
   it('creates an on-demand table with a sort key and waits until it is ACTIVE; again only with --if-not-exists', async () => {

@@ -4,8 +4,6 @@
  * command stopped when the lock is stolen.
  */
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +11,7 @@ import { localEndpoint } from '../../test-kit/aws.js';
 import { CliProcess, cliEnvironment, runCli } from '../../test-kit/cli-process.js';
 import { FaultProxy, dynamoDBErrorReply } from '../../test-kit/fault-proxy.js';
 import { isRunning } from '../../test-kit/processes.js';
+import { putForeignLock } from '../../test-kit/tamper.js';
 import { LockTestBed, text, waitUntil } from '../../test-kit/test-locks.js';
 
 let bed: LockTestBed;
@@ -155,12 +154,7 @@ describe('run KEY -- COMMAND', () => {
     expect(JSON.parse(text(stored?.['data']?.B) as string)).toMatchObject({ pid: expect.any(Number), command: 'node' });
 
     // Another client takes the lock (as a Java client does after our heartbeats failed): our next heartbeat is refused.
-    await bed.raw.send(
-      new PutItemCommand({
-        TableName: bed.tableName,
-        Item: { key: { S: 'stolen' }, ownerName: { S: 'thief' }, leaseDuration: { S: '20000' }, recordVersionNumber: { S: randomUUID() } },
-      }),
-    );
+    await putForeignLock(bed, 'stolen', 'thief');
     const result = await run.exited;
 
     expect(result.code).toBe(76);

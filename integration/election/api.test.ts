@@ -4,8 +4,6 @@
  * campaigning again after a loss, and the refusals.
  */
 import { describe, expect, it } from '@jest/globals';
-import { PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { randomUUID } from 'node:crypto';
 import {
   AlreadyCampaigningError,
   LeaderElection,
@@ -16,6 +14,7 @@ import {
 } from '../../src/index.js';
 import { rejectionOf, sleep, text, waitUntil, watch } from '../../test-kit/test-locks.js';
 import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
+import { putForeignLock } from '../../test-kit/tamper.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;
@@ -33,22 +32,8 @@ const addressOf = (leader: Leader | undefined): string | undefined =>
   leader?.data === undefined ? undefined : (JSON.parse(text(leader.data) as string) as { address: string }).address;
 
 /** Writes the item a Java `AmazonDynamoDBLockClient` writes when it acquires (no sort key). */
-async function putJavaStyleLock(ownerName: string, leaseMs: number, data?: string): Promise<string> {
-  const rvn = randomUUID();
-  await bed.raw.send(
-    new PutItemCommand({
-      TableName: bed.tableName,
-      Item: {
-        key: { S: KEY },
-        ownerName: { S: ownerName },
-        leaseDuration: { S: String(leaseMs) },
-        recordVersionNumber: { S: rvn },
-        ...(data === undefined ? {} : { data: { B: new TextEncoder().encode(data) } }),
-      },
-    }),
-  );
-  return rvn;
-}
+const putJavaStyleLock = (ownerName: string, leaseMs: number, data?: string): Promise<string> =>
+  putForeignLock(bed, KEY, ownerName, { leaseMs, data });
 
 describe('observing an election', () => {
   it('leader() says who leads and with what data; observe() yields each change of leader, not heartbeats', async () => {

@@ -10,12 +10,12 @@
  * and batches form without a heavy load.
  */
 import type { BatchStatementRequest } from '@aws-sdk/client-dynamodb';
-import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { expect, it } from '@jest/globals';
 import type { Lock, LockClient } from '../../src/index.js';
 import { LockLostError } from '../../src/index.js';
 import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
 import { recordEvents } from '../../test-kit/jest/lock-events.js';
+import { putForeignLock } from '../../test-kit/tamper.js';
 import { LockTestBed, recording, sleep, waitUntil, type RecordingDynamoDB, type SentCommand } from '../../test-kit/test-locks.js';
 
 const LEASE_MS = 3_000;
@@ -108,12 +108,7 @@ it('a lock taken by another client is lost at its first batched heartbeat; the r
   const firstIsBatch = firstKeys.length > 1;
   const stolen = locks.find((lock) => firstKeys.includes(lock.partitionKey) === firstIsBatch) as Lock;
   // Another owner's item in its place, as after a takeover of an expired lease.
-  await bed.raw.send(
-    new PutItemCommand({
-      TableName: bed.tableName,
-      Item: { key: { S: stolen.partitionKey }, ownerName: { S: 'thief' }, recordVersionNumber: { S: 'thief-rvn' }, leaseDuration: { S: '20000' } },
-    }),
-  );
+  await putForeignLock(bed, stolen.partitionKey, 'thief', { rvn: 'thief-rvn' });
   if (!firstIsBatch) {
     const lastDueAt = Math.max(...locks.map((lock) => lock.lookupTime)) + HEARTBEAT_MS;
     await sleep(Math.max(0, lastDueAt - performance.now()) + 100);
