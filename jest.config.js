@@ -8,7 +8,7 @@ const common = {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }],
   },
   testMatch: ['**/*.test.ts'],
-  setupFiles: ['<rootDir>/test/support/realm-symbols.ts'],
+  setupFiles: ['<rootDir>/test-kit/jest/realm-symbols.ts'],
 };
 
 /** @type {import('jest').Config} */
@@ -24,8 +24,8 @@ export default {
       roots: ['<rootDir>/integration'],
       // jest runs a project's globalSetup/Teardown only if one of its tests is
       // selected, so `npm test -- test/` doesn't start DynamoDB Local.
-      globalSetup: '<rootDir>/integration/support/global-setup.ts',
-      globalTeardown: '<rootDir>/integration/support/global-teardown.ts',
+      globalSetup: '<rootDir>/test-kit/jest/global-setup.ts',
+      globalTeardown: '<rootDir>/test-kit/jest/global-teardown.ts',
     },
   ],
 };

@@ -2,11 +2,11 @@
  * The two lock libraries behind one small interface, so that every acquire
  * benchmark drives both the same way: same DynamoDB Local, same SDK client
  * settings, same lease and heartbeat period, calls counted by the same
- * middleware (integration/support/call-counter.ts).
+ * middleware (test-kit/call-counter.ts).
  */
 import { CreateTableCommand, DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
 import { LockClient } from '../src/index.js';
-import { countCalls, type CallCounter } from '../integration/support/call-counter.js';
+import { countCalls, type CallCounter } from '../test-kit/call-counter.js';
 import { FailOpen, v2StyleDocumentClient, type FailOpenLock } from './acquire-ddb-lock-client.js';
 
 export const CLIENTS = ['dynamodb-lock', 'dynamodb-lock-client'] as const;

@@ -6,7 +6,7 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { LockClient } from '../src/index.js';
-import { countCalls } from '../integration/support/call-counter.js';
+import { countCalls } from '../test-kit/call-counter.js';
 import { CLIENTS, benchDynamoDB, openClient, tableOf, type BenchLockClient, type ClientName, type LockSettings } from './acquire-clients.js';
 import { acquireRow, percentile, type Row } from './report.js';
 

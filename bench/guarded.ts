@@ -15,8 +15,8 @@
  * middleware of the client it runs on.
  */
 import { TransactWriteItemsCommand, UpdateItemCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import { countCalls, type CallCounter } from '../integration/support/call-counter.js';
-import { createIdKeyedTable } from '../integration/support/data-table.js';
+import { countCalls, type CallCounter } from '../test-kit/call-counter.js';
+import { createIdKeyedTable, increment } from '../test-kit/data-table.js';
 import { LockClient, type Lock } from '../src/index.js';
 import { benchDynamoDB } from './acquire-clients.js';
 import { percentile, type Row } from './report.js';
@@ -41,16 +41,7 @@ interface Scenario {
   run(): Promise<void>;
 }
 
-const update = (id: string): TransactWriteItem => ({
-  Update: {
-    TableName: DATA_TABLE,
-    Key: { id: { S: id } },
-    UpdateExpression: 'ADD #n :one',
-    ExpressionAttributeNames: { '#n': 'n' },
-    ExpressionAttributeValues: { ':one': { N: '1' } },
-  },
-});
-const updates = (count: number): TransactWriteItem[] => Array.from({ length: count }, (_, i) => update(`item-${i}`));
+const updates = (count: number): TransactWriteItem[] => Array.from({ length: count }, (_, i) => increment(DATA_TABLE, `item-${i}`));
 
 async function measure(scenario: Scenario, count: number, sample?: Sample): Promise<void> {
   const callsBefore = scenario.calls();

@@ -121,7 +121,7 @@ export async function startCpuProfile(name: string): Promise<() => Promise<void>
  * UpdateItem calls, and BatchExecuteStatement calls by their number of
  * statements. Tells a client that is behind with full batches from one that
  * sends part-full ones, which cost the server a whole call each. Not the
- * shared `countCalls` (integration/support/call-counter.ts): that one keeps
+ * shared `countCalls` (test-kit/call-counter.ts): that one keeps
  * every call's name, which over a window of 80 000 heartbeats would count as
  * the locks' memory, and it does not look inside a batch. Counts go into a
  * fixed array instead.

@@ -5,7 +5,7 @@
  * `npm run bench -- guarded [--cycles N] [--json]`: guarded writes beside plain ones, fenced acquisitions beside plain ones; see bench/guarded.ts.
  */
 import { parseArgs } from 'node:util';
-import { startDynamoDBLocal } from '../integration/support/dynamodb-local.js';
+import { startDynamoDBLocal } from '../src/testing/index.js';
 import { benchAcquireRelease } from './acquire-release.js';
 import { benchGuarded } from './guarded.js';
 import { benchHeartbeat, parseList, parseSetups } from './heartbeat.js';

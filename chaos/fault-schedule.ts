@@ -3,7 +3,7 @@
  * for the fault proxy that, per request, forwards it or injects one fault,
  * and counts what it injected by kind.
  */
-import { dynamoDBErrorReply, type RequestFault, type RequestRule } from '../integration/support/fault-proxy.js';
+import { dynamoDBErrorReply, type RequestFault, type RequestRule } from '../test-kit/fault-proxy.js';
 import { between, seededRandom, type Random } from './random.js';
 
 export type NetworkFaultKind =

@@ -5,7 +5,7 @@
  * or one by a worker killed before it could log, still shows there).
  */
 import { DynamoDBClient, ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
-import { createIdKeyedTable } from '../integration/support/data-table.js';
+import { createIdKeyedTable } from '../test-kit/data-table.js';
 import type { ChaosEvent, WriteOutcome } from './events.js';
 
 export interface FencedReport {

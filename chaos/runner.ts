@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { FaultProxy } from '../integration/support/fault-proxy.js';
+import { FaultProxy } from '../test-kit/fault-proxy.js';
 import { LockClient } from '../src/index.js';
 import { checkChaosLog, type CheckReport } from './checker.js';
 import { ChaosDriver, type WorkerCrash } from './driver.js';

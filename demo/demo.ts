@@ -9,8 +9,8 @@
  * everything it started: by itself within a minute, on Ctrl-C, or on failure.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { Candidates, type CandidateEvent } from '../integration/support/election-candidates.js';
-import { leadershipTerms, overlappingTerms } from '../integration/support/leadership-terms.js';
+import { Candidates, type CandidateEvent } from '../test-kit/election-candidates.js';
+import { leadershipTerms, overlappingTerms } from '../test-kit/leadership-terms.js';
 import { startDynamoDBLocal, type DynamoDBLocal } from '../src/testing/index.js';
 import { LeaderElection, LockClient } from '../src/index.js';
 import { TerminalView } from './terminal-view.js';

@@ -3,7 +3,7 @@
  * who leads, who waits, who was killed, and the leader's heartbeats. It
  * turns each event into a line of text and the whole into a status line.
  */
-import type { CandidateEvent } from '../integration/support/election-candidates.js';
+import type { CandidateEvent } from '../test-kit/election-candidates.js';
 
 type WorkerState = 'starting' | 'waiting' | 'leading' | 'resigned' | 'killed' | 'stopped';
 

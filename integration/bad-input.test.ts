@@ -29,8 +29,8 @@ import {
   type InvalidArgumentCode,
   type LockClientSettings,
 } from '../src/index.js';
-import { newLocalClient, uniqueTableName } from './support/aws.js';
-import { recording, sleep, waitUntil, type RecordingDynamoDB } from './support/test-locks.js';
+import { newLocalClient, uniqueTableName } from '../test-kit/aws.js';
+import { recording, sleep, waitUntil, type RecordingDynamoDB } from '../test-kit/test-locks.js';
 
 
 type Item = Record<string, AttributeValue>;

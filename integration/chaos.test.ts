@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { dynamoDBErrorReply, FaultProxy, type DynamoDBErrorKind } from './support/fault-proxy.js';
-import { localEndpoint } from './support/aws.js';
+import { dynamoDBErrorReply, FaultProxy, type DynamoDBErrorKind } from '../test-kit/fault-proxy.js';
+import { localEndpoint } from '../test-kit/aws.js';
 import { checkChaosLog } from '../chaos/checker.js';
 import type { ChaosEvent } from '../chaos/events.js';
 import { judgeCounters } from '../chaos/fenced-check.js';

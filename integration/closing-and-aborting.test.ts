@@ -6,10 +6,10 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { LockClientCloseError, LockClientClosedError, LockLostError } from '../src/index.js';
-import { useFaultBed } from './support/fault-bed.js';
-import { dynamoDBErrorReply, operationOf, type ProxiedRequest } from './support/fault-proxy.js';
-import { abortOf, expectLostOnce, recordEvents, thrownBy, within } from './support/lock-events.js';
-import { rejectionOf } from './support/test-locks.js';
+import { useFaultBed } from '../test-kit/jest/fault-bed.js';
+import { dynamoDBErrorReply, operationOf, type ProxiedRequest } from '../test-kit/fault-proxy.js';
+import { abortOf, expectLostOnce, recordEvents, thrownBy, within } from '../test-kit/jest/lock-events.js';
+import { rejectionOf } from '../test-kit/test-locks.js';
 
 const faults = useFaultBed('closing');
 

@@ -7,7 +7,7 @@ import {
   ResourceNotFoundException,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
-import { localEndpoint, newLocalClient, uniqueTableName } from './support/aws.js';
+import { localEndpoint, newLocalClient, uniqueTableName } from '../test-kit/aws.js';
 
 describe('DynamoDB Local (jest globalSetup)', () => {
   const alice = newLocalClient({

@@ -7,10 +7,10 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { DynamoDBUnavailableError, LockNotGrantedError, isDynamoDBUnavailableError, isLockNotGrantedError } from '../src/index.js';
-import { useFaultBed } from './support/fault-bed.js';
-import { dynamoDBErrorReply } from './support/fault-proxy.js';
-import { within } from './support/lock-events.js';
-import { rejectionOf } from './support/test-locks.js';
+import { useFaultBed } from '../test-kit/jest/fault-bed.js';
+import { dynamoDBErrorReply } from '../test-kit/fault-proxy.js';
+import { within } from '../test-kit/jest/lock-events.js';
+import { rejectionOf } from '../test-kit/test-locks.js';
 
 const faults = useFaultBed('unavailable');
 

@@ -3,14 +3,13 @@
  * Local: each is a real process configured through the AWS environment.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import { LockClient } from '../src/index.js';
-import { localClientConfig, uniqueTableName } from './support/aws.js';
-import { CliProcess, cliEnvironment } from './support/cli-process.js';
-import { waitUntil } from './support/test-locks.js';
+import { localClientConfig, uniqueTableName } from '../test-kit/aws.js';
+import { CliProcess, cliEnvironment } from '../test-kit/cli-process.js';
+import { isRunning, spawnTsx } from '../test-kit/processes.js';
+import { waitUntil } from '../test-kit/test-locks.js';
 
-const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const tableName = uniqueTableName('examples');
 
 const environment = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
@@ -25,7 +24,7 @@ class Example {
   stdout = '';
   stderr = '';
   constructor(script: string, env: NodeJS.ProcessEnv) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = spawnTsx(script, [], { env });
     this.child.stdout?.on('data', (chunk: Buffer) => (this.stdout += chunk.toString('utf8')));
     this.child.stderr?.on('data', (chunk: Buffer) => (this.stderr += chunk.toString('utf8')));
     this.exited = new Promise((resolve) => this.child.once('close', (code) => resolve(code)));
@@ -34,7 +33,7 @@ class Example {
     return this.stdout.split('\n').filter((line) => line !== '');
   }
   kill(): void {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+    if (isRunning(this.child)) this.child.kill('SIGKILL');
   }
 }
 

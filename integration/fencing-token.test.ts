@@ -8,11 +8,11 @@
 import { describe, expect, it } from '@jest/globals';
 import { DeleteItemCommand, GetItemCommand, PutItemCommand, ScanCommand, UpdateItemCommand, type DynamoDBClient, type PutItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { LockTableDoesNotExistError, type LockClient, type LockClientSettings } from '../src/index.js';
-import { loadJavaScenarios } from '../test/support/java-fixtures.js';
-import { useFaultBed } from './support/fault-bed.js';
-import { operationOf, type ProxiedRequest } from './support/fault-proxy.js';
-import { javaReadLockItem, recordedRequest } from './support/java-items.js';
-import { recording, rejectionOf } from './support/test-locks.js';
+import { loadJavaScenarios } from '../test-kit/java-fixtures.js';
+import { useFaultBed } from '../test-kit/jest/fault-bed.js';
+import { operationOf, type ProxiedRequest } from '../test-kit/fault-proxy.js';
+import { javaReadLockItem, recordedRequest } from '../test-kit/java-items.js';
+import { recording, rejectionOf } from '../test-kit/test-locks.js';
 
 const faults = useFaultBed('fencing');
 const bed = faults.bed;

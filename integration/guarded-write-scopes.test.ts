@@ -4,28 +4,19 @@
  * and a write after a takeover is refused and ends the scope's signal.
  */
 import { describe, expect, it } from '@jest/globals';
-import { PutItemCommand, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { LeaderElection, LockLostError } from '../src/index.js';
-import { loadJavaScenarios } from '../test/support/java-fixtures.js';
-import { createDataTable, dataItem } from './support/data-table.js';
-import { javaStaleLockTakeover } from './support/java-items.js';
-import { useLockTestBed } from './support/lock-test-bed-hook.js';
-import { rejectionOf } from './support/test-locks.js';
+import { loadJavaScenarios } from '../test-kit/java-fixtures.js';
+import { createDataTable, dataItem, increment } from '../test-kit/data-table.js';
+import { javaStaleLockTakeover } from '../test-kit/java-items.js';
+import { useLockTestBed } from '../test-kit/jest/lock-test-bed-hook.js';
+import { rejectionOf } from '../test-kit/test-locks.js';
 
 const bed = useLockTestBed('guarded-scopes');
 const scenarios = loadJavaScenarios();
 /** The key the recorded Java takeover writes. */
 const KEY = 'lock-1';
 
-const increment = (tableName: string): TransactWriteItem => ({
-  Update: {
-    TableName: tableName,
-    Key: { id: { S: 'counter' } },
-    UpdateExpression: 'ADD #n :one',
-    ExpressionAttributeNames: { '#n': 'n' },
-    ExpressionAttributeValues: { ':one': { N: '1' } },
-  },
-});
 const counter = async (tableName: string): Promise<string | undefined> => (await dataItem(bed.raw, tableName, 'counter'))?.['n']?.N;
 const javaTakesOver = (rvn: string): Promise<unknown> => bed.raw.send(new PutItemCommand(javaStaleLockTakeover(scenarios, bed.tableName, rvn)));
 /** No background heartbeats: only the guarded write can find out that the lock moved. */
@@ -40,9 +31,9 @@ describe('guarded writes in scoped routines', () => {
     const error = await rejectionOf(
       quietClient('routine').withLock(KEY, async (signal, lock) => {
         routineSignal = signal;
-        await lock.transactWrite([increment(data)]);
+        await lock.transactWrite([increment(data, 'counter')]);
         await javaTakesOver(lock.recordVersionNumber);
-        await lock.transactWrite([increment(data)]);
+        await lock.transactWrite([increment(data, 'counter')]);
         return 'not reached';
       }),
     );
@@ -65,11 +56,11 @@ describe('guarded writes in scoped routines', () => {
       election.lead(
         async (signal, leadership) => {
           leadershipSignal = signal;
-          await leadership.transactWrite([increment(data)]);
+          await leadership.transactWrite([increment(data, 'counter')]);
           expect(leadership.guardCondition().ConditionCheck?.TableName).toBe(bed.tableName);
           await javaTakesOver(leadership.lock.recordVersionNumber);
           expect(leadership.isLeader).toBe(true); // nothing told it yet
-          await leadership.transactWrite([increment(data)]);
+          await leadership.transactWrite([increment(data, 'counter')]);
         },
         { recampaign: false },
       ),

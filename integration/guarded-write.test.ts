@@ -23,33 +23,24 @@ import {
   LockLostError,
   type LockClient,
 } from '../src/index.js';
-import { loadJavaScenarios } from '../test/support/java-fixtures.js';
-import { createDataTable, dataItem } from './support/data-table.js';
-import { useFaultBed } from './support/fault-bed.js';
-import { dynamoDBErrorReply, FaultProxy, operationOf, type ProxiedRequest } from './support/fault-proxy.js';
-import { javaStaleLockTakeover } from './support/java-items.js';
-import { expectLostOnce, recordEvents } from './support/lock-events.js';
-import { recording, rejectionOf, sleep, waitUntil, watch } from './support/test-locks.js';
+import { loadJavaScenarios } from '../test-kit/java-fixtures.js';
+import { createDataTable, dataItem, increment } from '../test-kit/data-table.js';
+import { useFaultBed } from '../test-kit/jest/fault-bed.js';
+import { dynamoDBErrorReply, FaultProxy, operationOf, type ProxiedRequest } from '../test-kit/fault-proxy.js';
+import { javaStaleLockTakeover } from '../test-kit/java-items.js';
+import { expectLostOnce, recordEvents } from '../test-kit/jest/lock-events.js';
+import { recording, rejectionOf, sleep, waitUntil, watch } from '../test-kit/test-locks.js';
 
 const faults = useFaultBed('guarded');
 const bed = faults.bed;
 const scenarios = loadJavaScenarios();
-const PAUSED_WRITER = fileURLToPath(new URL('./support/paused-writer-process.ts', import.meta.url));
+const PAUSED_WRITER = fileURLToPath(new URL('../test-kit/programs/paused-writer-process.ts', import.meta.url));
 
 /** The key the recorded Java takeover writes. */
 const KEY = 'lock-1';
 
 const put = (tableName: string, id: string, fields: Record<string, { S: string }> = {}): TransactWriteItem => ({
   Put: { TableName: tableName, Item: { id: { S: id }, ...fields } },
-});
-const increment = (tableName: string, id: string): TransactWriteItem => ({
-  Update: {
-    TableName: tableName,
-    Key: { id: { S: id } },
-    UpdateExpression: 'ADD #n :one',
-    ExpressionAttributeNames: { '#n': 'n' },
-    ExpressionAttributeValues: { ':one': { N: '1' } },
-  },
 });
 const counterOf = async (tableName: string, id: string): Promise<number | undefined> => {
   const n = (await dataItem(bed.raw, tableName, id))?.['n']?.N;

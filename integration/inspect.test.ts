@@ -5,7 +5,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { inspect } from 'node:util';
 import { LeaderElection } from '../src/index.js';
-import { useLockTestBed } from './support/lock-test-bed-hook.js';
+import { useLockTestBed } from '../test-kit/jest/lock-test-bed-hook.js';
 
 const bed = useLockTestBed('inspect');
 

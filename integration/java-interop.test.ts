@@ -9,12 +9,11 @@
  *   conditional writes Java itself sends.
  * - us → Java: the items we write have exactly the attribute names and types
  *   of the Java client's items, read cleanly under Java's rules
- *   (integration/support/java-items.ts), and Java's own recorded takeover
+ *   (test-kit/java-items.ts), and Java's own recorded takeover
  *   requests, replayed against them, are accepted by DynamoDB.
  */
 import { afterEach, describe, expect, test } from '@jest/globals';
 import {
-  GetItemCommand,
   PutItemCommand,
   ScanCommand,
   UpdateItemCommand,
@@ -24,9 +23,9 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { LockClient, LockNotGrantedError, LockSnapshot, type Lock, type LockClientSettings } from '../src/index.js';
-import { fromWireItem, type WireItem } from '../test/support/dynamodb-json.js';
-import { loadJavaScenarios, type JavaScenario } from '../test/support/java-fixtures.js';
-import { newLocalClient, uniqueTableName } from './support/aws.js';
+import { fromWireItem, utf8Bytes, type WireItem } from '../test-kit/dynamodb-json.js';
+import { loadJavaScenarios, type JavaScenario } from '../test-kit/java-fixtures.js';
+import { newLocalClient, readItem, uniqueTableName, type Item } from '../test-kit/aws.js';
 import {
   JAVA_LEASE,
   JAVA_UUID,
@@ -35,11 +34,9 @@ import {
   javaReadLockItem,
   onlyFinalItem,
   recordedRequest,
-  utf8,
   wireAttributeTypes,
-  type Item,
-} from './support/java-items.js';
-import { recording, rejectionOf, sleep, waitUntil, type RecordingDynamoDB } from './support/test-locks.js';
+} from '../test-kit/java-items.js';
+import { recording, rejectionOf, sleep, waitUntil, type RecordingDynamoDB } from '../test-kit/test-locks.js';
 
 
 const scenarios = loadJavaScenarios();
@@ -132,10 +129,7 @@ async function putRaw(table: Table, item: Item): Promise<void> {
 }
 
 async function getRaw(table: Table, partitionKey: string, sortKey?: string): Promise<Item | undefined> {
-  const output = await table.raw.send(
-    new GetItemCommand({ TableName: table.tableName, Key: keyOf(table, partitionKey, sortKey), ConsistentRead: true }),
-  );
-  return output.Item === undefined || Object.keys(output.Item).length === 0 ? undefined : output.Item;
+  return readItem(table.raw, table.tableName, keyOf(table, partitionKey, sortKey));
 }
 
 async function scanRaw(table: Table): Promise<Item[]> {
@@ -266,7 +260,7 @@ describe('Java → us: the items the Java client left are read as Java recorded 
           if (event.lease_ms !== undefined) expect(event.lease_ms).toBe(view.leaseDuration);
           if (event.event === 'lock') {
             expect(event.released).toBe(view.isReleased);
-            expect(event.data === null || event.data === undefined ? undefined : b64(utf8(event.data))).toBe(view.data);
+            expect(event.data === null || event.data === undefined ? undefined : b64(utf8Bytes(event.data))).toBe(view.data);
           }
         }
       }

@@ -6,10 +6,10 @@
 import { describe, expect, it } from '@jest/globals';
 import type { MonotonicClock } from '../src/index.js';
 import { LockLostError } from '../src/index.js';
-import { useFaultBed } from './support/fault-bed.js';
-import { dynamoDBErrorReply, operationOf, type FaultProxy, type ProxiedExchange, type ProxiedRequest, type RequestFault } from './support/fault-proxy.js';
-import { thrownBy } from './support/lock-events.js';
-import { rejectionOf, sleep, waitUntil } from './support/test-locks.js';
+import { useFaultBed } from '../test-kit/jest/fault-bed.js';
+import { dynamoDBErrorReply, operationOf, type FaultProxy, type ProxiedExchange, type ProxiedRequest, type RequestFault } from '../test-kit/fault-proxy.js';
+import { thrownBy } from '../test-kit/jest/lock-events.js';
+import { rejectionOf, sleep, waitUntil } from '../test-kit/test-locks.js';
 
 const faults = useFaultBed('lease-changes');
 

@@ -9,10 +9,10 @@ import { AggregationTemporality, MeterProvider, MetricReader, type DataPoint, ty
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { LockClient } from '../src/index.js';
 import { LockClientInstrumentation } from '../src/opentelemetry/index.js';
-import { countCalls } from './support/call-counter.js';
-import { useLockTestBed } from './support/lock-test-bed-hook.js';
-import { deleteLockItem } from './support/tamper.js';
-import { sleep, waitUntil } from './support/test-locks.js';
+import { countCalls } from '../test-kit/call-counter.js';
+import { useLockTestBed } from '../test-kit/jest/lock-test-bed-hook.js';
+import { deleteLockItem } from '../test-kit/tamper.js';
+import { sleep, waitUntil } from '../test-kit/test-locks.js';
 
 /** Reads the meter provider's current values on demand. */
 class TestReader extends MetricReader {

@@ -9,8 +9,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
-import { localEndpoint, uniqueTableName } from './support/aws.js';
-import { installedVersion, lowestPeerVersions, packPackage, REPO_ROOT, sh, type PackedPackage } from './support/packed-package.js';
+import { localEndpoint, uniqueTableName } from '../test-kit/aws.js';
+import { installedVersion, lowestPeerVersions, packPackage, sh, type PackedPackage } from '../test-kit/packed-package.js';
+import { REPO_ROOT } from '../test-kit/processes.js';
 
 let packed: PackedPackage;
 

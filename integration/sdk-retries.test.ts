@@ -9,12 +9,12 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Lock, LockClient } from '../src/index.js';
 import { LockLostError } from '../src/index.js';
-import { useFaultBed } from './support/fault-bed.js';
-import { FaultProxy, dynamoDBErrorReply, operationOf, type ProxiedRequest, type RequestFault } from './support/fault-proxy.js';
-import { abortOf, recordEvents, thrownBy, within, type EventLog } from './support/lock-events.js';
-import { deleteLockItem } from './support/tamper.js';
-import type { ProxiedDynamoDB } from './support/proxied-dynamodb.js';
-import { rejectionOf, sleep, waitUntil } from './support/test-locks.js';
+import { useFaultBed } from '../test-kit/jest/fault-bed.js';
+import { FaultProxy, dynamoDBErrorReply, operationOf, type ProxiedRequest, type RequestFault } from '../test-kit/fault-proxy.js';
+import { abortOf, recordEvents, thrownBy, within, type EventLog } from '../test-kit/jest/lock-events.js';
+import type { ProxiedDynamoDB } from '../test-kit/proxied-dynamodb.js';
+import { deleteLockItem } from '../test-kit/tamper.js';
+import { rejectionOf, sleep, waitUntil } from '../test-kit/test-locks.js';
 
 const LEASE_MS = 3_000;
 const HEARTBEAT_MS = 600;

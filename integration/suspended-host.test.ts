@@ -8,9 +8,9 @@
 import { describe, expect, it } from '@jest/globals';
 import type { MonotonicClock } from '../src/index.js';
 import { LockLostError } from '../src/index.js';
-import { useLockTestBed } from './support/lock-test-bed-hook.js';
-import { abortOf, thrownBy } from './support/lock-events.js';
-import { sleep } from './support/test-locks.js';
+import { useLockTestBed } from '../test-kit/jest/lock-test-bed-hook.js';
+import { abortOf, thrownBy } from '../test-kit/jest/lock-events.js';
+import { sleep } from '../test-kit/test-locks.js';
 
 const bed = useLockTestBed('suspended');
 

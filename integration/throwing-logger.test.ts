@@ -6,10 +6,10 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { LockLostError, type Logger } from '../src/index.js';
-import { useLockTestBed } from './support/lock-test-bed-hook.js';
-import { abortOf, recordEvents } from './support/lock-events.js';
-import { deleteLockItem } from './support/tamper.js';
-import { sleep } from './support/test-locks.js';
+import { useLockTestBed } from '../test-kit/jest/lock-test-bed-hook.js';
+import { abortOf, recordEvents } from '../test-kit/jest/lock-events.js';
+import { deleteLockItem } from '../test-kit/tamper.js';
+import { sleep } from '../test-kit/test-locks.js';
 
 const bed = useLockTestBed('throwing-logger');
 

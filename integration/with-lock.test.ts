@@ -5,11 +5,11 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { LockLostError, type Lock, type LockClient } from '../src/index.js';
-import { useFaultBed } from './support/fault-bed.js';
-import { operationOf } from './support/fault-proxy.js';
-import { within } from './support/lock-events.js';
-import { stealLock } from './support/tamper.js';
-import { rejectionOf, watch } from './support/test-locks.js';
+import { useFaultBed } from '../test-kit/jest/fault-bed.js';
+import { operationOf } from '../test-kit/fault-proxy.js';
+import { within } from '../test-kit/jest/lock-events.js';
+import { stealLock } from '../test-kit/tamper.js';
+import { rejectionOf, watch } from '../test-kit/test-locks.js';
 
 const LEASE_MS = 2_000;
 const HEARTBEAT_MS = 400;

@@ -1,7 +1,7 @@
 /** lockId: a collision-free in-process identity for (partition key, sort key). */
 import { describe, expect, it } from '@jest/globals';
 import { seededRandom as prng } from '../chaos/random.js';
-import { lockId, type LockKey } from '../src/lock-key.js';
+import { describeLockKey, lockId, type LockKey } from '../src/lock-key.js';
 
 const key = (partitionKey: string, sortKey?: string): LockKey => (sortKey === undefined ? { partitionKey } : { partitionKey, sortKey });
 
@@ -59,5 +59,12 @@ describe('lockId', () => {
       seen.set(id, canonical);
     }
     expect(seen.size).toBeGreaterThan(1_000);
+  });
+});
+
+describe('describeLockKey', () => {
+  it('quotes a key, with its sort key after a slash', () => {
+    expect(describeLockKey({ partitionKey: 'a b' })).toBe('"a b"');
+    expect(describeLockKey({ partitionKey: 'a', sortKey: '' })).toBe('"a"/""');
   });
 });

@@ -7,7 +7,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { AcquireDeadline } from '../../src/acquire/acquire-deadline.js';
 import { systemClock } from '../../src/clock.js';
-import { useFakeTime } from '../support/fake-time.js';
+import { useFakeTime } from '../../test-kit/jest/fake-time.js';
 
 const { advanceTo } = useFakeTime();
 

@@ -3,7 +3,7 @@
  * judged without DynamoDB. Nothing here sends a request except the test of
  * a write whose outcome is unknown, whose "DynamoDB" never answers; the
  * requests themselves are tested against DynamoDB Local in
- * integration/acquire-*.test.ts.
+ * integration/acquire/.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { AcquireLoop, type AcquireContext, type AcquireLockOptions } from '../../src/acquire/acquire-lock.js';

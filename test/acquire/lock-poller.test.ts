@@ -2,14 +2,14 @@
  * LockPollers: one polling loop per lock for all waiters of a client. Fake
  * timers drive setTimeout and performance.now() (so `systemClock` moves with
  * them); the read is a recording function, since only the scheduling is
- * under test here (integration/acquire-*.test.ts read DynamoDB Local).
+ * under test here (integration/acquire/ reads DynamoDB Local).
  */
 import { describe, expect, it, jest } from '@jest/globals';
 import { LockPollers, POLL_JITTER, jitteredPollDelay, type PollOutcome } from '../../src/acquire/lock-poller.js';
 import { systemClock } from '../../src/clock.js';
 import type { LockKey } from '../../src/lock-key.js';
 import type { LockObservation } from '../../src/dynamodb/read-lock.js';
-import { useFakeTime } from '../support/fake-time.js';
+import { useFakeTime } from '../../test-kit/jest/fake-time.js';
 
 interface ReadCall {
   readonly key: LockKey;

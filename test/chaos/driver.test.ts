@@ -11,17 +11,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { ChaosDriver } from '../../chaos/driver.js';
+import { isRunning } from '../../test-kit/processes.js';
 
-const IDLE_WORKER = fileURLToPath(new URL('../support/idle-worker.ts', import.meta.url));
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const IDLE_WORKER = fileURLToPath(new URL('../../test-kit/programs/idle-worker.ts', import.meta.url));
 
 it('takes no kill of its own for a crash, and leaves no worker running after stop()', async () => {
   const logDir = await mkdtemp(join(tmpdir(), 'chaos-driver-test-'));
@@ -53,7 +45,7 @@ it('takes no kill of its own for a crash, and leaves no worker running after sto
     }
     expect(pids.length).toBeGreaterThan(4); // workers were killed and restarted many times
     await sleep(200); // the kernel reaps the last ones
-    expect(pids.filter(isAlive)).toEqual([]);
+    expect(pids.filter((pid) => isRunning(pid))).toEqual([]);
   } finally {
     await rm(logDir, { recursive: true, force: true });
   }

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import type { Logger } from '../../src/logger.js';
 import { systemClock, type MonotonicClock } from '../../src/clock.js';
 import { HeartbeatScheduler, type ScheduledTask } from '../../src/heartbeat/scheduler.js';
-import { useFakeTime } from '../support/fake-time.js';
+import { useFakeTime } from '../../test-kit/jest/fake-time.js';
 
 interface Deferred {
   readonly promise: Promise<void>;

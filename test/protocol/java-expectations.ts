@@ -20,8 +20,8 @@ import {
   type LockItem,
   type LockRecord,
 } from '../../src/protocol/index.js';
-import { fromWireItem, fromWireRequest, type WireItem } from '../support/dynamodb-json.js';
-import { hasFlag, lockKeyOf, lockTableOf, stepOf, type JavaRequest, type JavaScenario } from '../support/java-fixtures.js';
+import { fromWireItem, fromWireRequest, type WireItem } from '../../test-kit/dynamodb-json.js';
+import { hasFlag, lockKeyOf, lockTableOf, stepOf, type JavaRequest, type JavaScenario } from '../../test-kit/java-fixtures.js';
 
 /** A request as an operation name and an SDK-shaped input. */
 export interface SentRequest {

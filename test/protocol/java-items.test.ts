@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { decodeLockItem, LockAttribute, type LockRecord } from '../../src/protocol/index.js';
-import { base64ToBytes, fromWireItem, utf8Text, type WireItem } from '../support/dynamodb-json.js';
+import { base64ToBytes, fromWireItem, utf8Text, type WireItem } from '../../test-kit/dynamodb-json.js';
 import {
   eventsOf,
   flagValue,
@@ -13,7 +13,7 @@ import {
   type JavaRequest,
   type JavaScenario,
   type JavaStepEvent,
-} from '../support/java-fixtures.js';
+} from '../../test-kit/java-fixtures.js';
 
 const scenarios = loadJavaScenarios();
 

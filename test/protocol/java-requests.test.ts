@@ -9,7 +9,7 @@ import {
   encodeLockItem,
   type LockItem,
 } from '../../src/protocol/index.js';
-import { utf8Text, wireTypeOf, type WireItem } from '../support/dynamodb-json.js';
+import { utf8Text, wireTypeOf, type WireItem } from '../../test-kit/dynamodb-json.js';
 import {
   flagValue,
   loadJavaScenarios,
@@ -17,7 +17,7 @@ import {
   stepOf,
   type JavaRequest,
   type JavaScenario,
-} from '../support/java-fixtures.js';
+} from '../../test-kit/java-fixtures.js';
 import {
   canonicalRequest,
   expectationFor,

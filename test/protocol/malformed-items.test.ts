@@ -7,8 +7,8 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from '@jest/globals';
 import { isMalformedLockItemError, MalformedLockItemError } from '../../src/errors.js';
 import { decodeLockItem, type KeySchemaNames, type LockItem } from '../../src/protocol/index.js';
-import { fromWireItem, utf8Bytes, type WireItem } from '../support/dynamodb-json.js';
-import { loadJavaScenarios } from '../support/java-fixtures.js';
+import { fromWireItem, utf8Bytes, type WireItem } from '../../test-kit/dynamodb-json.js';
+import { loadJavaScenarios } from '../../test-kit/java-fixtures.js';
 
 /** A well-formed item the Java client wrote: the first PutItem with data on a hash-only table. */
 function javaWrittenItem(sortKey: boolean): { schema: KeySchemaNames; item: LockItem } {

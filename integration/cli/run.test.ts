@@ -1,0 +1,166 @@
+/**
+ * `dynamodb-lock run`, the real CLI in a process of its own against
+ * DynamoDB Local: exit codes, mutual exclusion between two runs, and the
+ * command stopped when the lock is stolen.
+ */
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { localEndpoint } from '../../test-kit/aws.js';
+import { CliProcess, cliEnvironment, runCli } from '../../test-kit/cli-process.js';
+import { FaultProxy, dynamoDBErrorReply } from '../../test-kit/fault-proxy.js';
+import { isRunning } from '../../test-kit/processes.js';
+import { putForeignLock } from '../../test-kit/tamper.js';
+import { LockTestBed, text, waitUntil } from '../../test-kit/test-locks.js';
+
+let bed: LockTestBed;
+let dir: string;
+const started: CliProcess[] = [];
+
+beforeEach(async () => {
+  bed = new LockTestBed('cli-run');
+  await bed.createTable();
+  dir = mkdtempSync(join(tmpdir(), 'cli-run-'));
+});
+
+afterEach(async () => {
+  for (const cli of started.splice(0)) cli.kill();
+  await bed.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const connection = (): string[] => ['--endpoint', localEndpoint(), '--table', bed.tableName];
+/** `node -e SCRIPT ARGS...`: child commands that need nothing but Node. */
+const nodeScript = (script: string, ...args: string[]): string[] => [process.execPath, '-e', script, ...args];
+
+describe('run KEY -- COMMAND', () => {
+  it("exits with the command's exit code, and releases the lock afterwards", async () => {
+    const result = await runCli(['run', ...connection(), 'exit-code', '--', ...nodeScript('process.exit(7)')]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(7);
+    expect(await bed.item('exit-code')).toBeUndefined();
+  });
+
+  it('exits with 127 when the command does not exist, and releases the lock', async () => {
+    const result = await runCli(['run', ...connection(), 'missing-command', '--', join(dir, 'no-such-program')]);
+    expect(result.code).toBe(127);
+    expect(result.stderr).toContain('cannot run');
+    expect(await bed.item('missing-command')).toBeUndefined();
+  });
+
+  it('exits with 75 without running the command while someone else holds the lock, at once or after --timeout', async () => {
+    const holder = bed.client({ ownerName: 'busy-holder' });
+    await holder.acquireLock('busy');
+    const marker = join(dir, 'ran');
+    const command = nodeScript("require('fs').writeFileSync(process.argv[1], 'ran')", marker);
+
+    const atOnce = await runCli(['run', ...connection(), 'busy', '--', ...command]);
+    expect(atOnce.code).toBe(75);
+    expect(atOnce.stderr).toContain('busy-holder');
+    // A bare number is seconds, as for timeout(1).
+    const afterTimeout = await runCli(['run', ...connection(), '--timeout', '1.5', 'busy', '--', ...command]);
+    expect(afterTimeout.code).toBe(75);
+    expect(afterTimeout.stderr).toContain('within 1.5 s');
+
+    expect(existsSync(marker)).toBe(false);
+    expect(await bed.owner('busy')).toBe('busy-holder');
+  });
+
+  describe('exits with 1, not 75, when DynamoDB gives no usable answer: nobody is known to hold the lock', () => {
+    const marker = (): string => join(dir, 'ran');
+    const command = (): string[] => nodeScript("require('fs').writeFileSync(process.argv[1], 'ran')", marker());
+
+    it.each([[[]], [['--timeout', '1s']]])('refused connections (%j)', async (wait) => {
+      const proxy = await FaultProxy.start(localEndpoint());
+      await proxy.close(); // nothing listens on its port any more
+      const result = await runCli(['run', '--endpoint', proxy.endpoint, '--table', bed.tableName, ...wait, 'job', '--', ...command()]);
+      expect(result.stderr).toContain('ECONNREFUSED');
+      expect(result.code).toBe(1);
+      expect(existsSync(marker())).toBe(false);
+    });
+
+    it('no reply at all: every request is left unanswered', async () => {
+      const proxy = await FaultProxy.start(localEndpoint());
+      try {
+        proxy.blackhole();
+        // One attempt per call (the SDK reads AWS_MAX_ATTEMPTS), so that the test waits for one request timeout, not three.
+        const env = { ...cliEnvironment(), AWS_MAX_ATTEMPTS: '1' };
+        const result = await runCli(['run', '--endpoint', proxy.endpoint, '--table', bed.tableName, 'job', '--', ...command()], { env, timeoutMs: 45_000 });
+        expect(result.stderr).toContain('cannot reach DynamoDB');
+        expect(result.code).toBe(1);
+        expect(existsSync(marker())).toBe(false);
+      } finally {
+        await proxy.close();
+      }
+    }, 60_000);
+
+    it('throttled on every attempt', async () => {
+      const proxy = await FaultProxy.start(localEndpoint());
+      try {
+        proxy.setRule(() => ({ action: 'respond', reply: dynamoDBErrorReply('ThrottlingException') }));
+        const result = await runCli(['run', '--endpoint', proxy.endpoint, '--table', bed.tableName, 'job', '--', ...command()]);
+        expect(result.stderr).toContain('ThrottlingException');
+        expect(result.code).toBe(1);
+        expect(existsSync(marker())).toBe(false);
+      } finally {
+        await proxy.close();
+      }
+    });
+
+    it('credentials refused', async () => {
+      const env = { ...cliEnvironment(), AWS_ACCESS_KEY_ID: 'not_a_valid_key' };
+      const result = await runCli(['run', ...connection(), 'job', '--', ...command()], { env });
+      expect(result.stderr).toContain('credentials');
+      expect(result.code).toBe(1);
+      expect(existsSync(marker())).toBe(false);
+    });
+  });
+
+  it('never lets two runs on one key overlap: the second waits (--wait) until the first has exited', async () => {
+    const log = join(dir, 'intervals.log');
+    // Each command logs its start and end on the machine's monotonic clock, 800 ms apart.
+    const script =
+      "const fs = require('fs'); const log = process.argv[1];" +
+      "fs.appendFileSync(log, 'start ' + process.hrtime.bigint() + '\\n');" +
+      "setTimeout(() => fs.appendFileSync(log, 'end ' + process.hrtime.bigint() + '\\n'), 800);";
+    const runs = await Promise.all(
+      ['first', 'second'].map((owner) => runCli(['run', ...connection(), '--wait', '--owner', owner, 'shared-job', '--', ...nodeScript(script, log)])),
+    );
+    expect(runs.map((run) => run.code)).toEqual([0, 0]);
+
+    const lines = readFileSync(log, 'utf8').trim().split('\n').map((line) => line.split(' ') as [string, string]);
+    expect(lines.map(([what]) => what)).toEqual(['start', 'end', 'start', 'end']);
+    const [, firstEnd] = lines[1] as [string, string];
+    const [, secondStart] = lines[2] as [string, string];
+    expect(BigInt(secondStart)).toBeGreaterThan(BigInt(firstEnd));
+    expect(await bed.item('shared-job')).toBeUndefined();
+  }, 60_000);
+
+  it('stops its command when the lock is stolen: SIGTERM, then SIGKILL after --grace, and exits with 76', async () => {
+    const marker = join(dir, 'child.log');
+    // The command ignores SIGTERM, so only the SIGKILL after the grace period ends it.
+    const script =
+      "const fs = require('fs'); const log = process.argv[1];" +
+      "process.on('SIGTERM', () => fs.appendFileSync(log, 'SIGTERM\\n'));" +
+      "fs.writeFileSync(log, 'started ' + process.pid + '\\n');" +
+      'setInterval(() => {}, 1000);';
+    const run = new CliProcess(['run', ...connection(), '--lease', '2s', '--grace', '50ms', 'stolen', '--', ...nodeScript(script, marker)]);
+    started.push(run);
+    await waitUntil('the command started', () => existsSync(marker) && readFileSync(marker, 'utf8').includes('started'), { timeoutMs: 30_000 });
+    const pid = Number(/started (\d+)/.exec(readFileSync(marker, 'utf8'))?.[1]);
+    expect(isRunning(pid)).toBe(true);
+    const stored = await bed.item('stolen');
+    expect(JSON.parse(text(stored?.['data']?.B) as string)).toMatchObject({ pid: expect.any(Number), command: 'node' });
+
+    // Another client takes the lock (as a Java client does after our heartbeats failed): our next heartbeat is refused.
+    await putForeignLock(bed, 'stolen', 'thief');
+    const result = await run.exited;
+
+    expect(result.code).toBe(76);
+    expect(result.stderr).toContain('thief');
+    expect(readFileSync(marker, 'utf8')).toContain('SIGTERM');
+    expect(isRunning(pid)).toBe(false);
+    expect(await bed.owner('stolen')).toBe('thief'); // the thief's lock is left alone
+  }, 60_000);
+});

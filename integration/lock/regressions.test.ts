@@ -1,0 +1,152 @@
+/**
+ * Regression tests for defects found while writing the integration tests:
+ * per-lock leases, close() racing an acquisition, and copies of lock data.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { InvalidArgumentError, LockClientClosedError } from '../../src/index.js';
+import { recording, sleep, text, watch } from '../../test-kit/test-locks.js';
+import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
+
+const bed = useLockTestBed('lock-bugs');
+
+describe('a per-lock lease must leave room for two heartbeats', () => {
+  it('acquireLock refuses a leaseDuration below 2 × heartbeatPeriod before writing anything', async () => {
+    // The client itself is valid (2000 ≥ 2 × 500); the per-acquire lease is not.
+    const client = bed.client({ ownerName: 'short-lease', leaseDuration: 2_000, heartbeatPeriod: 500 });
+    const refusal = await client.acquireLock('short', { leaseDuration: 400 }).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(InvalidArgumentError);
+    expect((refusal as InvalidArgumentError).code).toBe('LEASE_TOO_SHORT');
+    expect(await bed.item('short')).toBeUndefined();
+  }, 20_000);
+
+  it('sendHeartbeat refuses such a lease and the lock stays held', async () => {
+    const client = bed.client({ ownerName: 'shrinker', leaseDuration: 2_000, heartbeatPeriod: 500 });
+    const lock = await client.acquireLock('shrunk');
+    const refusal = await client.sendHeartbeat(lock, { leaseDuration: 300 }).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(InvalidArgumentError);
+    expect((refusal as InvalidArgumentError).code).toBe('LEASE_TOO_SHORT');
+    await sleep(1_500);
+    expect(lock.state).toBe('held');
+    expect(client.hasLock('shrunk')).toBe(true);
+  }, 20_000);
+});
+
+describe('close() and an acquisition whose write is in flight', () => {
+  it('close() waits for the write to land and the lock to be released again', async () => {
+    const recorder = recording(bed.dynamoDBClient('closing'));
+    const client = bed.client({ ownerName: 'closing', leaseDuration: 1_000, heartbeatPeriod: 250 }, recorder.dynamoDB);
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    let putSent!: () => void;
+    const putStarted = new Promise<void>((resolve) => (putSent = resolve));
+    recorder.hold = async (command) => {
+      if (command.name !== 'PutItemCommand') return;
+      putSent();
+      await gate;
+    };
+
+    const acquiring = watch(client.acquireLock('in-flight'));
+    await putStarted;
+    const closing = watch(client.close());
+    await sleep(300);
+    const closeResolvedBeforeTheWriteLanded = closing.settled();
+    openGate();
+
+    await expect(acquiring.promise).rejects.toBeInstanceOf(LockClientClosedError);
+    await closing.promise;
+    // A caller may exit right after `await close()`: nothing may be left held.
+    expect(closeResolvedBeforeTheWriteLanded).toBe(false);
+    expect(await bed.item('in-flight')).toBeUndefined();
+  }, 20_000);
+});
+
+describe('lock data is copied, Buffers included', () => {
+  it('mutating the Buffer passed as data after calling acquireLock changes neither the stored nor the lock’s data', async () => {
+    const client = bed.client({ ownerName: 'buffer-user', leaseDuration: 1_000, heartbeatPeriod: 250 });
+    const buffer = Buffer.from('original');
+    const acquiring = client.acquireLock('buffered', { data: buffer });
+    buffer.write('MUTATED!'); // the caller reuses its buffer; the lock should not see this
+    const lock = await acquiring;
+
+    expect(text((await bed.item('buffered'))?.['data']?.B)).toBe('original');
+    expect(text(lock.data)).toBe('original');
+  }, 20_000);
+
+  it('the bytes returned by Lock.data are a copy', async () => {
+    const client = bed.client({ ownerName: 'buffer-reader', leaseDuration: 1_000, heartbeatPeriod: 250 });
+    const lock = await client.acquireLock('aliased', { data: Buffer.from('original') });
+    const copy = lock.data!;
+    copy.set(new TextEncoder().encode('MUTATED!'));
+    expect(text(lock.data)).toBe('original');
+  }, 20_000);
+});
+
+describe('a release DynamoDB refused without applying it', () => {
+  it('keeps the lock held and heartbeating, and a later release succeeds', async () => {
+    const recorder = recording(bed.dynamoDBClient('refused'));
+    const client = bed.client({ ownerName: 'refused', leaseDuration: 1_000, heartbeatPeriod: 250 }, recorder.dynamoDB);
+    const lock = await client.acquireLock('refused-release');
+    let refuseNextDelete = true;
+    recorder.hold = async (command) => {
+      if (command.name !== 'DeleteItemCommand' || !refuseNextDelete) return;
+      refuseNextDelete = false;
+      // What the SDK throws when DynamoDB throttles its only attempt: an HTTP 400 answer, nothing applied.
+      throw Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), {
+        name: 'ProvisionedThroughputExceededException',
+        $fault: 'client',
+        $metadata: { httpStatusCode: 400, attempts: 1 },
+      });
+    };
+
+    await expect(lock.release()).rejects.toMatchObject({ name: 'ProvisionedThroughputExceededException' });
+    expect(lock.state).toBe('held');
+    expect(client.hasLock('refused-release')).toBe(true);
+    const rvnAfterRefusal = lock.recordVersionNumber;
+    await sleep(1_500); // longer than the lease: only heartbeats can have kept it
+    expect(lock.state).toBe('held');
+    expect(lock.recordVersionNumber).not.toBe(rvnAfterRefusal);
+    expect(await bed.owner('refused-release')).toBe('refused');
+
+    expect(await lock.release()).toBe(true);
+    expect(await bed.item('refused-release')).toBeUndefined();
+  }, 20_000);
+});
+
+describe('holdLockOnServiceUnavailable', () => {
+  const serviceUnavailable = (): Error =>
+    Object.assign(new Error('Service unavailable'), {
+      name: 'ServiceUnavailable',
+      $fault: 'server',
+      $metadata: { httpStatusCode: 503 },
+    });
+
+  async function holderBehind503(holdLockOnServiceUnavailable: boolean) {
+    const recorder = recording(bed.dynamoDBClient(`h503${String(holdLockOnServiceUnavailable)}`));
+    const client = bed.client(
+      { ownerName: `h503-${String(holdLockOnServiceUnavailable)}`, leaseDuration: 1_000, heartbeatPeriod: 250, holdLockOnServiceUnavailable },
+      recorder.dynamoDB,
+    );
+    const key = `unavailable-${String(holdLockOnServiceUnavailable)}`;
+    const lock = await client.acquireLock(key);
+    const rvn = lock.recordVersionNumber;
+    recorder.hold = async (command) => {
+      if (command.name === 'UpdateItemCommand') throw serviceUnavailable();
+    };
+    await sleep(1_600); // heartbeats answered 503 for longer than the lease
+    return { lock, rvn, key };
+  }
+
+  it('on: the lock is kept locally although its RVN in the table never changed (the documented risk)', async () => {
+    const { lock, rvn, key } = await holderBehind503(true);
+    expect(lock.state).toBe('held');
+    expect(lock.isExpired()).toBe(false);
+    expect(lock.recordVersionNumber).toBe(rvn);
+    expect((await bed.item(key))?.['recordVersionNumber']?.S).toBe(rvn);
+  }, 20_000);
+
+  it('off (the default): the lock is given up once its lease ran out without a confirmed heartbeat', async () => {
+    const { lock } = await holderBehind503(false);
+    expect(lock.isExpired()).toBe(true);
+    expect(lock.state).toBe('lost');
+  }, 20_000);
+});

@@ -1,0 +1,70 @@
+/**
+ * The package as npm would publish it: built, packed into a tarball, and
+ * unpacked beside it, for the package checks (integration/package.test.ts).
+ */
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { REPO_ROOT } from './processes.js';
+
+const run = promisify(execFile);
+
+/** Runs a command, failing with its output when it exits non-zero. */
+export async function sh(command: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<string> {
+  try {
+    const { stdout } = await run(command, args, { ...options, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    return stdout;
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    throw new Error(`${command} ${args.join(' ')} failed in ${options.cwd}:\n${stdout ?? ''}\n${stderr ?? ''}`, { cause: error });
+  }
+}
+
+export interface PackedPackage {
+  /** A scratch directory holding everything below; `dispose()` removes it. */
+  readonly directory: string;
+  readonly tarball: string;
+  /** The tarball unpacked: what lands in `node_modules/dynamodb-lock`. */
+  readonly unpacked: string;
+  /** Paths inside the package, as npm listed them. */
+  readonly files: readonly string[];
+  dispose(): Promise<void>;
+}
+
+export async function packPackage(): Promise<PackedPackage> {
+  const directory = await mkdtemp(join(tmpdir(), 'dynamodb-lock-pack-'));
+  try {
+    await sh('npm', ['run', 'build'], { cwd: REPO_ROOT });
+    const [packed] = JSON.parse(await sh('npm', ['pack', '--json', '--pack-destination', directory], { cwd: REPO_ROOT })) as [
+      { filename: string; files: { path: string }[] },
+    ];
+    const tarball = join(directory, packed.filename);
+    const unpacked = join(directory, 'unpacked');
+    await mkdir(unpacked);
+    await sh('tar', ['-xzf', tarball, '-C', unpacked, '--strip-components=1'], { cwd: directory });
+    return {
+      directory,
+      tarball,
+      unpacked,
+      files: packed.files.map((file) => file.path),
+      dispose: () => rm(directory, { recursive: true, force: true }),
+    };
+  } catch (error) {
+    await rm(directory, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** The lowest versions the peer ranges allow, optional peers included, e.g. `@aws-sdk/client-dynamodb@3.687.0`. */
+export async function lowestPeerVersions(): Promise<string[]> {
+  const manifest = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string> };
+  return Object.entries(manifest.peerDependencies).map(([name, range]) => `${name}@${range.replace(/^\^/, '')}`);
+}
+
+/** The version of one of the repository's own dependencies, as installed. */
+export async function installedVersion(name: string): Promise<string> {
+  const manifest = JSON.parse(await readFile(join(REPO_ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string };
+  return manifest.version;
+}
