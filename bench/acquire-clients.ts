@@ -134,7 +134,10 @@ function theirs(dynamoDB: DynamoDBClient, calls: CallCounter, settings: LockSett
       acquiring.catch(() => undefined); // a late failure after the signal aborted is nobody's business
       const lock = await (signal === undefined
         ? acquiring
-        : Promise.race([acquiring, new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }))]));
+        : Promise.race([
+            acquiring,
+            new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true })),
+          ]));
       // Without a listener an 'error' event (a failed heartbeat) would crash the process.
       lock.on('error', () => undefined);
       return {

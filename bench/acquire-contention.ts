@@ -26,12 +26,7 @@ interface WorkerResult {
   readonly calls: number;
 }
 
-export async function benchContention(
-  endpoint: string,
-  client: ClientName,
-  shape: ContentionShape,
-  settings: LockSettings,
-): Promise<Row> {
+export async function benchContention(endpoint: string, client: ClientName, shape: ContentionShape, settings: LockSettings): Promise<Row> {
   const run = `${client}-${shape.workers}on${shape.keys}-${Date.now().toString(36)}`;
   const processes: BenchProcess[] = [];
   try {
@@ -49,7 +44,9 @@ export async function benchContention(
     }
     await Promise.all(processes.map((p) => p.next('ready', STARTUP_TIMEOUT_MS)));
     for (const p of processes) p.send('go');
-    const results = (await Promise.all(processes.map((p) => p.next('done', DURATION_MS + 4 * settings.leaseMs + 30_000)))) as unknown as WorkerResult[];
+    const results = (await Promise.all(
+      processes.map((p) => p.next('done', DURATION_MS + 4 * settings.leaseMs + 30_000)),
+    )) as unknown as WorkerResult[];
     return summarize(client, shape, settings, results);
   } finally {
     await Promise.all(processes.map((p) => p.kill()));
@@ -64,7 +61,10 @@ function summarize(client: ClientName, shape: ContentionShape, settings: LockSet
   // Workers i, i+K, i+2K, … shared a key: their sections must never overlap.
   let overlaps = 0;
   for (let k = 0; k < shape.keys; k++) {
-    const sections = results.filter((_, i) => i % shape.keys === k).flatMap((r) => r.sections).sort((a, b) => a[0] - b[0]);
+    const sections = results
+      .filter((_, i) => i % shape.keys === k)
+      .flatMap((r) => r.sections)
+      .sort((a, b) => a[0] - b[0]);
     for (let i = 1; i < sections.length; i++) if ((sections[i] as [number, number])[0] < (sections[i - 1] as [number, number])[1]) overlaps++;
   }
   return acquireRow({

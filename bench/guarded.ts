@@ -132,7 +132,12 @@ export async function benchGuarded(endpoint: string, totalCycles: number): Promi
     const lock = await client(holderDynamoDB, 'bench-holder').acquireLock('held');
     const scenarios = [
       ...writeScenarios(writer, lock, lockCalls),
-      ...acquireScenarios(client(plainDynamoDB, 'bench-plain'), countCalls(plainDynamoDB), client(fencedDynamoDB, 'bench-fenced', FENCING_TABLE), countCalls(fencedDynamoDB)),
+      ...acquireScenarios(
+        client(plainDynamoDB, 'bench-plain'),
+        countCalls(plainDynamoDB),
+        client(fencedDynamoDB, 'bench-fenced', FENCING_TABLE),
+        countCalls(fencedDynamoDB),
+      ),
     ];
     const samples = new Map<Scenario, Sample>(scenarios.map((s) => [s, { latencies: [], seconds: 0, calls: 0 }]));
     progress(`warm-up, ${WARM_UP} ops per scenario`);

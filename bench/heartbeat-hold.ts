@@ -24,7 +24,16 @@ import { join } from 'node:path';
 import { writeHeapSnapshot } from 'node:v8';
 import { LockClient, type Lock } from '../src/index.js';
 import { CLIENT_DEFAULTS } from '../src/defaults.js';
-import { HeartbeatCallCounter, LagHistogram, benchDynamoDBClient, dropTable, memoryAfterGC, sleep, startCpuProfile, type MemorySample } from './heartbeat-support.js';
+import {
+  HeartbeatCallCounter,
+  LagHistogram,
+  benchDynamoDBClient,
+  dropTable,
+  memoryAfterGC,
+  sleep,
+  startCpuProfile,
+  type MemorySample,
+} from './heartbeat-support.js';
 
 export interface HoldOptions {
   readonly endpoint: string;
@@ -115,7 +124,8 @@ export async function holdLocks(options: HoldOptions): Promise<HoldResult> {
     // The worst lag in each heartbeat period of the window, to tell a lasting lag from a passing one.
     const maxLagByPeriod: number[] = [];
     let windowStart = NaN;
-    const indexOf = (lock: Lock): number => (lock.partitionKey.startsWith(KEY_PREFIX) ? Number(lock.partitionKey.slice(KEY_PREFIX.length)) : NaN);
+    const indexOf = (lock: Lock): number =>
+      lock.partitionKey.startsWith(KEY_PREFIX) ? Number(lock.partitionKey.slice(KEY_PREFIX.length)) : NaN;
     const markSilent = (i: number): void => {
       silent[i] = 1;
     };
@@ -178,7 +188,9 @@ export async function holdLocks(options: HoldOptions): Promise<HoldResult> {
       }
     };
     const progress = setInterval(() => {
-      process.stderr.write(`heartbeat bench: ${n} locks, concurrency ${concurrency}, batch size ${batchSize}: acquired ${Math.min(next, n)}, lost ${lost}\n`);
+      process.stderr.write(
+        `heartbeat bench: ${n} locks, concurrency ${concurrency}, batch size ${batchSize}: acquired ${Math.min(next, n)}, lost ${lost}\n`,
+      );
     }, 10_000);
     try {
       await Promise.all(Array.from({ length: options.acquireParallelism }, acquireLoop));
@@ -237,7 +249,8 @@ export async function holdLocks(options: HoldOptions): Promise<HoldResult> {
     const atEnd = await memoryAfterGC();
     snapshotHeap('at-end');
     // Growth since before acquiring, per lock held at that moment.
-    const perLock = (sample: MemorySample, field: keyof MemorySample, count: number): number => (sample[field] - before[field]) / Math.max(1, count);
+    const perLock = (sample: MemorySample, field: keyof MemorySample, count: number): number =>
+      (sample[field] - before[field]) / Math.max(1, count);
     const allPerLock = (sample: MemorySample, count: number): MemorySample => ({
       rss: Math.round(perLock(sample, 'rss', count)),
       heapTotal: Math.round(perLock(sample, 'heapTotal', count)),

@@ -10,7 +10,13 @@ export function printRows(rows: readonly Row[], json: boolean): void {
   if (first === undefined) return;
   const columns = Object.keys(first);
   const cell = (value: string | number | null | undefined): string =>
-    value === null || value === undefined ? '-' : typeof value === 'number' ? (Number.isInteger(value) ? String(value) : value.toFixed(2)) : value;
+    value === null || value === undefined
+      ? '-'
+      : typeof value === 'number'
+        ? Number.isInteger(value)
+          ? String(value)
+          : value.toFixed(2)
+        : value;
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
   const line = (values: string[]) => values.map((v, i) => v.padStart(widths[i] ?? 0)).join('  ');
   console.log(line(columns));

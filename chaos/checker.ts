@@ -209,7 +209,9 @@ export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptio
           .filter((ask) => ask.atNs > fault.atNs && ask.worker !== fault.worker)
           .map((ask) => {
             const after = (times: readonly bigint[] | undefined): bigint => (times ?? []).find((at) => at > ask.atNs) ?? options.endNs;
-            const end = [after(asksByWorker.get(ask.worker)), after(killsByWorker.get(ask.worker)), options.endNs].reduce((a, b) => (b < a ? b : a));
+            const end = [after(asksByWorker.get(ask.worker)), after(killsByWorker.get(ask.worker)), options.endNs].reduce((a, b) =>
+              b < a ? b : a,
+            );
             return { from: ask.atNs, until: end, paused: pausedWithin(pauses.get(ask.worker) ?? [], ask.atNs, end) };
           });
         const longest = waits.reduce<(typeof waits)[number] | undefined>(

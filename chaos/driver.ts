@@ -141,7 +141,9 @@ export class ChaosDriver {
   }
 
   #running(): Slot[] {
-    return this.#slots.filter((slot) => slot.child !== undefined && slot.child.exitCode === null && slot.child.signalCode === null && !slot.paused);
+    return this.#slots.filter(
+      (slot) => slot.child !== undefined && slot.child.exitCode === null && slot.child.signalCode === null && !slot.paused,
+    );
   }
 
   #scheduleNextFault(): void {

@@ -86,8 +86,18 @@ export function judgeCounters(
 }
 
 /** What the workers' log says about their counter writes. */
-export function summarizeWrites(events: readonly ChaosEvent[]): Pick<FencedReport, 'guardedWrites' | 'refusedWrites' | 'lateWrites' | 'lateRefused' | 'outcomes'> {
-  const outcomes: Record<WriteOutcome, number> = { committed: 0, refused: 0, refusedLocally: 0, canceled: 0, fencedOut: 0, unknown: 0, failed: 0 };
+export function summarizeWrites(
+  events: readonly ChaosEvent[],
+): Pick<FencedReport, 'guardedWrites' | 'refusedWrites' | 'lateWrites' | 'lateRefused' | 'outcomes'> {
+  const outcomes: Record<WriteOutcome, number> = {
+    committed: 0,
+    refused: 0,
+    refusedLocally: 0,
+    canceled: 0,
+    fencedOut: 0,
+    unknown: 0,
+    failed: 0,
+  };
   let lateWrites = 0;
   let lateRefused = 0;
   for (const event of events) {

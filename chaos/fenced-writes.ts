@@ -45,9 +45,7 @@ export interface CounterWrite {
 
 /** The counter item's `n`, read consistently (0 before the first write). */
 export async function readCounter(writer: CounterWriter, key: string): Promise<number> {
-  const output = await writer.dynamoDB.send(
-    new GetItemCommand({ TableName: writer.dataTable, Key: { id: { S: key } }, ConsistentRead: true }),
-  );
+  const output = await writer.dynamoDB.send(new GetItemCommand({ TableName: writer.dataTable, Key: { id: { S: key } }, ConsistentRead: true }));
   return Number(output.Item?.['n']?.N ?? '0');
 }
 

@@ -96,7 +96,12 @@ async function readEvents(logDir: string): Promise<ChaosEvent[]> {
 
 async function createTable(endpoint: string, tableName: string, fencingTableName: string | undefined): Promise<void> {
   const dynamoDB = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'chaos', secretAccessKey: 'chaos' } });
-  const client = new LockClient({ dynamoDB, tableName, backgroundHeartbeats: false, ...(fencingTableName === undefined ? {} : { fencingTableName }) });
+  const client = new LockClient({
+    dynamoDB,
+    tableName,
+    backgroundHeartbeats: false,
+    ...(fencingTableName === undefined ? {} : { fencingTableName }),
+  });
   try {
     await client.createLockTable();
     if (fencingTableName !== undefined) await client.createFencingTable();
@@ -160,16 +165,23 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 
   const violations: string[] = [
     ...check.overlaps.map((o) => `overlap on ${o.key}: ${o.first.worker} and ${o.second.worker} for ${o.overlapMs} ms`),
-    ...check.slowTakeovers.map((u) => `${u.key} unavailable ${u.ms} ms after ${u.worker} ${u.fault === 'kill' ? 'died' : 'was paused'} (bound ${check.unavailableBoundMs} ms)`),
-    ...driver.crashes.map((c) => `${c.worker} exited by itself (code ${c.code}, signal ${c.signal}): ${c.stderrTail.trim().split('\n').slice(-3).join(' | ')}`),
+    ...check.slowTakeovers.map(
+      (u) =>
+        `${u.key} unavailable ${u.ms} ms after ${u.worker} ${u.fault === 'kill' ? 'died' : 'was paused'} (bound ${check.unavailableBoundMs} ms)`,
+    ),
+    ...driver.crashes.map(
+      (c) => `${c.worker} exited by itself (code ${c.code}, signal ${c.signal}): ${c.stderrTail.trim().split('\n').slice(-3).join(' | ')}`,
+    ),
     ...scan.malformed.map((m) => `malformed item ${m}`),
   ];
   if (check.acquisitions === 0) violations.push('no acquisition at all: the run proved nothing');
   if (fenced !== undefined) {
     if (fenced.lostUpdates > 0) violations.push(`${fenced.lostUpdates} lost update(s) in the counter items`);
-    if (fenced.outcomes.fencedOut > 0) violations.push(`${fenced.outcomes.fencedOut} write(s) under a held lock met a larger fencing token than the lock's`);
+    if (fenced.outcomes.fencedOut > 0)
+      violations.push(`${fenced.outcomes.fencedOut} write(s) under a held lock met a larger fencing token than the lock's`);
     violations.push(...fenced.malformedCounters.map((m) => `malformed counter ${m}`));
-    if (options.fenced === 'guarded' && fenced.refusedWrites === 0) violations.push('no write was refused by the lock\'s check: the fenced run proved nothing');
+    if (options.fenced === 'guarded' && fenced.refusedWrites === 0)
+      violations.push("no write was refused by the lock's check: the fenced run proved nothing");
     if (fenced.lateWrites === 0) violations.push('no late write was sent: the fenced run proved nothing');
   }
   if (!options.keepLogs && violations.length === 0) await rm(logDir, { recursive: true, force: true });

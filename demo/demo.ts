@@ -77,7 +77,14 @@ try {
   view.line('demo', `DynamoDB Local listens on ${local.endpoint}; table "${TABLE}" is ACTIVE`);
   view.line('demo', `lease ${seconds(LEASE_MS)}, heartbeat every ${seconds(HEARTBEAT_MS)}, waiting workers read every ${REFRESH_MS} ms`);
 
-  const workers = new Candidates({ endpoint: local.endpoint, table: TABLE, key: KEY, leaseMs: LEASE_MS, heartbeatMs: HEARTBEAT_MS, refreshMs: REFRESH_MS });
+  const workers = new Candidates({
+    endpoint: local.endpoint,
+    table: TABLE,
+    key: KEY,
+    leaseMs: LEASE_MS,
+    heartbeatMs: HEARTBEAT_MS,
+    refreshMs: REFRESH_MS,
+  });
   candidates = workers;
   workers.onEvent((event: CandidateEvent) => {
     const text = board.apply(event);
@@ -99,7 +106,8 @@ try {
   const waitFor = (what: string, matches: (event: CandidateEvent) => boolean, since: number): Promise<CandidateEvent> =>
     workers.waitFor(what, matches, { timeoutMs: STEP_TIMEOUT_MS, since, signal: stop.signal });
   const heartbeatsOf = async (name: string, count: number): Promise<void> => {
-    for (let i = 0; i < count; i++) await waitFor(`a heartbeat of ${name}`, (e) => e.event === 'heartbeat' && e.name === name, workers.log.length);
+    for (let i = 0; i < count; i++)
+      await waitFor(`a heartbeat of ${name}`, (e) => e.event === 'heartbeat' && e.name === name, workers.log.length);
   };
 
   const first = await waitFor('a leader', (e) => e.event === 'leader', 0);
@@ -113,7 +121,8 @@ try {
   board.killed(first.name);
   view.status(board.status());
   const second = await waitFor('a new leader', (e) => e.event === 'leader', workers.log.length);
-  const sinceHeartbeat = lastHeartbeat === undefined ? '' : `, ${seconds(msBetween(BigInt(lastHeartbeat.t), second.t))} after its last heartbeat`;
+  const sinceHeartbeat =
+    lastHeartbeat === undefined ? '' : `, ${seconds(msBetween(BigInt(lastHeartbeat.t), second.t))} after its last heartbeat`;
   view.line(
     'demo',
     `takeover: ${second.name} leads ${seconds(msBetween(killedAt, second.t))} after the kill${sinceHeartbeat}; the lease is ${seconds(LEASE_MS)}. ` +
@@ -127,15 +136,22 @@ try {
   workers.send(second.name, 'resign');
   const resigned = await waitFor('the resignation', (e) => e.event === 'resigned' && e.name === second.name, mark);
   const third = await waitFor('the next leader', (e) => e.event === 'leader', mark);
-  view.line('demo', `hand-over: ${third.name} leads ${seconds(msBetween(BigInt(resigned.t), third.t))} after the resignation: no lease to wait out, just the next read`);
+  view.line(
+    'demo',
+    `hand-over: ${third.name} leads ${seconds(msBetween(BigInt(resigned.t), third.t))} after the resignation: no lease to wait out, just the next read`,
+  );
   await heartbeatsOf(third.name, 1);
 
   view.line('demo', 'stopping the workers (the leader resigns)');
   await unlessStopped(workers.stopAll());
   const terms = leadershipTerms(workers.log);
   const overlaps = overlappingTerms(terms);
-  if (overlaps.length > 0) throw new Error(`two workers led at once: ${JSON.stringify(overlaps, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))}`);
-  view.line('demo', `checked: ${terms.length} leadership terms in the workers' logs, never two leaders at the same instant (one monotonic clock for all processes)`);
+  if (overlaps.length > 0)
+    throw new Error(`two workers led at once: ${JSON.stringify(overlaps, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))}`);
+  view.line(
+    'demo',
+    `checked: ${terms.length} leadership terms in the workers' logs, never two leaders at the same instant (one monotonic clock for all processes)`,
+  );
   stop.abort(new Error('done'));
   await following;
 } catch (error) {

@@ -32,7 +32,6 @@ import {
 import { newLocalClient, uniqueTableName } from '../test-kit/aws.js';
 import { recording, sleep, waitUntil, type RecordingDynamoDB } from '../test-kit/test-locks.js';
 
-
 type Item = Record<string, AttributeValue>;
 type ErrorClass = abstract new (...args: never[]) => Error;
 
@@ -159,7 +158,10 @@ class Harness implements Bench {
     return this.recorder.sent
       .slice(this.baseline)
       .filter((command) => WRITES.includes(command.name))
-      .filter((command) => !(command.name === 'PutItemCommand' && String(command.input['ConditionExpression']).startsWith('attribute_not_exists(#pk)')))
+      .filter(
+        (command) =>
+          !(command.name === 'PutItemCommand' && String(command.input['ConditionExpression']).startsWith('attribute_not_exists(#pk)')),
+      )
       .map((command) => command.name);
   }
 
@@ -474,7 +476,8 @@ describe('bad input on heartbeat, release and additional attributes', () => {
     const b = bench();
     const lock = await b.held();
     const outcome = await lock.sendHeartbeat({ data: data as unknown as string }).then(
-      async () => `the heartbeat was sent and stored data ${JSON.stringify(Array.from((await rawItem(hashTable, { key: { S: lock.partitionKey } }))?.['data']?.B ?? []))}`,
+      async () =>
+        `the heartbeat was sent and stored data ${JSON.stringify(Array.from((await rawItem(hashTable, { key: { S: lock.partitionKey } }))?.['data']?.B ?? []))}`,
       (error: unknown) => error,
     );
     expect(outcome).toBeInstanceOf(InvalidArgumentError);
@@ -486,7 +489,8 @@ describe('bad input on heartbeat, release and additional attributes', () => {
     const b = bench();
     const lock = await b.held();
     const outcome = await lock.release({ deleteLock: false, data: 42 as unknown as string }).then(
-      async () => `the release was sent and left data of ${(await rawItem(hashTable, { key: { S: lock.partitionKey } }))?.['data']?.B?.byteLength} bytes`,
+      async () =>
+        `the release was sent and left data of ${(await rawItem(hashTable, { key: { S: lock.partitionKey } }))?.['data']?.B?.byteLength} bytes`,
       (error: unknown) => error,
     );
     expect(outcome).toBeInstanceOf(InvalidArgumentError);
@@ -501,7 +505,9 @@ describe('bad input on heartbeat, release and additional attributes', () => {
     },
   ])('additional attributes with $what are refused with INVALID_ATTRIBUTE_VALUE before any call', async ({ attributes }) => {
     const b = bench();
-    const error = await failureOf(() => b.hash.acquireLock(`attr-${randomUUID()}`, { additionalAttributes: attributes, additionalTimeToWaitForLock: 0 }));
+    const error = await failureOf(() =>
+      b.hash.acquireLock(`attr-${randomUUID()}`, { additionalAttributes: attributes, additionalTimeToWaitForLock: 0 }),
+    );
     expect({ name: (error as Error).name, code: (error as InvalidArgumentError).code, sent: b.sentByAction() }).toEqual({
       name: 'InvalidArgumentError',
       code: 'INVALID_ATTRIBUTE_VALUE',
@@ -535,15 +541,13 @@ const tableRows: TableRow[] = [
       ['getLocksByPartitionKey', (c: LockClient) => drain(c.getLocksByPartitionKey('k'))],
       ['assertLockTableExists', (c: LockClient) => c.assertLockTableExists()],
     ] as const
-  ).map(
-    ([name, action]): TableRow => ({
-      input: `${name} on a table that does not exist`,
-      settings: { table: 'missing' },
-      action,
-      error: LockTableDoesNotExistError,
-      message: /^Lock table "missing-table-.*" does not exist or is not active$/,
-    }),
-  ),
+  ).map(([name, action]): TableRow => ({
+    input: `${name} on a table that does not exist`,
+    settings: { table: 'missing' },
+    action,
+    error: LockTableDoesNotExistError,
+    message: /^Lock table "missing-table-.*" does not exist or is not active$/,
+  })),
   {
     input: 'acquireLock with another partitionKeyName than the table’s',
     settings: { table: 'hash', partitionKeyName: 'lockName' },
@@ -668,7 +672,10 @@ describe('a malformed item is reported, never treated as free, never overwritten
       ['acquireLock', () => b.hash.acquireLock(partitionKey, { additionalTimeToWaitForLock: 300, refreshPeriod: 50 })],
       ['tryAcquireLock', () => b.hash.tryAcquireLock(partitionKey, { additionalTimeToWaitForLock: 0 })],
       ['shouldSkipBlockingWait', () => b.hash.acquireLock(partitionKey, { shouldSkipBlockingWait: true })],
-      ['acquireOnlyIfLockAlreadyExists', () => b.hash.acquireLock(partitionKey, { acquireOnlyIfLockAlreadyExists: true, updateExistingLockRecord: true })],
+      [
+        'acquireOnlyIfLockAlreadyExists',
+        () => b.hash.acquireLock(partitionKey, { acquireOnlyIfLockAlreadyExists: true, updateExistingLockRecord: true }),
+      ],
       ['getLock', () => b.hash.getLock(partitionKey)],
       ['getLocksByPartitionKey', () => drain(b.hash.getLocksByPartitionKey(partitionKey))],
     ];
@@ -710,9 +717,19 @@ const sabotageRows: SabotageRow[] = [
   {
     what: 'its item is overwritten by another owner (raw PutItem)',
     sabotage: async (TableName, key) => {
-      await raw.send(new PutItemCommand({ TableName, Item: { key: { S: key }, ownerName: { S: 'intruder' }, leaseDuration: { S: '60000' }, recordVersionNumber: { S: FOREIGN_RVN } } }));
+      await raw.send(
+        new PutItemCommand({
+          TableName,
+          Item: { key: { S: key }, ownerName: { S: 'intruder' }, leaseDuration: { S: '60000' }, recordVersionNumber: { S: FOREIGN_RVN } },
+        }),
+      );
     },
-    expectedItem: (key) => ({ key: { S: key }, ownerName: { S: 'intruder' }, leaseDuration: { S: '60000' }, recordVersionNumber: { S: FOREIGN_RVN } }),
+    expectedItem: (key) => ({
+      key: { S: key },
+      ownerName: { S: 'intruder' },
+      leaseDuration: { S: '60000' },
+      recordVersionNumber: { S: FOREIGN_RVN },
+    }),
   },
   {
     what: 'its ownerName is removed (raw UpdateItem)',
@@ -756,8 +773,9 @@ describe('the background heartbeat survives a lock destroyed under it', () => {
     expect(client.hasLock(survivorKey)).toBe(true);
     expect(client.hasLock(victimKey)).toBe(false);
     // Heartbeats go on: a read may see a write whose reply has not arrived yet, so read until both agree.
-    const survivorRvnInTable = async (): Promise<string | undefined> => (await rawItem(hashTable, { key: { S: survivorKey } }))?.['recordVersionNumber']?.S;
-    await waitUntil('the table holds the survivor\'s last RVN', async () => (await survivorRvnInTable()) === survivor.recordVersionNumber, {
+    const survivorRvnInTable = async (): Promise<string | undefined> =>
+      (await rawItem(hashTable, { key: { S: survivorKey } }))?.['recordVersionNumber']?.S;
+    await waitUntil("the table holds the survivor's last RVN", async () => (await survivorRvnInTable()) === survivor.recordVersionNumber, {
       timeoutMs: 2 * HEARTBEAT,
     });
     // The client never wrote over what the saboteur left.

@@ -17,7 +17,7 @@ const s = (seconds: number): string => String(BigInt(Math.round(seconds * 1e9)))
 const CHECK = { leaseMs: 1_000, pollMs: 250, marginMs: 500, endNs: BigInt(s(100)) };
 
 describe('the chaos checker', () => {
-  it('reports an act by one worker inside another worker\'s hold of the same key', () => {
+  it("reports an act by one worker inside another worker's hold of the same key", () => {
     const events: ChaosEvent[] = [
       { type: 'acquired', worker: 'a', key: 'k', rvn: 'r1', atNs: s(1) },
       { type: 'act', worker: 'a', key: 'k', acquiredRvn: 'r1', checkedAtNs: s(3) },
@@ -171,12 +171,17 @@ describe('the fault proxy in front of DynamoDB Local', () => {
   });
 });
 
-describe('the fenced run\'s counters', () => {
+describe("the fenced run's counters", () => {
   const counter = (n: number, w: number) => ({ id: { S: 'k' }, n: { N: String(n) }, w: { N: String(w) } });
 
   it('count an update lost whenever two writes set the same value', () => {
     // 5 writes applied, the last value 3: two of them wrote a value another had written already.
-    expect(judgeCounters([counter(3, 5), counter(4, 4)])).toEqual({ lostUpdates: 2, appliedWrites: 9, malformedCounters: [], fencingTokens: {} });
+    expect(judgeCounters([counter(3, 5), counter(4, 4)])).toEqual({
+      lostUpdates: 2,
+      appliedWrites: 9,
+      malformedCounters: [],
+      fencingTokens: {},
+    });
   });
 
   it('flag an item with more value than writes, or without numbers', () => {
@@ -208,7 +213,11 @@ describe('a short seeded chaos run', () => {
     // It proved something: writes were applied, and late ones were sent.
     expect(report.fenced?.appliedWrites).toBeGreaterThan(5);
     expect(report.fenced?.lateWrites).toBeGreaterThan(0);
-    expect(Object.values(report.fenced?.fencingTokens ?? {}).map(Number).every((token) => token >= 1)).toBe(true);
+    expect(
+      Object.values(report.fenced?.fencingTokens ?? {})
+        .map(Number)
+        .every((token) => token >= 1),
+    ).toBe(true);
     expect(Object.keys(report.fenced?.fencingTokens ?? {})).toHaveLength(2);
   }, 100_000);
 });

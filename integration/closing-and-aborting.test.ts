@@ -16,7 +16,7 @@ const faults = useFaultBed('closing');
 const isPutItem = (request: ProxiedRequest): boolean => operationOf(request) === 'PutItem';
 
 describe('an acquisition write that gets no answer', () => {
-  it('acquireLock({ signal }) rejects with the signal\'s reason when it aborts', async () => {
+  it("acquireLock({ signal }) rejects with the signal's reason when it aborts", async () => {
     // The SDK's defaults: no request timeout, so only the signal can end the call.
     const network = await faults.proxied('aborted', { sdkDefaults: true });
     const client = faults.bed.client({ ownerName: 'aborted' }, network.dynamoDB);
@@ -33,7 +33,9 @@ describe('an acquisition write that gets no answer', () => {
     );
     controller.abort(new Error('the caller gave up'));
 
-    expect(await within(rejectionOf(acquiring), 5_000, 'acquireLock ends after its signal aborted')).toMatchObject({ message: 'the caller gave up' });
+    expect(await within(rejectionOf(acquiring), 5_000, 'acquireLock ends after its signal aborted')).toMatchObject({
+      message: 'the caller gave up',
+    });
   }, 30_000);
 
   it('close({ timeout }) ends, and the acquisition rejects with LockClientClosedError', async () => {
@@ -76,7 +78,7 @@ describe('close() when DynamoDB refuses a release', () => {
 });
 
 describe('`await using` on a lock whose lease ran out locally', () => {
-  it('releases it, as release() does: the item, still this client\'s, is deleted', async () => {
+  it("releases it, as release() does: the item, still this client's, is deleted", async () => {
     const client = faults.bed.client({ ownerName: 'lapsed', leaseDuration: 1_000, backgroundHeartbeats: false });
     const lock = await client.acquireLock('job');
     const { reason } = await abortOf(lock.signal, 5_000);

@@ -50,8 +50,6 @@ describe('DynamoDB Local (jest globalSetup)', () => {
       await bob.send(new DeleteTableCommand({ TableName }));
     }
 
-    await expect(alice.send(new DescribeTableCommand({ TableName }))).rejects.toBeInstanceOf(
-      ResourceNotFoundException,
-    );
+    await expect(alice.send(new DescribeTableCommand({ TableName }))).rejects.toBeInstanceOf(ResourceNotFoundException);
   });
 });

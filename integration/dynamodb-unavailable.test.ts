@@ -63,7 +63,11 @@ describe('acquiring while DynamoDB does not answer', () => {
     const client = faults.bed.client({ ownerName: 'silent', leaseDuration: 3_000, heartbeatPeriod: 1_000 }, network.dynamoDB);
     network.proxy.blackhole();
 
-    const error = await within(rejectionOf(client.tryAcquireLock('job', { additionalTimeToWaitForLock: 1_000, refreshPeriod: 100 })), 15_000, 'tryAcquireLock ends');
+    const error = await within(
+      rejectionOf(client.tryAcquireLock('job', { additionalTimeToWaitForLock: 1_000, refreshPeriod: 100 })),
+      15_000,
+      'tryAcquireLock ends',
+    );
 
     expect(error).toBeInstanceOf(DynamoDBUnavailableError);
   }, 30_000);

@@ -56,7 +56,19 @@ afterAll(() => {
 
 describe('examples/cron-job: a job under dynamodb-lock run', () => {
   it('runs on one machine; the others exit with 75 at once', async () => {
-    const line = ['run', '--table', tableName, '--lease', '3s', 'nightly-report', '--', process.execPath, '--import', 'tsx', 'examples/cron-job/report.ts'];
+    const line = [
+      'run',
+      '--table',
+      tableName,
+      '--lease',
+      '3s',
+      'nightly-report',
+      '--',
+      process.execPath,
+      '--import',
+      'tsx',
+      'examples/cron-job/report.ts',
+    ];
     // Started together, like cron on two machines; the job outlasts both starts by far.
     const env = { ...cliEnvironment({ endpointFromEnv: true }), REPORT_STEP_MS: '2000' };
     const machines = [new CliProcess(line, { env }), new CliProcess(line, { env })];

@@ -6,7 +6,15 @@
  * and leave the counter alone; the lock table holds nothing new.
  */
 import { describe, expect, it } from '@jest/globals';
-import { DeleteItemCommand, GetItemCommand, PutItemCommand, ScanCommand, UpdateItemCommand, type DynamoDBClient, type PutItemCommandInput } from '@aws-sdk/client-dynamodb';
+import {
+  DeleteItemCommand,
+  GetItemCommand,
+  PutItemCommand,
+  ScanCommand,
+  UpdateItemCommand,
+  type DynamoDBClient,
+  type PutItemCommandInput,
+} from '@aws-sdk/client-dynamodb';
 import { LockTableDoesNotExistError, type LockClient, type LockClientSettings } from '../src/index.js';
 import { loadJavaScenarios } from '../test-kit/java-fixtures.js';
 import { useFaultBed } from '../test-kit/jest/fault-bed.js';
@@ -76,7 +84,12 @@ describe('fencing tokens', () => {
     await first.release();
 
     // Java's own free-lock PutItem, then its release by delete.
-    const javaPut = recordedRequest(scenarios.find((s) => s.scenario === 'acquire-free-lock')!, 'A', 'PutItem', bed.tableName);
+    const javaPut = recordedRequest(
+      scenarios.find((s) => s.scenario === 'acquire-free-lock')!,
+      'A',
+      'PutItem',
+      bed.tableName,
+    );
     await bed.raw.send(new PutItemCommand(javaPut as unknown as PutItemCommandInput));
     expect(await storedToken()).toBe('1');
     await bed.raw.send(new DeleteItemCommand({ TableName: bed.tableName, Key: { key: { S: KEY } } }));
@@ -118,7 +131,12 @@ describe('fencing tokens', () => {
       if (command.name !== 'TransactWriteItemsCommand' || raced) return;
       raced = true;
       await bed.raw.send(
-        new UpdateItemCommand({ TableName: fencingTable(), Key: { key: { S: KEY } }, UpdateExpression: 'SET fencingToken = :five', ExpressionAttributeValues: { ':five': { N: '5' } } }),
+        new UpdateItemCommand({
+          TableName: fencingTable(),
+          Key: { key: { S: KEY } },
+          UpdateExpression: 'SET fencingToken = :five',
+          ExpressionAttributeValues: { ':five': { N: '5' } },
+        }),
       );
     };
     const lock = await fencingClient('raced', recorder.dynamoDB).acquireLock(KEY);

@@ -20,8 +20,7 @@ const KEY = 'lock-1';
 const counter = async (tableName: string): Promise<string | undefined> => (await dataItem(bed.raw, tableName, 'counter'))?.['n']?.N;
 const javaTakesOver = (rvn: string): Promise<unknown> => bed.raw.send(new PutItemCommand(javaStaleLockTakeover(scenarios, bed.tableName, rvn)));
 /** No background heartbeats: only the guarded write can find out that the lock moved. */
-const quietClient = (ownerName: string) =>
-  bed.client({ ownerName, leaseDuration: 20_000, heartbeatPeriod: 5_000, backgroundHeartbeats: false });
+const quietClient = (ownerName: string) => bed.client({ ownerName, leaseDuration: 20_000, heartbeatPeriod: 5_000, backgroundHeartbeats: false });
 
 describe('guarded writes in scoped routines', () => {
   it('a withLock routine writes through its lock; after a takeover its write is refused, its signal aborts, withLock rejects', async () => {

@@ -50,7 +50,9 @@ const counterOf = async (tableName: string, id: string): Promise<number | undefi
 const isTransaction = (request: ProxiedRequest): boolean => operationOf(request) === 'TransactWriteItems';
 const isUpdateItem = (request: ProxiedRequest): boolean => operationOf(request) === 'UpdateItem';
 const newRvnOf = (request: ProxiedRequest): string | undefined =>
-  (JSON.parse(request.body.toString('utf8')) as { ExpressionAttributeValues?: Record<string, { S?: string }> }).ExpressionAttributeValues?.[':newRvn']?.S;
+  (JSON.parse(request.body.toString('utf8')) as { ExpressionAttributeValues?: Record<string, { S?: string }> }).ExpressionAttributeValues?.[
+    ':newRvn'
+  ]?.S;
 
 /** A holder that only heartbeats when told: nothing changes its lock item unless the test does it. */
 async function quietHolder(owner: string, dynamoDB?: Pick<DynamoDBClient, 'send'>) {
@@ -134,14 +136,34 @@ describe('a guarded write while the lock is held', () => {
       ['no action', [{}]],
       ['no table name', [{ Put: { Item: { id: { S: 'a' } } } }]],
       ['a Put of the lock item', [put(data, 'a'), { Put: { TableName: bed.tableName, Item: { key: { S: KEY } } } }]],
-      ['a ConditionCheck of the lock item', [{ ConditionCheck: { TableName: bed.tableName, Key: { key: { S: KEY } }, ConditionExpression: 'attribute_exists(#k)', ExpressionAttributeNames: { '#k': 'key' } } }]],
+      [
+        'a ConditionCheck of the lock item',
+        [
+          {
+            ConditionCheck: {
+              TableName: bed.tableName,
+              Key: { key: { S: KEY } },
+              ConditionExpression: 'attribute_exists(#k)',
+              ExpressionAttributeNames: { '#k': 'key' },
+            },
+          },
+        ],
+      ],
     ];
     for (const [what, items] of bad) {
       const error = await rejectionOf(lock.transactWrite(items as TransactWriteItem[]));
       expect([what, error]).toEqual([what, expect.any(InvalidArgumentError)]);
     }
     // 99 items and another key of the lock table are fine.
-    await lock.transactWrite([...Array.from({ length: 98 }, (_, i) => put(data, `i${i}`)), { Put: { TableName: bed.tableName, Item: { key: { S: 'other' }, ownerName: { S: 'x' }, leaseDuration: { S: '1' }, recordVersionNumber: { S: 'r' } } } }]);
+    await lock.transactWrite([
+      ...Array.from({ length: 98 }, (_, i) => put(data, `i${i}`)),
+      {
+        Put: {
+          TableName: bed.tableName,
+          Item: { key: { S: 'other' }, ownerName: { S: 'x' }, leaseDuration: { S: '1' }, recordVersionNumber: { S: 'r' } },
+        },
+      },
+    ]);
     expect(recorder.named('TransactWriteItemsCommand')).toHaveLength(1);
     expect(lock.state).toBe('held');
   });
@@ -169,36 +191,47 @@ describe('a guarded write after the lock moved', () => {
     ['taken over by a Java client (its recorded stale-lock PutItem)', (rvn) => javaTakesOver(rvn), 'owner-B'],
     [
       'marked released by someone else',
-      () => bed.raw.send(new UpdateItemCommand({ TableName: bed.tableName, Key: { key: { S: KEY } }, UpdateExpression: 'SET isReleased = :one', ExpressionAttributeValues: { ':one': { S: '1' } } })),
+      () =>
+        bed.raw.send(
+          new UpdateItemCommand({
+            TableName: bed.tableName,
+            Key: { key: { S: KEY } },
+            UpdateExpression: 'SET isReleased = :one',
+            ExpressionAttributeValues: { ':one': { S: '1' } },
+          }),
+        ),
       'writer',
     ],
     ['deleted', () => bed.raw.send(new DeleteItemCommand({ TableName: bed.tableName, Key: { key: { S: KEY } } })), undefined],
   ];
 
-  it.each(moves)('is refused by DynamoDB when the lock was %s: LockLostError naming the holder, nothing applied, the lock ends as lost', async (_, move, holder) => {
-    const data = await createDataTable(bed.raw, 'guarded-data');
-    const recorder = recording(bed.dynamoDBClient('writer'));
-    const { lock, events } = await quietHolder('writer', recorder.dynamoDB);
-    await move(lock.recordVersionNumber);
-    // This client has not noticed: no heartbeat since, and its lease has long to run.
-    lock.throwIfLost();
+  it.each(moves)(
+    'is refused by DynamoDB when the lock was %s: LockLostError naming the holder, nothing applied, the lock ends as lost',
+    async (_, move, holder) => {
+      const data = await createDataTable(bed.raw, 'guarded-data');
+      const recorder = recording(bed.dynamoDBClient('writer'));
+      const { lock, events } = await quietHolder('writer', recorder.dynamoDB);
+      await move(lock.recordVersionNumber);
+      // This client has not noticed: no heartbeat since, and its lease has long to run.
+      lock.throwIfLost();
 
-    const error = await rejectionOf(lock.transactWrite([put(data, 'a'), increment(data, 'b')]));
+      const error = await rejectionOf(lock.transactWrite([put(data, 'a'), increment(data, 'b')]));
 
-    expect(error).toBeInstanceOf(LockLostError);
-    const kind = holder === undefined ? 'deleted' : holder === 'writer' ? 'released' : 'taken';
-    expect(error).toMatchObject({ kind, holder: holder === undefined ? undefined : { ownerName: holder } });
-    expect((error as Error).message).toMatch(/guarded write was refused/);
-    expect(await dataItem(bed.raw, data, 'a')).toBeUndefined();
-    expect(await counterOf(data, 'b')).toBeUndefined();
-    expect(lock.state).toBe('lost');
-    expect(lock.signal.reason).toBe(error);
-    expectLostOnce(events, lock, error);
-    // Nothing more is sent under a lost lock.
-    await expect(lock.transactWrite([put(data, 'c')])).rejects.toBe(error);
-    expect(() => lock.guardCondition()).toThrow(LockLostError);
-    expect(recorder.named('TransactWriteItemsCommand')).toHaveLength(1);
-  });
+      expect(error).toBeInstanceOf(LockLostError);
+      const kind = holder === undefined ? 'deleted' : holder === 'writer' ? 'released' : 'taken';
+      expect(error).toMatchObject({ kind, holder: holder === undefined ? undefined : { ownerName: holder } });
+      expect((error as Error).message).toMatch(/guarded write was refused/);
+      expect(await dataItem(bed.raw, data, 'a')).toBeUndefined();
+      expect(await counterOf(data, 'b')).toBeUndefined();
+      expect(lock.state).toBe('lost');
+      expect(lock.signal.reason).toBe(error);
+      expectLostOnce(events, lock, error);
+      // Nothing more is sent under a lost lock.
+      await expect(lock.transactWrite([put(data, 'c')])).rejects.toBe(error);
+      expect(() => lock.guardCondition()).toThrow(LockLostError);
+      expect(recorder.named('TransactWriteItemsCommand')).toHaveLength(1);
+    },
+  );
 
   it('from a holder delayed between its check and the write past its lease, while another client takes over, is refused; nothing is applied', async () => {
     const data = await createDataTable(bed.raw, 'guarded-data');
@@ -242,43 +275,48 @@ describe('a guarded write after the lock moved', () => {
   }, 20_000);
 
   /** The state letter of a process in /proc (`T`: stopped). */
-  const processState = (pid: number | undefined): string | undefined =>
-    /\) (\w) /.exec(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.[1];
+  const processState = (pid: number | undefined): string | undefined => /\) (\w) /.exec(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.[1];
 
   it.each([
     ['another client of this library', 'ours'],
     ['a Java client (its recorded stale-lock PutItem, after watching the RVN stand still for the lease)', 'java'],
-  ])('from a holder SIGSTOPped between its check and the write, past its lease, while %s takes over, is refused; nothing is applied', async (_, taker) => {
-    const data = await createDataTable(bed.raw, 'guarded-data');
-    const writer = bed.spawnReporter(PAUSED_WRITER, [bed.tableName, data, KEY, 'paused-writer', '1500', '300']);
-    const acquired = await writer.next('acquired');
-    const pausing = await writer.next('pausing');
-    await waitUntil('the writer is stopped', () => processState(writer.child.pid) === 'T');
-    // Its guard names the RVN of its last confirmed write; nothing of its write has reached DynamoDB.
-    expect(pausing['guardRvn']).toBe(await bed.rvn(KEY));
-    expect(typeof acquired.rvn).toBe('string');
+  ])(
+    'from a holder SIGSTOPped between its check and the write, past its lease, while %s takes over, is refused; nothing is applied',
+    async (_, taker) => {
+      const data = await createDataTable(bed.raw, 'guarded-data');
+      const writer = bed.spawnReporter(PAUSED_WRITER, [bed.tableName, data, KEY, 'paused-writer', '1500', '300']);
+      const acquired = await writer.next('acquired');
+      const pausing = await writer.next('pausing');
+      await waitUntil('the writer is stopped', () => processState(writer.child.pid) === 'T');
+      // Its guard names the RVN of its last confirmed write; nothing of its write has reached DynamoDB.
+      expect(pausing['guardRvn']).toBe(await bed.rvn(KEY));
+      expect(typeof acquired.rvn).toBe('string');
 
-    let newOwner: string;
-    if (taker === 'ours') {
-      await bed.client({ ownerName: 'taker', leaseDuration: 1_500, heartbeatPeriod: 300 }).acquireLock(KEY, { refreshPeriod: 100, additionalTimeToWaitForLock: 10_000 });
-      newOwner = 'taker';
-    } else {
-      // Java's acquireLock: a consistent read, the RVN unchanged for longer than the stored lease, the conditional PutItem.
-      const seen = await bed.item(KEY);
-      const rvn = seen?.['recordVersionNumber']?.S as string;
-      await sleep(Number(seen?.['leaseDuration']?.S) + 100);
-      expect(await bed.rvn(KEY)).toBe(rvn);
-      await javaTakesOver(rvn);
-      newOwner = 'owner-B';
-    }
-    expect(await bed.owner(KEY)).toBe(newOwner);
-    writer.child.kill('SIGCONT');
+      let newOwner: string;
+      if (taker === 'ours') {
+        await bed
+          .client({ ownerName: 'taker', leaseDuration: 1_500, heartbeatPeriod: 300 })
+          .acquireLock(KEY, { refreshPeriod: 100, additionalTimeToWaitForLock: 10_000 });
+        newOwner = 'taker';
+      } else {
+        // Java's acquireLock: a consistent read, the RVN unchanged for longer than the stored lease, the conditional PutItem.
+        const seen = await bed.item(KEY);
+        const rvn = seen?.['recordVersionNumber']?.S as string;
+        await sleep(Number(seen?.['leaseDuration']?.S) + 100);
+        expect(await bed.rvn(KEY)).toBe(rvn);
+        await javaTakesOver(rvn);
+        newOwner = 'owner-B';
+      }
+      expect(await bed.owner(KEY)).toBe(newOwner);
+      writer.child.kill('SIGCONT');
 
-    const outcome = await writer.next('outcome');
-    expect(outcome).toMatchObject({ committed: false, error: 'LockLostError', kind: 'taken', holder: newOwner, state: 'lost' });
-    expect(await dataItem(bed.raw, data, KEY)).toBeUndefined();
-    expect(await bed.owner(KEY)).toBe(newOwner);
-  }, 30_000);
+      const outcome = await writer.next('outcome');
+      expect(outcome).toMatchObject({ committed: false, error: 'LockLostError', kind: 'taken', holder: newOwner, state: 'lost' });
+      expect(await dataItem(bed.raw, data, KEY)).toBeUndefined();
+      expect(await bed.owner(KEY)).toBe(newOwner);
+    },
+    30_000,
+  );
 });
 
 describe('a guarded write and the holder’s heartbeats', () => {

@@ -38,7 +38,6 @@ import {
 } from '../test-kit/java-items.js';
 import { recording, rejectionOf, sleep, waitUntil, type RecordingDynamoDB } from '../test-kit/test-locks.js';
 
-
 const scenarios = loadJavaScenarios();
 const scenario = (name: string): JavaScenario => {
   const found = scenarios.find((s) => s.scenario === name);
@@ -46,8 +45,7 @@ const scenario = (name: string): JavaScenario => {
   return found;
 };
 
-const b64 = (bytes: Uint8Array | undefined): string | undefined =>
-  bytes === undefined ? undefined : Buffer.from(bytes).toString('base64');
+const b64 = (bytes: Uint8Array | undefined): string | undefined => (bytes === undefined ? undefined : Buffer.from(bytes).toString('base64'));
 const WRITES = ['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand'];
 
 /**
@@ -204,75 +202,73 @@ describe('Java → us: the items the Java client left are read as Java recorded 
     expect(withItems.some((s) => s.table.sortKey !== null)).toBe(true);
   });
 
-  test.each(withItems.map((s) => ({ name: s.scenario, count: s.final_items.length, s })))(
-    '$name ($count item(s))',
-    async ({ s }) => {
-      const table = await freshTable(s.scenario, s.table);
-      const stored = s.final_items.map((wire) => fromWireItem(wire));
-      for (const item of stored) await putRaw(table, item);
-      const { client: reader, recorder } = ourClient(table, { ownerName: 'ts-reader' });
-      const expected = s.final_items.map((wire) => viewOfJavaItem(s, wire)).sort(byKey);
+  test.each(withItems.map((s) => ({ name: s.scenario, count: s.final_items.length, s })))('$name ($count item(s))', async ({ s }) => {
+    const table = await freshTable(s.scenario, s.table);
+    const stored = s.final_items.map((wire) => fromWireItem(wire));
+    for (const item of stored) await putRaw(table, item);
+    const { client: reader, recorder } = ourClient(table, { ownerName: 'ts-reader' });
+    const expected = s.final_items.map((wire) => viewOfJavaItem(s, wire)).sort(byKey);
 
-      // getAllLocks (Scan): every item, released ones included.
-      const listed = await drain(reader.getAllLocks());
-      expect(listed.every((snapshot) => snapshot instanceof LockSnapshot)).toBe(true);
-      expect(listed.map(viewOfSnapshot).sort(byKey)).toEqual(expected);
-      // The same through an eventually consistent Scan, as Java lists.
-      expect((await drain(reader.getAllLocks({ consistentRead: false }))).map(viewOfSnapshot).sort(byKey)).toEqual(expected);
+    // getAllLocks (Scan): every item, released ones included.
+    const listed = await drain(reader.getAllLocks());
+    expect(listed.every((snapshot) => snapshot instanceof LockSnapshot)).toBe(true);
+    expect(listed.map(viewOfSnapshot).sort(byKey)).toEqual(expected);
+    // The same through an eventually consistent Scan, as Java lists.
+    expect((await drain(reader.getAllLocks({ consistentRead: false }))).map(viewOfSnapshot).sort(byKey)).toEqual(expected);
 
-      for (const view of expected) {
-        // getLocksByPartitionKey (Query) finds it.
-        const byPartition = (await drain(reader.getLocksByPartitionKey(view.partitionKey))).map(viewOfSnapshot);
-        expect(byPartition).toContainEqual(view);
-        // getLock: a snapshot of a held lock; a released one reads as absent, as in Java.
-        const got = await reader.getLock(view.partitionKey, { sortKey: view.sortKey });
-        if (view.isReleased) {
-          expect(got).toBeUndefined();
-        } else {
-          expect(got).toBeInstanceOf(LockSnapshot);
-          expect(viewOfSnapshot(got as LockSnapshot)).toEqual(view);
-        }
-        // Under Java's own read rules the stored item reads the same.
-        const java = javaReadLockItem((await getRaw(table, view.partitionKey, view.sortKey)) as Item, table.partitionKeyName);
-        expect({
-          ownerName: java.ownerName,
-          recordVersionNumber: java.recordVersionNumber,
-          leaseDuration: Number(java.leaseDuration),
-          isReleased: java.isReleased,
-          data: b64(java.data),
-        }).toEqual({
-          ownerName: view.ownerName,
-          recordVersionNumber: view.recordVersionNumber,
-          leaseDuration: view.leaseDuration,
-          isReleased: view.isReleased,
-          data: view.data,
-        });
+    for (const view of expected) {
+      // getLocksByPartitionKey (Query) finds it.
+      const byPartition = (await drain(reader.getLocksByPartitionKey(view.partitionKey))).map(viewOfSnapshot);
+      expect(byPartition).toContainEqual(view);
+      // getLock: a snapshot of a held lock; a released one reads as absent, as in Java.
+      const got = await reader.getLock(view.partitionKey, { sortKey: view.sortKey });
+      if (view.isReleased) {
+        expect(got).toBeUndefined();
+      } else {
+        expect(got).toBeInstanceOf(LockSnapshot);
+        expect(viewOfSnapshot(got as LockSnapshot)).toEqual(view);
       }
+      // Under Java's own read rules the stored item reads the same.
+      const java = javaReadLockItem((await getRaw(table, view.partitionKey, view.sortKey)) as Item, table.partitionKeyName);
+      expect({
+        ownerName: java.ownerName,
+        recordVersionNumber: java.recordVersionNumber,
+        leaseDuration: Number(java.leaseDuration),
+        isReleased: java.isReleased,
+        data: b64(java.data),
+      }).toEqual({
+        ownerName: view.ownerName,
+        recordVersionNumber: view.recordVersionNumber,
+        leaseDuration: view.leaseDuration,
+        isReleased: view.isReleased,
+        data: view.data,
+      });
+    }
 
-      // What the Java harness printed about these same RVNs agrees with what we read.
-      let matchedEvents = 0;
-      for (const { events } of s.steps) {
-        for (const event of events) {
-          const view = expected.find((v) => v.recordVersionNumber === event.rvn);
-          if (view === undefined) continue;
-          matchedEvents++;
-          if (event.owner !== undefined) expect(event.owner).toBe(view.ownerName);
-          if (event.lease_ms !== undefined) expect(event.lease_ms).toBe(view.leaseDuration);
-          if (event.event === 'lock') {
-            expect(event.released).toBe(view.isReleased);
-            expect(event.data === null || event.data === undefined ? undefined : b64(utf8Bytes(event.data))).toBe(view.data);
-          }
+    // What the Java harness printed about these same RVNs agrees with what we read.
+    let matchedEvents = 0;
+    for (const { events } of s.steps) {
+      for (const event of events) {
+        const view = expected.find((v) => v.recordVersionNumber === event.rvn);
+        if (view === undefined) continue;
+        matchedEvents++;
+        if (event.owner !== undefined) expect(event.owner).toBe(view.ownerName);
+        if (event.lease_ms !== undefined) expect(event.lease_ms).toBe(view.leaseDuration);
+        if (event.event === 'lock') {
+          expect(event.released).toBe(view.isReleased);
+          expect(event.data === null || event.data === undefined ? undefined : b64(utf8Bytes(event.data))).toBe(view.data);
         }
       }
-      expect(matchedEvents).toBeGreaterThanOrEqual(expected.length);
+    }
+    expect(matchedEvents).toBeGreaterThanOrEqual(expected.length);
 
-      // Reading changed nothing.
-      expect(recorder.sent.map((c) => c.name).filter((name) => WRITES.includes(name))).toEqual([]);
-      const identity = (item: Item): string => `${item[table.partitionKeyName]?.S}\u0000${table.sortKeyName === undefined ? '' : item[table.sortKeyName]?.S}`;
-      const inOrder = (items: Item[]): Item[] => [...items].sort((a, b) => identity(a).localeCompare(identity(b)));
-      expect(inOrder(await scanRaw(table))).toEqual(inOrder(stored));
-    },
-  );
+    // Reading changed nothing.
+    expect(recorder.sent.map((c) => c.name).filter((name) => WRITES.includes(name))).toEqual([]);
+    const identity = (item: Item): string =>
+      `${item[table.partitionKeyName]?.S}\u0000${table.sortKeyName === undefined ? '' : item[table.sortKeyName]?.S}`;
+    const inOrder = (items: Item[]): Item[] => [...items].sort((a, b) => identity(a).localeCompare(identity(b)));
+    expect(inOrder(await scanRaw(table))).toEqual(inOrder(stored));
+  });
 });
 
 // ── Java → us: taking over Java's locks ─────────────────────────────────────
@@ -284,7 +280,12 @@ describe('Java → us: the items the Java client left are read as Java recorded 
  * written and the monotonic time it was confirmed.
  */
 function javaHeartbeats(table: Table, held: Item, periodMs: number): { stop: () => Promise<{ rvn: string; at: number }>; count: () => number } {
-  const template = recordedRequest(scenario(table.sortKeyName === undefined ? 'heartbeat' : 'sort-key-heartbeat-and-release'), 'A', 'UpdateItem', table.tableName);
+  const template = recordedRequest(
+    scenario(table.sortKeyName === undefined ? 'heartbeat' : 'sort-key-heartbeat-and-release'),
+    'A',
+    'UpdateItem',
+    table.tableName,
+  );
   let rvn = held['recordVersionNumber']?.S as string;
   let at = performance.now();
   let count = 0;
@@ -440,7 +441,11 @@ describe('Java → us: taking over the Java client’s locks', () => {
 
 describe('us → Java: our items have exactly the Java client’s attribute names and types', () => {
   /** The checks every item we leave must pass for a Java reader. */
-  function expectJavaReadable(table: Table, item: Item, expected: { ownerName: string; rvn: string; lease: number; released: boolean; data?: string }): void {
+  function expectJavaReadable(
+    table: Table,
+    item: Item,
+    expected: { ownerName: string; rvn: string; lease: number; released: boolean; data?: string },
+  ): void {
     const java = javaReadLockItem(item, table.partitionKeyName);
     expect(item['recordVersionNumber']?.S).toMatch(JAVA_UUID);
     expect(item['leaseDuration']?.S).toMatch(JAVA_LEASE);
@@ -487,7 +492,13 @@ describe('us → Java: our items have exactly the Java client’s attribute name
     const item = (await getRaw(table, 'lock-1')) as Item;
     expect(attributeTypes(item)).toEqual(wireAttributeTypes(wire));
     expect(b64(item['data']?.B)).toBe(wire['data']?.B);
-    expectJavaReadable(table, item, { ownerName: client.ownerName, rvn: lock.recordVersionNumber, lease: 2_000, released: false, data: wire['data']?.B });
+    expectJavaReadable(table, item, {
+      ownerName: client.ownerName,
+      rvn: lock.recordVersionNumber,
+      lease: 2_000,
+      released: false,
+      data: wire['data']?.B,
+    });
 
     // After heartbeats the names and types stay those of Java's heartbeated item.
     const first = lock.recordVersionNumber;
@@ -515,31 +526,40 @@ describe('us → Java: our items have exactly the Java client’s attribute name
   test.each([
     { what: 'with data', compareWith: 'release-without-delete', data: 'payload-A', releaseData: undefined, key: 'lock-1' },
     { what: 'without data', compareWith: 'scan', data: undefined, releaseData: undefined, key: 'released-lock' },
-    { what: 'leaving release data', compareWith: 'release-without-delete-with-data', data: 'payload-A', releaseData: 'final-state', key: 'lock-1' },
-  ])('released with deleteLock: false, $what: as Java’s $compareWith item; Java takes it at once', async ({ compareWith, data, releaseData, key }) => {
-    const java = scenario(compareWith);
-    const { wire } = finalItemByKey(java, key);
-    expect('isReleased' in wire).toBe(true);
-    const table = await freshTable('our-released', java.table);
-    const { client } = ourClient(table);
-    const lock = await client.acquireLock(key, { data, additionalTimeToWaitForLock: 0 });
-    expect(await lock.release({ deleteLock: false, data: releaseData })).toBe(true);
+    {
+      what: 'leaving release data',
+      compareWith: 'release-without-delete-with-data',
+      data: 'payload-A',
+      releaseData: 'final-state',
+      key: 'lock-1',
+    },
+  ])(
+    'released with deleteLock: false, $what: as Java’s $compareWith item; Java takes it at once',
+    async ({ compareWith, data, releaseData, key }) => {
+      const java = scenario(compareWith);
+      const { wire } = finalItemByKey(java, key);
+      expect('isReleased' in wire).toBe(true);
+      const table = await freshTable('our-released', java.table);
+      const { client } = ourClient(table);
+      const lock = await client.acquireLock(key, { data, additionalTimeToWaitForLock: 0 });
+      expect(await lock.release({ deleteLock: false, data: releaseData })).toBe(true);
 
-    const item = (await getRaw(table, key)) as Item;
-    expect(attributeTypes(item)).toEqual(wireAttributeTypes(wire));
-    expect(b64(item['data']?.B)).toBe(wire['data']?.B);
-    // Unlike Java, our release writes a new RVN (PROTOCOL.md §9.2 item 2): no late heartbeat can match it.
-    const releasedRvn = item['recordVersionNumber']?.S as string;
-    expect(releasedRvn).not.toBe(lock.recordVersionNumber);
-    expectJavaReadable(table, item, { ownerName: client.ownerName, rvn: releasedRvn, lease: 2_000, released: true, data: wire['data']?.B });
+      const item = (await getRaw(table, key)) as Item;
+      expect(attributeTypes(item)).toEqual(wireAttributeTypes(wire));
+      expect(b64(item['data']?.B)).toBe(wire['data']?.B);
+      // Unlike Java, our release writes a new RVN (PROTOCOL.md §9.2 item 2): no late heartbeat can match it.
+      const releasedRvn = item['recordVersionNumber']?.S as string;
+      expect(releasedRvn).not.toBe(lock.recordVersionNumber);
+      expectJavaReadable(table, item, { ownerName: client.ownerName, rvn: releasedRvn, lease: 2_000, released: true, data: wire['data']?.B });
 
-    // Java's own takeover of a released lock (acquire-released-lock, owner-B's PutItem), replayed on ours:
-    // its condition (C3) does not look at the RVN, so the new RVN changes nothing for it.
-    const javaTakeover = recordedRequest(scenario('acquire-released-lock'), 'B', 'PutItem', table.tableName);
-    const javaItem = { ...(javaTakeover.Item as Item), key: { S: key } };
-    await table.raw.send(new PutItemCommand({ ...(javaTakeover as unknown as PutItemCommandInput), Item: javaItem }));
-    expect(await getRaw(table, key)).toEqual(javaItem);
-  });
+      // Java's own takeover of a released lock (acquire-released-lock, owner-B's PutItem), replayed on ours:
+      // its condition (C3) does not look at the RVN, so the new RVN changes nothing for it.
+      const javaTakeover = recordedRequest(scenario('acquire-released-lock'), 'B', 'PutItem', table.tableName);
+      const javaItem = { ...(javaTakeover.Item as Item), key: { S: key } };
+      await table.raw.send(new PutItemCommand({ ...(javaTakeover as unknown as PutItemCommandInput), Item: javaItem }));
+      expect(await getRaw(table, key)).toEqual(javaItem);
+    },
+  );
 
   test('Java’s consistent takeover of a released lock still works on ours, and a late heartbeat cannot revive it', async () => {
     const java = scenario('acquire-released-lock-consistent');

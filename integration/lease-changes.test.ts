@@ -7,7 +7,14 @@ import { describe, expect, it } from '@jest/globals';
 import type { MonotonicClock } from '../src/index.js';
 import { LockLostError } from '../src/index.js';
 import { useFaultBed } from '../test-kit/jest/fault-bed.js';
-import { dynamoDBErrorReply, operationOf, type FaultProxy, type ProxiedExchange, type ProxiedRequest, type RequestFault } from '../test-kit/fault-proxy.js';
+import {
+  dynamoDBErrorReply,
+  operationOf,
+  type FaultProxy,
+  type ProxiedExchange,
+  type ProxiedRequest,
+  type RequestFault,
+} from '../test-kit/fault-proxy.js';
 import { thrownBy } from '../test-kit/jest/lock-events.js';
 import { rejectionOf, sleep, waitUntil } from '../test-kit/test-locks.js';
 
@@ -66,10 +73,10 @@ describe('a background heartbeat queued behind a manual one that changed the lea
     const client = faults.bed.client({ ownerName: 'changer', leaseDuration: 24_000, heartbeatPeriod: 3_000 }, network.dynamoDB);
     const lock = await client.acquireLock('job');
     // The manual heartbeat (lease 8 s) takes 2.5 s on the wire; the background one falls due meanwhile.
-    void network.proxy.injectOnce(
-      (request) => operationOf(request) === 'UpdateItem' && request.body.toString('utf8').includes('"S":"8000"'),
-      { action: 'forward', delayMs: 2_500 },
-    );
+    void network.proxy.injectOnce((request) => operationOf(request) === 'UpdateItem' && request.body.toString('utf8').includes('"S":"8000"'), {
+      action: 'forward',
+      delayMs: 2_500,
+    });
     await sleep(1_500);
     await lock.sendHeartbeat({ leaseDuration: 8_000 });
     expect(lock.leaseDuration).toBe(8_000); // confirmed

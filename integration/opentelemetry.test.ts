@@ -25,7 +25,9 @@ class TestReader extends MetricReader {
   /** Every data point of `name`, with its attributes. */
   async points(name: string): Promise<DataPoint<number | Histogram>[]> {
     const { resourceMetrics } = await this.collect();
-    return resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics.filter((m) => m.descriptor.name === name).flatMap((m) => m.dataPoints as DataPoint<number | Histogram>[]));
+    return resourceMetrics.scopeMetrics.flatMap((scope) =>
+      scope.metrics.filter((m) => m.descriptor.name === name).flatMap((m) => m.dataPoints as DataPoint<number | Histogram>[]),
+    );
   }
 
   /** The sum of `name`'s points whose attributes include `match`. */
@@ -130,7 +132,9 @@ describe('LockClientInstrumentation', () => {
     ]);
     expect(named('dynamodb-lock acquire').every((span) => span.status.code !== SpanStatusCode.ERROR)).toBe(true); // contention is not an error
     // c by withLock, a by lock.release(), d by await using; b was lost, and close() found nothing left.
-    expect(named('dynamodb-lock release').map((span) => [span.attributes['dynamodb_lock.partition_key'], span.attributes['dynamodb_lock.released']])).toEqual([
+    expect(
+      named('dynamodb-lock release').map((span) => [span.attributes['dynamodb_lock.partition_key'], span.attributes['dynamodb_lock.released']]),
+    ).toEqual([
       ['c', true],
       ['a', true],
       ['d', true],

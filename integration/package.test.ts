@@ -93,7 +93,9 @@ describe('an application on the lowest supported AWS SDK', () => {
       join(app, 'node_modules', '@aws-sdk', 'client-dynamodb'),
       join(app, 'node_modules', 'pino'), // the application's own, for the type check
     ]);
-    const installed = JSON.parse(await readFile(join(app, 'node_modules', '@aws-sdk', 'client-dynamodb', 'package.json'), 'utf8')) as { version: string };
+    const installed = JSON.parse(await readFile(join(app, 'node_modules', '@aws-sdk', 'client-dynamodb', 'package.json'), 'utf8')) as {
+      version: string;
+    };
     expect(`@aws-sdk/client-dynamodb@${installed.version}`).toBe(lowest);
   }, 60_000);
 
@@ -108,7 +110,12 @@ describe('an application on the lowest supported AWS SDK', () => {
 
   const nodes = [process.execPath, ...(process.env['PACKAGE_TEST_NODES'] ?? '').split(':').filter((path) => path !== '')];
 
-  it.each(nodes.flatMap((node): [string, string][] => [[node, 'smoke.mjs'], [node, 'smoke.cjs']]))(
+  it.each(
+    nodes.flatMap((node): [string, string][] => [
+      [node, 'smoke.mjs'],
+      [node, 'smoke.cjs'],
+    ]),
+  )(
     'runs on %s from %s: creates the table, acquires, reads and releases a lock',
     async (node, script) => {
       const env = { ...process.env, DYNAMODB_ENDPOINT: localEndpoint(), LOCK_TABLE: uniqueTableName('consumer') };

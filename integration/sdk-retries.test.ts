@@ -110,48 +110,65 @@ describe.each(RETRY_SETTINGS)('a release applied by its first attempt, whose ret
   }, 30_000);
 });
 
-describe.each<[string, SdkRetries]>([...RETRY_SETTINGS, ['maxAttempts 10', { maxAttempts: 10 }]])('a heartbeat applied by its first attempt, retried by the SDK (%s)', (_, retries) => {
-  it('UpdateItem: the retry refused by its own write confirms the heartbeat; the lock is kept', async () => {
-    const { client, network, events } = await readmeClient('beater', { leaseDuration: RETRIED_LEASE_MS, heartbeatPeriod: RETRIED_HEARTBEAT_MS }, retries);
-    const lock = await client.acquireLock('job');
+describe.each<[string, SdkRetries]>([...RETRY_SETTINGS, ['maxAttempts 10', { maxAttempts: 10 }]])(
+  'a heartbeat applied by its first attempt, retried by the SDK (%s)',
+  (_, retries) => {
+    it('UpdateItem: the retry refused by its own write confirms the heartbeat; the lock is kept', async () => {
+      const { client, network, events } = await readmeClient(
+        'beater',
+        { leaseDuration: RETRIED_LEASE_MS, heartbeatPeriod: RETRIED_HEARTBEAT_MS },
+        retries,
+      );
+      const lock = await client.acquireLock('job');
 
-    const dropped = await within(network.proxy.loseReplyThenRetries(operation('UpdateItem'), FORWARD), 10_000, 'a heartbeat whose reply is lost');
-    const appliedRvn = (JSON.parse(dropped.request.body.toString('utf8')) as { ExpressionAttributeValues: Record<string, { S?: string }> })
-      .ExpressionAttributeValues[':newRvn']?.S;
-    await waitUntil('the SDK retried the heartbeat', () => attemptsAfter(network, dropped.request).includes(2));
-    await sleep(RETRIED_LEASE_MS); // a whole lease more: still held, heartbeats still confirmed
+      const dropped = await within(
+        network.proxy.loseReplyThenRetries(operation('UpdateItem'), FORWARD),
+        10_000,
+        'a heartbeat whose reply is lost',
+      );
+      const appliedRvn = (JSON.parse(dropped.request.body.toString('utf8')) as { ExpressionAttributeValues: Record<string, { S?: string }> })
+        .ExpressionAttributeValues[':newRvn']?.S;
+      await waitUntil('the SDK retried the heartbeat', () => attemptsAfter(network, dropped.request).includes(2));
+      await sleep(RETRIED_LEASE_MS); // a whole lease more: still held, heartbeats still confirmed
 
-    expect(events.of('lost').map((seen) => seen.event.error.message)).toEqual([]);
-    expect(lock.state).toBe('held');
-    expect(lock.signal.aborted).toBe(false);
-    expect(appliedRvn).toBeDefined();
-    await waitUntil('the table RVN equals lock.recordVersionNumber', async () => (await faults.bed.rvn('job')) === lock.recordVersionNumber);
-  }, 45_000);
+      expect(events.of('lost').map((seen) => seen.event.error.message)).toEqual([]);
+      expect(lock.state).toBe('held');
+      expect(lock.signal.aborted).toBe(false);
+      expect(appliedRvn).toBeDefined();
+      await waitUntil('the table RVN equals lock.recordVersionNumber', async () => (await faults.bed.rvn('job')) === lock.recordVersionNumber);
+    }, 45_000);
 
-  it('BatchExecuteStatement: every lock of the batch is kept', async () => {
-    // One heartbeat in flight at a time: heartbeats fall due while another is out, so batches form without a heavy load.
-    const { client, network, events } = await readmeClient(
-      'batcher',
-      { leaseDuration: RETRIED_LEASE_MS, heartbeatPeriod: RETRIED_HEARTBEAT_MS, heartbeatConcurrency: 1 },
-      retries,
-    );
-    const keys = Array.from({ length: 12 }, (_, i) => `batch-${i}`);
-    const locks = await Promise.all(keys.map((key) => client.acquireLock(key)));
-    // The first heartbeat is slow: the others fall due while it is out, and then go in one batch.
-    void network.proxy.injectOnce((r) => ['UpdateItem', 'BatchExecuteStatement'].includes(operationOf(r) ?? ''), { action: 'forward', delayMs: 1_000 });
+    it('BatchExecuteStatement: every lock of the batch is kept', async () => {
+      // One heartbeat in flight at a time: heartbeats fall due while another is out, so batches form without a heavy load.
+      const { client, network, events } = await readmeClient(
+        'batcher',
+        { leaseDuration: RETRIED_LEASE_MS, heartbeatPeriod: RETRIED_HEARTBEAT_MS, heartbeatConcurrency: 1 },
+        retries,
+      );
+      const keys = Array.from({ length: 12 }, (_, i) => `batch-${i}`);
+      const locks = await Promise.all(keys.map((key) => client.acquireLock(key)));
+      // The first heartbeat is slow: the others fall due while it is out, and then go in one batch.
+      void network.proxy.injectOnce((r) => ['UpdateItem', 'BatchExecuteStatement'].includes(operationOf(r) ?? ''), {
+        action: 'forward',
+        delayMs: 1_000,
+      });
 
-    const dropped = await within(
-      network.proxy.loseReplyThenRetries((r) => operationOf(r) === 'BatchExecuteStatement' && (r.body.toString().match(/"Statement"/g)?.length ?? 0) > 1, FORWARD),
-      20_000,
-      'a batch of heartbeats whose reply is lost',
-    );
-    await waitUntil('the SDK retried the batch', () => attemptsAfter(network, dropped.request).includes(2));
-    await sleep(RETRIED_LEASE_MS);
+      const dropped = await within(
+        network.proxy.loseReplyThenRetries(
+          (r) => operationOf(r) === 'BatchExecuteStatement' && (r.body.toString().match(/"Statement"/g)?.length ?? 0) > 1,
+          FORWARD,
+        ),
+        20_000,
+        'a batch of heartbeats whose reply is lost',
+      );
+      await waitUntil('the SDK retried the batch', () => attemptsAfter(network, dropped.request).includes(2));
+      await sleep(RETRIED_LEASE_MS);
 
-    expect(events.of('lost').map((seen) => seen.event.error.message)).toEqual([]);
-    expect(locks.filter((lock: Lock) => lock.state !== 'held').map((lock) => lock.partitionKey)).toEqual([]);
-  }, 60_000);
-});
+      expect(events.of('lost').map((seen) => seen.event.error.message)).toEqual([]);
+      expect(locks.filter((lock: Lock) => lock.state !== 'held').map((lock) => lock.partitionKey)).toEqual([]);
+    }, 60_000);
+  },
+);
 
 describe('an acquisition applied by its first attempt, retried by the SDK', () => {
   it('a free lock is acquired at once: the refusal that shows our own new item is our win', async () => {

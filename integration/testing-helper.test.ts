@@ -30,7 +30,11 @@ describe('startDynamoDBLocal', () => {
       await locks.close();
 
       // -sharedDb: other credentials and regions see the same table.
-      const other = new DynamoDBClient({ endpoint: ddb.endpoint, region: 'eu-west-1', credentials: { accessKeyId: 'other', secretAccessKey: 'x' } });
+      const other = new DynamoDBClient({
+        endpoint: ddb.endpoint,
+        region: 'eu-west-1',
+        credentials: { accessKeyId: 'other', secretAccessKey: 'x' },
+      });
       const described = await other.send(new DescribeTableCommand({ TableName: 'locks' }));
       expect(described.Table?.TableStatus).toBe('ACTIVE');
       other.destroy();

@@ -142,10 +142,7 @@ export class LockTableSchemaMismatchError extends DynamoDBLockError {
   override name = 'LockTableSchemaMismatchError';
   readonly tableName: string;
   constructor(tableName: string, expected: string, actual: string, options?: { cause?: unknown }) {
-    super(
-      `Lock table ${JSON.stringify(tableName)} has key schema ${actual}, but the client is configured for ${expected}`,
-      options,
-    );
+    super(`Lock table ${JSON.stringify(tableName)} has key schema ${actual}, but the client is configured for ${expected}`, options);
     this.tableName = tableName;
   }
 }
@@ -161,9 +158,7 @@ export class MalformedLockItemError extends DynamoDBLockError {
   /** The offending attribute. */
   readonly attribute: string;
   constructor(attribute: string, problem: string, key?: LockKey) {
-    super(
-      `Malformed lock item${key === undefined ? '' : ` ${describeLockKey(key)}`}: attribute ${JSON.stringify(attribute)} ${problem}`,
-    );
+    super(`Malformed lock item${key === undefined ? '' : ` ${describeLockKey(key)}`}: attribute ${JSON.stringify(attribute)} ${problem}`);
     this.attribute = attribute;
   }
 }

@@ -53,7 +53,10 @@ export class GuardedWriteCanceledError extends DynamoDBLockError {
     lockCheckCode: string | undefined,
     options?: { cause?: unknown },
   ) {
-    super(`Guarded write under lock ${JSON.stringify(lock.partitionKey)} was canceled, nothing was applied (${describeCancellations(cancellations, lockCheckCode)})`, options);
+    super(
+      `Guarded write under lock ${JSON.stringify(lock.partitionKey)} was canceled, nothing was applied (${describeCancellations(cancellations, lockCheckCode)})`,
+      options,
+    );
     this.partitionKey = lock.partitionKey;
     this.sortKey = lock.sortKey;
     this.cancellations = cancellations;
@@ -79,7 +82,9 @@ export class GuardedWriteOutcomeUnknownError extends DynamoDBLockError {
   readonly partitionKey: string;
   readonly sortKey: string | undefined;
   constructor(lock: LockKey, cause: unknown) {
-    super(`Guarded write under lock ${JSON.stringify(lock.partitionKey)} may or may not have committed: DynamoDB gave no definite answer`, { cause });
+    super(`Guarded write under lock ${JSON.stringify(lock.partitionKey)} may or may not have committed: DynamoDB gave no definite answer`, {
+      cause,
+    });
     this.partitionKey = lock.partitionKey;
     this.sortKey = lock.sortKey;
   }

@@ -2,13 +2,7 @@
  * The package's entry point: every name a user imports, listed one by one,
  * so that nothing internal is public by accident.
  */
-export {
-  LockClient,
-  type LockKeyOptions,
-  type ListLocksOptions,
-  type WithLockOptions,
-  type CloseOptions,
-} from './lock-client.js';
+export { LockClient, type LockKeyOptions, type ListLocksOptions, type WithLockOptions, type CloseOptions } from './lock-client.js';
 export type { LockClientEvents } from './lock-client-events.js';
 export type { Subscription } from './events.js';
 export { Lock, LockSnapshot, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';

@@ -42,14 +42,7 @@ import {
 import { LockObservationCache } from './acquire/observation-cache.js';
 import { ACQUIRE_DEFAULTS, LIST_LOCKS_DEFAULTS, WITH_LOCK_DEFAULTS } from './defaults.js';
 import { checkDuration, checkLockLease, resolveSettings, type LockClientOptions, type ResolvedSettings } from './options.js';
-import {
-  buildQueryRequest,
-  buildScanRequest,
-  decodeLockItem,
-  validateLockKey,
-  type LockItem,
-  type LockTable,
-} from './protocol/index.js';
+import { buildQueryRequest, buildScanRequest, decodeLockItem, validateLockKey, type LockItem, type LockTable } from './protocol/index.js';
 import type { LockKey } from './lock-key.js';
 import { readLock } from './dynamodb/read-lock.js';
 
@@ -105,7 +98,12 @@ export class LockClient implements AsyncDisposable {
   readonly #handles = new WeakMap<HeldLock, Lock>();
   readonly #lockOperations: LockOperations = {
     releaseLock: async (held, options = {}) =>
-      this.#holding.releaseLock(held, { deleteLock: options.deleteLock, data: toBytes(options.data), bestEffort: options.bestEffort, signal: options.signal }),
+      this.#holding.releaseLock(held, {
+        deleteLock: options.deleteLock,
+        data: toBytes(options.data),
+        bestEffort: options.bestEffort,
+        signal: options.signal,
+      }),
     sendHeartbeat: (held, options) => this.#sendHeartbeat(held, options),
     transactWrite: (held, items, options) => this.#holding.transactWrite(held, items, options),
     guardCondition: (held) => this.#holding.guardCondition(held),
@@ -220,7 +218,8 @@ export class LockClient implements AsyncDisposable {
         additionalAttributes: acquisition.additionalAttributes,
         deleteLockOnRelease: options.deleteLockOnRelease ?? ACQUIRE_DEFAULTS.deleteLockOnRelease,
         fencingToken: acquisition.fencingToken,
-        sessionMonitor: monitor === undefined ? undefined : { safeTimeWithoutHeartbeat: monitor.safeTimeWithoutHeartbeat, callback: monitor.callback },
+        sessionMonitor:
+          monitor === undefined ? undefined : { safeTimeWithoutHeartbeat: monitor.safeTimeWithoutHeartbeat, callback: monitor.callback },
       }),
     );
     if (call.signal.aborted || this.#lifetime.signal.aborted) {
@@ -333,7 +332,10 @@ export class LockClient implements AsyncDisposable {
   #heldLockOf(lock: Lock): HeldLock {
     const held = lock instanceof Lock ? heldLockBehind(lock, this.#lockOperations) : undefined;
     if (held === undefined) {
-      throw new InvalidArgumentError('INVALID_OPTION', 'This lock was not acquired by this client; only the client that acquired a lock can heartbeat or release it');
+      throw new InvalidArgumentError(
+        'INVALID_OPTION',
+        'This lock was not acquired by this client; only the client that acquired a lock can heartbeat or release it',
+      );
     }
     return held;
   }
@@ -518,6 +520,4 @@ export class LockClient implements AsyncDisposable {
   #assertOpen(): void {
     if (this.#lifetime.signal.aborted) throw new LockClientClosedError();
   }
-
-
 }

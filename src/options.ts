@@ -253,7 +253,10 @@ export function resolveSettings(options: LockClientSettings): ResolvedSettings {
     fencingTableName: options.fencingTableName === undefined ? undefined : checkTableName(options.fencingTableName, 'fencingTableName'),
   };
   if (settings.fencingTableName === settings.tableName) {
-    throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'fencingTableName must name a table of its own, not the lock table: Java clients would read its items as malformed locks');
+    throw new InvalidArgumentError(
+      'CONFLICTING_OPTIONS',
+      'fencingTableName must name a table of its own, not the lock table: Java clients would read its items as malformed locks',
+    );
   }
   if (settings.partitionKeyName === settings.sortKeyName) {
     throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'partitionKeyName and sortKeyName must differ');

@@ -60,7 +60,11 @@ export class CliProcess {
     const env = options.env ?? cliEnvironment();
     this.child = options.terminal
       ? // -q: no banner; -e: its exit code is the CLI's; -f: output as it comes.
-        spawn('script', ['-qefc', `exec ${cliShellCommand(args)}`, '/dev/null'], { cwd: REPO_ROOT, env: { ...env, SHELL: '/bin/sh' }, stdio: 'pipe' })
+        spawn('script', ['-qefc', `exec ${cliShellCommand(args)}`, '/dev/null'], {
+          cwd: REPO_ROOT,
+          env: { ...env, SHELL: '/bin/sh' },
+          stdio: 'pipe',
+        })
       : spawnTsx(CLI, args, { env, stdio: 'pipe' });
     const fromTerminal = options.terminal ? (text: string) => text.replace(/\r\n/g, '\n') : (text: string) => text;
     this.child.stdout?.on('data', (chunk: Buffer) => (this.#stdout += fromTerminal(chunk.toString('utf8'))));

@@ -64,11 +64,7 @@ export interface CannedReply {
 
 /** The error types DynamoDB answers with for overload, outages and missing permissions, with their HTTP status. */
 export type DynamoDBErrorKind =
-  | 'ProvisionedThroughputExceededException'
-  | 'ThrottlingException'
-  | 'InternalServerError'
-  | 'ServiceUnavailable'
-  | 'AccessDeniedException';
+  'ProvisionedThroughputExceededException' | 'ThrottlingException' | 'InternalServerError' | 'ServiceUnavailable' | 'AccessDeniedException';
 
 const ERROR_REPLIES: Readonly<Record<DynamoDBErrorKind, { status: number; type: string; message: string }>> = {
   // The namespaces are the ones DynamoDB puts in `__type`; the SDK reads the part after '#'.

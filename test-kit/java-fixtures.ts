@@ -137,7 +137,5 @@ export function flagValue(step: JavaStep, flag: string): string | undefined {
 }
 
 export function eventsOf(scenario: JavaScenario, kind: string): { step: JavaStep; event: JavaStepEvent }[] {
-  return scenario.steps.flatMap((step) =>
-    step.events.filter((event) => event.event === kind).map((event) => ({ step, event })),
-  );
+  return scenario.steps.flatMap((step) => step.events.filter((event) => event.event === kind).map((event) => ({ step, event })));
 }

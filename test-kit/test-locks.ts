@@ -18,8 +18,7 @@ export const sleep = (ms: number): Promise<void> => new Promise((resolve) => set
 export const now = (): number => performance.now();
 
 const utf8 = new TextDecoder();
-export const text = (bytes: Uint8Array | undefined): string | undefined =>
-  bytes === undefined ? undefined : utf8.decode(bytes);
+export const text = (bytes: Uint8Array | undefined): string | undefined => (bytes === undefined ? undefined : utf8.decode(bytes));
 
 /** Resolves with the rejection of `promise`; fails if it fulfils instead. */
 export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {

@@ -248,7 +248,7 @@ describe('is… guards', () => {
     expect(api.isDynamoDBLockError({ name: 'LockLostError', message: 'duck' })).toBe(false);
   });
 
-  it('isStatementFailedError goes by a mark every copy of the package shares, since its name is the SDK exception\'s', () => {
+  it("isStatementFailedError goes by a mark every copy of the package shares, since its name is the SDK exception's", () => {
     const failed = new api.StatementFailedError('ThrottlingError', undefined, undefined, 1);
     expect(failed.name).toBe('ThrottlingException');
     expect(api.isStatementFailedError(failed)).toBe(true);
@@ -258,7 +258,9 @@ describe('is… guards', () => {
       }
     }
     expect(api.isStatementFailedError(new Foreign('ThrottlingException'))).toBe(true);
-    expect(api.isStatementFailedError(Object.assign(new Error('throttled'), { name: 'ThrottlingException', code: 'ThrottlingError' }))).toBe(false);
+    expect(api.isStatementFailedError(Object.assign(new Error('throttled'), { name: 'ThrottlingException', code: 'ThrottlingError' }))).toBe(
+      false,
+    );
     expect(Object.getOwnPropertySymbols(failed)).toEqual([]);
   });
 });

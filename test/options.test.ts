@@ -6,14 +6,7 @@ import { describe, expect, it, jest } from '@jest/globals';
 import { hostname } from 'node:os';
 import { CLIENT_DEFAULTS } from '../src/defaults.js';
 import { DynamoDBLockError, InvalidArgumentError, type InvalidArgumentCode } from '../src/errors.js';
-import {
-  checkDuration,
-  defaultOwnerName,
-  checkLockLease,
-  resolveSettings,
-  safetyMarginFor,
-  type LockClientSettings,
-} from '../src/options.js';
+import { checkDuration, defaultOwnerName, checkLockLease, resolveSettings, safetyMarginFor, type LockClientSettings } from '../src/options.js';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}';
 
@@ -134,10 +127,7 @@ describe('resolveSettings: invalid values', () => {
 
   it.each(['leaseDuration', 'heartbeatPeriod'])('%s: refuses anything but a whole number of milliseconds ≥ 1', (name) => {
     for (const value of badDurations) {
-      const error = expectCode(
-        () => resolveSettings(settings({ backgroundHeartbeats: false, [name]: value })),
-        'INVALID_DURATION',
-      );
+      const error = expectCode(() => resolveSettings(settings({ backgroundHeartbeats: false, [name]: value })), 'INVALID_DURATION');
       expect(error.message).toContain(name);
     }
     expectCode(() => resolveSettings(settings({ backgroundHeartbeats: false, [name]: 0 })), 'INVALID_DURATION');
@@ -261,9 +251,7 @@ describe('table name and safety margin', () => {
     expect(error.message).toContain('safetyMargin');
     expect(resolveSettings({ tableName: 'locks', safetyMargin: 14_999 }).safetyMargin).toBe(14_999);
     // Without background heartbeats the margin only has to leave some lease.
-    expect(
-      resolveSettings({ tableName: 'locks', safetyMargin: 19_999, backgroundHeartbeats: false }).safetyMargin,
-    ).toBe(19_999);
+    expect(resolveSettings({ tableName: 'locks', safetyMargin: 19_999, backgroundHeartbeats: false }).safetyMargin).toBe(19_999);
     expectCode(() => resolveSettings({ tableName: 'locks', safetyMargin: 20_000, backgroundHeartbeats: false }), 'LEASE_TOO_SHORT');
   });
 

@@ -36,7 +36,11 @@ function bareEnvironment(): NodeJS.ProcessEnv {
 
 /** Runs `line` and then the CLI with `args` in `sh`, the way an operator pastes a line into another shell. */
 function inShellAfter(line: string, args: readonly string[]): Promise<CliResult> {
-  const child = spawn('sh', ['-c', `${line}\nexec ${cliShellCommand(args)}`], { cwd: REPO_ROOT, env: bareEnvironment(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('sh', ['-c', `${line}\nexec ${cliShellCommand(args)}`], {
+    cwd: REPO_ROOT,
+    env: bareEnvironment(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));

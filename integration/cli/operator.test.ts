@@ -26,8 +26,7 @@ afterEach(async () => {
 const connection = (): string[] => ['--endpoint', localEndpoint(), '--table', bed.tableName];
 
 /** The item of a holder that died without releasing (written the way the Java client writes it). */
-const putAbandonedLock = (key: string, ownerName: string, leaseMs = 20_000): Promise<string> =>
-  putForeignLock(bed, key, ownerName, { leaseMs });
+const putAbandonedLock = (key: string, ownerName: string, leaseMs = 20_000): Promise<string> => putForeignLock(bed, key, ownerName, { leaseMs });
 
 describe('create-table', () => {
   it('creates an on-demand table with a sort key and waits until it is ACTIVE; again only with --if-not-exists', async () => {
@@ -144,7 +143,11 @@ describe('watch', () => {
     const watcher = new CliProcess(['watch', ...connection(), '--json', '--interval', '100ms', 'watched']);
     started.push(watcher);
     const events = (): Array<{ event: string; lock: { ownerName: string; recordVersionNumber: string } | null }> =>
-      watcher.stdout.trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as never);
+      watcher.stdout
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as never);
     await waitUntil('the first read', () => events().length === 1, { timeoutMs: 30_000 });
     expect(events()[0]).toMatchObject({ event: 'free', lock: null });
 
@@ -261,7 +264,10 @@ describe('release --force', () => {
 
   it('at a terminal, asks before it clears a malformed item', async () => {
     await bed.raw.send(
-      new PutItemCommand({ TableName: bed.tableName, Item: { key: { S: 'broken' }, ownerName: { S: 'someone' }, leaseDuration: { N: '20000' } } }),
+      new PutItemCommand({
+        TableName: bed.tableName,
+        Item: { key: { S: 'broken' }, ownerName: { S: 'someone' }, leaseDuration: { N: '20000' } },
+      }),
     );
     const operator = new CliProcess(['release', ...connection(), 'broken', '--force'], { terminal: true });
     started.push(operator);

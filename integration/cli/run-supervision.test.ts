@@ -53,7 +53,13 @@ const TICKER =
 const tickingPair = (label: string): string => `"$NODE" -e "$TICKER" "$1" ${label}-child & exec "$NODE" -e "$TICKER" "$1" ${label}`;
 const tickingGroup = (label: string): string[] => ['sh', '-c', tickingPair(label), 'sh', log];
 /** A command that logs `LABEL start` and exits. */
-const oneLine = (label: string): string[] => [process.execPath, '-e', "require('fs').appendFileSync(process.argv[1], process.argv[2] + ' start\\n')", log, label];
+const oneLine = (label: string): string[] => [
+  process.execPath,
+  '-e',
+  "require('fs').appendFileSync(process.argv[1], process.argv[2] + ' start\\n')",
+  log,
+  label,
+];
 
 const environment = (): NodeJS.ProcessEnv => ({ ...cliEnvironment(), NODE: process.execPath, TICKER });
 

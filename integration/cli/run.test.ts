@@ -86,7 +86,10 @@ describe('run KEY -- COMMAND', () => {
         proxy.blackhole();
         // One attempt per call (the SDK reads AWS_MAX_ATTEMPTS), so that the test waits for one request timeout, not three.
         const env = { ...cliEnvironment(), AWS_MAX_ATTEMPTS: '1' };
-        const result = await runCli(['run', '--endpoint', proxy.endpoint, '--table', bed.tableName, 'job', '--', ...command()], { env, timeoutMs: 45_000 });
+        const result = await runCli(['run', '--endpoint', proxy.endpoint, '--table', bed.tableName, 'job', '--', ...command()], {
+          env,
+          timeoutMs: 45_000,
+        });
         expect(result.stderr).toContain('cannot reach DynamoDB');
         expect(result.code).toBe(1);
         expect(existsSync(marker())).toBe(false);
@@ -125,11 +128,16 @@ describe('run KEY -- COMMAND', () => {
       "fs.appendFileSync(log, 'start ' + process.hrtime.bigint() + '\\n');" +
       "setTimeout(() => fs.appendFileSync(log, 'end ' + process.hrtime.bigint() + '\\n'), 800);";
     const runs = await Promise.all(
-      ['first', 'second'].map((owner) => runCli(['run', ...connection(), '--wait', '--owner', owner, 'shared-job', '--', ...nodeScript(script, log)])),
+      ['first', 'second'].map((owner) =>
+        runCli(['run', ...connection(), '--wait', '--owner', owner, 'shared-job', '--', ...nodeScript(script, log)]),
+      ),
     );
     expect(runs.map((run) => run.code)).toEqual([0, 0]);
 
-    const lines = readFileSync(log, 'utf8').trim().split('\n').map((line) => line.split(' ') as [string, string]);
+    const lines = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' ') as [string, string]);
     expect(lines.map(([what]) => what)).toEqual(['start', 'end', 'start', 'end']);
     const [, firstEnd] = lines[1] as [string, string];
     const [, secondStart] = lines[2] as [string, string];

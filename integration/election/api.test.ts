@@ -66,7 +66,10 @@ describe('observing an election', () => {
 
     // Between alpha's resignation and bravo's first write, a read may find nobody leading.
     const owners = seen.map((leader) => leader?.ownerName);
-    expect([[undefined, 'alpha', 'bravo'], [undefined, 'alpha', undefined, 'bravo']]).toContainEqual(owners);
+    expect([
+      [undefined, 'alpha', 'bravo'],
+      [undefined, 'alpha', undefined, 'bravo'],
+    ]).toContainEqual(owners);
     expect(seen.filter((leader) => leader !== undefined).map(addressOf)).toEqual(['10.0.0.1:8080', '10.0.0.2:8080']);
   });
 });

@@ -87,7 +87,14 @@ describe('three candidates in separate processes', () => {
 
     // Exactly one: the third candidate keeps waiting while the new leader heartbeats.
     await sleep(LEASE_MS);
-    expect(new Set(candidates.log.slice(afterKill).filter(isLeader).map((e) => e.name))).toEqual(new Set([next.name]));
+    expect(
+      new Set(
+        candidates.log
+          .slice(afterKill)
+          .filter(isLeader)
+          .map((e) => e.name),
+      ),
+    ).toEqual(new Set([next.name]));
     expect(candidates.log.slice(afterKill).some((e) => e.event === 'heartbeat' && e.name === next.name)).toBe(true);
 
     await expectNoTwoLeadersAtOnce();
@@ -100,7 +107,10 @@ describe('three candidates in separate processes', () => {
 
     const mark = candidates.log.length;
     candidates.send(leader, 'resign');
-    const resigned = await candidates.waitFor('the resignation', (e) => e.event === 'resigned' && e.name === leader, { timeoutMs: 10_000, since: mark });
+    const resigned = await candidates.waitFor('the resignation', (e) => e.event === 'resigned' && e.name === leader, {
+      timeoutMs: 10_000,
+      since: mark,
+    });
     const next = await candidates.waitFor('a new leader', isLeader, { timeoutMs: 10_000, since: mark });
 
     expect(next.name).not.toBe(leader);
@@ -111,7 +121,14 @@ describe('three candidates in separate processes', () => {
     candidates.send(leader, 'campaign');
     await candidates.waitFor('the new campaign', (e) => e.event === 'campaigning' && e.name === leader, { timeoutMs: 10_000, since: mark });
     await sleep(LEASE_MS);
-    expect(new Set(candidates.log.slice(mark).filter(isLeader).map((e) => e.name))).toEqual(new Set([next.name]));
+    expect(
+      new Set(
+        candidates.log
+          .slice(mark)
+          .filter(isLeader)
+          .map((e) => e.name),
+      ),
+    ).toEqual(new Set([next.name]));
 
     await expectNoTwoLeadersAtOnce();
   }, 90_000);

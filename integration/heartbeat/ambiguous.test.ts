@@ -74,7 +74,10 @@ describe('a heartbeat applied by DynamoDB whose reply was lost', () => {
     expect(lock.signal.aborted).toBe(false);
     expect(lock.recordVersionNumber).not.toBe(appliedRvn);
     // A heartbeat may be in flight at any moment; between two of them the table and the lock agree.
-    await waitUntil('the table RVN equals lock.recordVersionNumber', async () => (await faults.bed.rvn('reply-lost')) === lock.recordVersionNumber);
+    await waitUntil(
+      'the table RVN equals lock.recordVersionNumber',
+      async () => (await faults.bed.rvn('reply-lost')) === lock.recordVersionNumber,
+    );
     expect(await faults.bed.owner('reply-lost')).toBe('reply-lost');
   }, 20_000);
 
@@ -130,7 +133,7 @@ describe('a release while a heartbeat hangs', () => {
 
     const hung = await within(network.proxy.injectOnce(isUpdateItem, { action: 'blackhole' }), 10_000, 'a heartbeat is blackholed');
     // Queued behind the heartbeat, the release would wait for that heartbeat's deadline (one period).
-    const outcome = await Promise.race([lock.release(), sleep(4_000).then(() => 'still waiting at the hung heartbeat\'s deadline')]);
+    const outcome = await Promise.race([lock.release(), sleep(4_000).then(() => "still waiting at the hung heartbeat's deadline")]);
     expect(outcome).toBe(true);
 
     // Nothing is reported about a heartbeat cut short by the lock's own release.
@@ -186,10 +189,12 @@ describe('a batch of heartbeats applied by DynamoDB whose reply was lost', () =>
         }
         if (!isBatch(e.request)) return [];
         const statements = (JSON.parse(e.request.body.toString('utf8')) as SentBatch).Statements;
-        return statements.filter((statement) => statement.Parameters[2]?.S === key).flatMap((statement) => statement.Parameters.map((p) => p.S ?? ''));
+        return statements
+          .filter((statement) => statement.Parameters[2]?.S === key)
+          .flatMap((statement) => statement.Parameters.map((p) => p.S ?? ''));
       });
 
-  it('costs none of its locks: each lock\'s next write accepts the RVN the lost reply would have confirmed', async () => {
+  it("costs none of its locks: each lock's next write accepts the RVN the lost reply would have confirmed", async () => {
     const network = await faults.proxied('batch-reply-lost');
     // One request in flight at a time, so that heartbeats due meanwhile form batches.
     const client = faults.bed.client(

@@ -45,7 +45,7 @@ function batchedKeys(recorder: RecordingDynamoDB): string[] {
   return recorder.named('BatchExecuteStatementCommand').flatMap(keysIn);
 }
 
-it('batched heartbeats keep every lock across three leases and leave the heartbeat UpdateItem\'s item', async () => {
+it("batched heartbeats keep every lock across three leases and leave the heartbeat UpdateItem's item", async () => {
   const { client, recorder } = batchingClient('batcher');
   const events = recordEvents(client);
   const written = new Set<string>(); // RVNs as each confirmed heartbeat left them
@@ -140,7 +140,10 @@ it('a table that refuses batches gets one UpdateItem per heartbeat from then on,
     }
   };
   const events = recordEvents(client);
-  const locks = await acquireAll(client, Array.from({ length: 30 }, (_, i) => `refused-${i}`));
+  const locks = await acquireAll(
+    client,
+    Array.from({ length: 30 }, (_, i) => `refused-${i}`),
+  );
   const firstRvns = locks.map((lock) => lock.recordVersionNumber);
 
   await sleep(2 * LEASE_MS);
@@ -170,7 +173,9 @@ it('on a table with a sort key, batched heartbeats renew the locks of one partit
     expect(recorder.named('BatchExecuteStatementCommand').length).toBeGreaterThan(0);
     expect(events.of('lost')).toEqual([]);
     expect(events.of('heartbeatError')).toEqual([]);
-    expect(locks.filter((lock, i) => lock.state !== 'held' || lock.recordVersionNumber === firstRvns[i]).map((lock) => lock.sortKey)).toEqual([]);
+    expect(locks.filter((lock, i) => lock.state !== 'held' || lock.recordVersionNumber === firstRvns[i]).map((lock) => lock.sortKey)).toEqual(
+      [],
+    );
     const released = await Promise.all(locks.map((lock) => lock.release()));
     expect(released.filter((ok) => !ok)).toEqual([]);
   } finally {

@@ -135,9 +135,7 @@ describe('heartbeats keep a lock', () => {
     // A blocking waiter willing to wait forever, stopped by a signal at the end.
     const stop = new AbortController();
     const stopReason = new Error('poller gave up');
-    const blocking = watch(
-      blocker.acquireLock('kept', { refreshPeriod: REFRESH, additionalTimeToWaitForLock: Infinity, signal: stop.signal }),
-    );
+    const blocking = watch(blocker.acquireLock('kept', { refreshPeriod: REFRESH, additionalTimeToWaitForLock: Infinity, signal: stop.signal }));
 
     // A skip-wait poller, and raw reads of the RVN.
     const rvns = new Set<string>();

@@ -46,7 +46,11 @@ describe('release', () => {
     await expect(first.sendHeartbeat(lock)).rejects.toBeInstanceOf(LockLostError);
 
     const started = now();
-    const taken = await second.acquireLock('deleted', { refreshPeriod: REFRESH, additionalTimeToWaitForLock: 0, signal: AbortSignal.timeout(10_000) });
+    const taken = await second.acquireLock('deleted', {
+      refreshPeriod: REFRESH,
+      additionalTimeToWaitForLock: 0,
+      signal: AbortSignal.timeout(10_000),
+    });
     expect(now() - started).toBeLessThan(LONG_LEASE / 10);
     expect(taken.ownerName).toBe('second');
     expect(await bed.owner('deleted')).toBe('second');
@@ -83,7 +87,11 @@ describe('release', () => {
     expect(await first.releaseLock(lock)).toBe(false);
 
     const started = now();
-    const taken = await second.acquireLock('kept', { refreshPeriod: REFRESH, additionalTimeToWaitForLock: 0, signal: AbortSignal.timeout(10_000) });
+    const taken = await second.acquireLock('kept', {
+      refreshPeriod: REFRESH,
+      additionalTimeToWaitForLock: 0,
+      signal: AbortSignal.timeout(10_000),
+    });
     expect(now() - started).toBeLessThan(LONG_LEASE / 10);
     expect(taken.ownerName).toBe('second');
     const retaken = await bed.item('kept');

@@ -4,12 +4,7 @@
  * the typed errors for bad options and mismatching tables.
  */
 import { afterEach, describe, expect, test } from '@jest/globals';
-import {
-  CreateTableCommand,
-  DescribeTableCommand,
-  type DynamoDBClient,
-  type TableDescription,
-} from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, type DynamoDBClient, type TableDescription } from '@aws-sdk/client-dynamodb';
 import {
   DynamoDBLockError,
   InvalidArgumentError,
@@ -23,7 +18,6 @@ import {
 } from '../../src/index.js';
 import { newLocalClient, uniqueTableName } from '../../test-kit/aws.js';
 import { recording, rejectionOf, type RecordingDynamoDB } from '../../test-kit/test-locks.js';
-
 
 type Sender = Pick<DynamoDBClient, 'send'>;
 
@@ -226,10 +220,30 @@ describe('createLockTable', () => {
   });
 
   test.each([
-    { what: 'another partitionKeyName', existing: {}, client: { partitionKeyName: 'lockName' }, message: 'has key schema (partition key "key"), but the client is configured for (partition key "lockName")' },
-    { what: 'a sortKeyName on a hash-only table', existing: {}, client: { sortKeyName: 'sortKey' }, message: 'configured for (partition key "key", sort key "sortKey")' },
-    { what: 'no sortKeyName on a sort-key table', existing: { sortKeyName: 'sortKey' }, client: {}, message: 'has key schema (partition key "key", sort key "sortKey"), but the client is configured for (partition key "key")' },
-    { what: 'another sortKeyName', existing: { sortKeyName: 'sortKey' }, client: { sortKeyName: 'shard' }, message: 'configured for (partition key "key", sort key "shard")' },
+    {
+      what: 'another partitionKeyName',
+      existing: {},
+      client: { partitionKeyName: 'lockName' },
+      message: 'has key schema (partition key "key"), but the client is configured for (partition key "lockName")',
+    },
+    {
+      what: 'a sortKeyName on a hash-only table',
+      existing: {},
+      client: { sortKeyName: 'sortKey' },
+      message: 'configured for (partition key "key", sort key "sortKey")',
+    },
+    {
+      what: 'no sortKeyName on a sort-key table',
+      existing: { sortKeyName: 'sortKey' },
+      client: {},
+      message: 'has key schema (partition key "key", sort key "sortKey"), but the client is configured for (partition key "key")',
+    },
+    {
+      what: 'another sortKeyName',
+      existing: { sortKeyName: 'sortKey' },
+      client: { sortKeyName: 'shard' },
+      message: 'configured for (partition key "key", sort key "shard")',
+    },
   ])('ifNotExists on a table with mismatching keys ($what) → LockTableSchemaMismatchError', async ({ existing, client: settings, message }) => {
     const tableName = uniqueTableName('lt-mismatch');
     await lockClient({ tableName, ...existing }).client.createLockTable();
@@ -264,10 +278,30 @@ describe('createLockTable', () => {
   });
 
   test.each<{ what: string; options: CreateLockTableOptions; code: InvalidArgumentCode; message: string }>([
-    { what: 'PROVISIONED without provisionedThroughput', options: { billingMode: 'PROVISIONED' }, code: 'INVALID_OPTION', message: 'billingMode "PROVISIONED" needs provisionedThroughput' },
-    { what: 'PROVISIONED with 0 read units', options: { billingMode: 'PROVISIONED', provisionedThroughput: { readCapacityUnits: 0, writeCapacityUnits: 1 } }, code: 'INVALID_OPTION', message: 'whole readCapacityUnits and writeCapacityUnits ≥ 1' },
-    { what: 'PROVISIONED with fractional write units', options: { billingMode: 'PROVISIONED', provisionedThroughput: { readCapacityUnits: 1, writeCapacityUnits: 1.5 } }, code: 'INVALID_OPTION', message: 'whole readCapacityUnits and writeCapacityUnits ≥ 1' },
-    { what: 'provisionedThroughput with on-demand billing', options: { provisionedThroughput: { readCapacityUnits: 1, writeCapacityUnits: 1 } }, code: 'CONFLICTING_OPTIONS', message: 'provisionedThroughput needs billingMode "PROVISIONED"' },
+    {
+      what: 'PROVISIONED without provisionedThroughput',
+      options: { billingMode: 'PROVISIONED' },
+      code: 'INVALID_OPTION',
+      message: 'billingMode "PROVISIONED" needs provisionedThroughput',
+    },
+    {
+      what: 'PROVISIONED with 0 read units',
+      options: { billingMode: 'PROVISIONED', provisionedThroughput: { readCapacityUnits: 0, writeCapacityUnits: 1 } },
+      code: 'INVALID_OPTION',
+      message: 'whole readCapacityUnits and writeCapacityUnits ≥ 1',
+    },
+    {
+      what: 'PROVISIONED with fractional write units',
+      options: { billingMode: 'PROVISIONED', provisionedThroughput: { readCapacityUnits: 1, writeCapacityUnits: 1.5 } },
+      code: 'INVALID_OPTION',
+      message: 'whole readCapacityUnits and writeCapacityUnits ≥ 1',
+    },
+    {
+      what: 'provisionedThroughput with on-demand billing',
+      options: { provisionedThroughput: { readCapacityUnits: 1, writeCapacityUnits: 1 } },
+      code: 'CONFLICTING_OPTIONS',
+      message: 'provisionedThroughput needs billingMode "PROVISIONED"',
+    },
   ])('$what → InvalidArgumentError before any request', async ({ options, code, message }) => {
     const tableName = uniqueTableName('lt-bad-options');
     const { client, recorder } = lockClient({ tableName });

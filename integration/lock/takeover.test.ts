@@ -134,9 +134,7 @@ describe('shouldSkipBlockingWait', () => {
     await holder.acquireLock('alive-key');
     const until = now() + 2 * LEASE + 200;
     while (now() < until) {
-      await expect(poller.acquireLock('alive-key', { shouldSkipBlockingWait: true })).rejects.toBeInstanceOf(
-        LockCurrentlyUnavailableError,
-      );
+      await expect(poller.acquireLock('alive-key', { shouldSkipBlockingWait: true })).rejects.toBeInstanceOf(LockCurrentlyUnavailableError);
       await sleep(150);
     }
     expect(await bed.owner('alive-key')).toBe('alive');

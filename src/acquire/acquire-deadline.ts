@@ -73,7 +73,10 @@ export class AcquireDeadline implements Disposable {
     clearTimeout(this.#timer);
     if (!Number.isFinite(this.#budgetMs)) return;
     const ms = Math.min(MAX_DURATION_MS, Math.max(1, this.#start + this.#budgetMs + this.#graceMs - this.#clock.now()));
-    this.#timer = setTimeout(() => this.#cutOff.abort(new DOMException('the acquisition\'s deadline passed without an answer', 'TimeoutError')), ms);
+    this.#timer = setTimeout(
+      () => this.#cutOff.abort(new DOMException("the acquisition's deadline passed without an answer", 'TimeoutError')),
+      ms,
+    );
     this.#timer.unref();
   }
 }

@@ -8,13 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
 import { toBytes } from '../primitives/bytes.js';
 import type { MonotonicClock } from '../clock.js';
-import {
-  isClientSideError,
-  isConditionalCheckFailed,
-  isThrottling,
-  isTransactionRace,
-  httpStatusOf,
-} from '../dynamodb/sdk-errors.js';
+import { isClientSideError, isConditionalCheckFailed, isThrottling, isTransactionRace, httpStatusOf } from '../dynamodb/sdk-errors.js';
 import {
   DynamoDBUnavailableError,
   InvalidArgumentError,
@@ -135,7 +129,9 @@ export interface Acquisition {
 /** Checks everything about the call that can be checked without DynamoDB. */
 export function validateAcquireOptions(
   ctx: Pick<AcquireContext, 'table' | 'heartbeatPeriod' | 'backgroundHeartbeats' | 'safetyMargin' | 'defaultLeaseDuration' | 'ownerName'>,
-  key: LockKey, options: AcquireLockOptions): void {
+  key: LockKey,
+  options: AcquireLockOptions,
+): void {
   validateLockKey(ctx.table, key);
   if (options.refreshPeriod !== undefined) checkDuration('refreshPeriod', options.refreshPeriod);
   if (options.additionalTimeToWaitForLock !== undefined) {
@@ -213,7 +209,12 @@ type Step =
   /** A consistent read of our own, then Java's decision. */
   | { readonly kind: 'read' }
   /** Java's decision on what a poll, or a refused write's ALL_OLD item, showed (`undefined`: no item). */
-  | { readonly kind: 'decide'; readonly observation: LockObservation | undefined; readonly at: number; readonly refused?: RefusedWrite | undefined }
+  | {
+      readonly kind: 'decide';
+      readonly observation: LockObservation | undefined;
+      readonly at: number;
+      readonly refused?: RefusedWrite | undefined;
+    }
   /** The timed RVN has been unchanged for its lease: write the takeover now, without a read. */
   | { readonly kind: 'takeover' }
   /** A poll failed; handled like a failed read of our own. */
@@ -489,7 +490,10 @@ export class AcquireLoop implements Disposable {
     if (isTransactionRace(error)) {
       // A fenced acquisition lost a race without a word on the lock item: read it again.
       if (step.kind === 'create') return { kind: 'again', step: { kind: 'read' } };
-      return { kind: 'not-taken', refusal: new LockNotGrantedError('another write of the lock was under way', key, this.#lastHolder, { cause: error }) };
+      return {
+        kind: 'not-taken',
+        refusal: new LockNotGrantedError('another write of the lock was under way', key, this.#lastHolder, { cause: error }),
+      };
     }
     if (isThrottling(error) || isClientSideError(error) || (httpStatusOf(error) ?? 0) >= 500) {
       this.#ctx.logger?.warn({ err: error, partitionKey: key.partitionKey, sortKey: key.sortKey }, 'lock acquisition attempt failed; retrying');

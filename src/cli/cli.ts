@@ -56,7 +56,8 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
 
 function findCommand(name: string): Command {
   const command = COMMANDS.find((candidate) => candidate.name === name);
-  if (command === undefined) throw new UsageError(`unknown command ${JSON.stringify(name)}; the commands are ${COMMANDS.map((c) => c.name).join(', ')}`);
+  if (command === undefined)
+    throw new UsageError(`unknown command ${JSON.stringify(name)}; the commands are ${COMMANDS.map((c) => c.name).join(', ')}`);
   return command;
 }
 
@@ -83,7 +84,10 @@ function checkUsage(command: Command, line: CommandLine): void {
   const count = line.positionals.length;
   if (count < min) throw new UsageError(`${command.name} needs ${names}`, command.name);
   if (count > max) {
-    const extra = line.positionals.slice(max).map((arg) => JSON.stringify(arg)).join(' ');
+    const extra = line.positionals
+      .slice(max)
+      .map((arg) => JSON.stringify(arg))
+      .join(' ');
     throw new UsageError(`${command.name} takes ${max === 0 ? 'no arguments' : names}; unexpected ${extra}`, command.name);
   }
   if (line.hasCommandArgv && command !== runCommand) throw new UsageError(`only run takes a command after --`, command.name);

@@ -80,7 +80,8 @@ export function connectionSettings(flags: Flags): ConnectionSettings {
     endpoint: flags.string('endpoint'),
     region: flags.string('region'),
     leaseDuration,
-    heartbeatPeriod: heartbeat ?? (leaseDuration === undefined ? undefined : Math.max(1, Math.floor(leaseDuration / CLI_DEFAULTS.heartbeatsPerLease))),
+    heartbeatPeriod:
+      heartbeat ?? (leaseDuration === undefined ? undefined : Math.max(1, Math.floor(leaseDuration / CLI_DEFAULTS.heartbeatsPerLease))),
     ownerName: flags.string('owner'),
     local: flags.boolean('local'),
   };
@@ -107,7 +108,10 @@ export async function connect(settings: ConnectionSettings, io: CliIO, options: 
         ...(settings.endpoint === undefined ? {} : { endpoint: settings.endpoint }),
         ...(settings.region === undefined ? {} : { region: settings.region }),
       };
-  const dynamoDB = new DynamoDBClient({ ...config, requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, throwOnRequestTimeout: true } });
+  const dynamoDB = new DynamoDBClient({
+    ...config,
+    requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, throwOnRequestTimeout: true },
+  });
   let client: LockClient;
   let table = settings.table;
   try {

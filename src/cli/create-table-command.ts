@@ -46,9 +46,14 @@ export const createTableCommand: Command = {
         signal: interrupted,
       });
       if (flags.boolean('json')) {
-        io.out(`${JSON.stringify({ tableName: table.tableName, partitionKeyName: table.partitionKeyName, sortKeyName: table.sortKeyName ?? null, billingMode, status: 'ACTIVE' })}\n`);
+        io.out(
+          `${JSON.stringify({ tableName: table.tableName, partitionKeyName: table.partitionKeyName, sortKeyName: table.sortKeyName ?? null, billingMode, status: 'ACTIVE' })}\n`,
+        );
       } else {
-        const keys = table.sortKeyName === undefined ? `partition key "${table.partitionKeyName}"` : `partition key "${table.partitionKeyName}", sort key "${table.sortKeyName}"`;
+        const keys =
+          table.sortKeyName === undefined
+            ? `partition key "${table.partitionKeyName}"`
+            : `partition key "${table.partitionKeyName}", sort key "${table.sortKeyName}"`;
         io.out(`Table ${JSON.stringify(table.tableName)} is ACTIVE (${keys}, ${modeName}).\n`);
       }
       return 0;

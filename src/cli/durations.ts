@@ -15,7 +15,9 @@ export function parseDuration(flag: string, text: string): number {
   const match = DURATION.exec(text.trim());
   const ms = match === null ? NaN : Number(match[1]) * (UNIT_MS[match[2] ?? 's'] ?? NaN);
   if (!Number.isSafeInteger(ms) || ms < 1) {
-    throw new UsageError(`--${flag} must be a duration of at least 1 ms in whole milliseconds, like 20 (seconds), 1.5, 500ms, 20s, 5m or 1h; got ${JSON.stringify(text)}`);
+    throw new UsageError(
+      `--${flag} must be a duration of at least 1 ms in whole milliseconds, like 20 (seconds), 1.5, 500ms, 20s, 5m or 1h; got ${JSON.stringify(text)}`,
+    );
   }
   return ms;
 }

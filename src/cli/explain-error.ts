@@ -42,16 +42,28 @@ export function explainError(error: unknown): Explanation {
     return { message: 'no AWS region: set AWS_REGION or pass --region', exitCode: ExitCode.error };
   }
   if (isCredentialsError(error)) {
-    return { message: `AWS credentials missing or refused (${message}); set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY`, exitCode: ExitCode.error };
+    return {
+      message: `AWS credentials missing or refused (${message}); set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY`,
+      exitCode: ExitCode.error,
+    };
   }
   if (error instanceof DynamoDBUnavailableError) {
-    return { message: `lock ${describeLockKey(error)} not acquired: ${explainError(error.cause).message ?? 'DynamoDB gave no usable answer'}`, exitCode: ExitCode.error };
+    return {
+      message: `lock ${describeLockKey(error)} not acquired: ${explainError(error.cause).message ?? 'DynamoDB gave no usable answer'}`,
+      exitCode: ExitCode.error,
+    };
   }
   if (isThrottling(error)) {
-    return { message: `DynamoDB throttled every attempt (${name}: ${message}); try again later, or raise the table's capacity`, exitCode: ExitCode.error };
+    return {
+      message: `DynamoDB throttled every attempt (${name}: ${message}); try again later, or raise the table's capacity`,
+      exitCode: ExitCode.error,
+    };
   }
   if (isClientSideError(error)) {
-    return { message: `cannot reach DynamoDB (${message}); check --endpoint, AWS_ENDPOINT_URL_DYNAMODB and the network`, exitCode: ExitCode.error };
+    return {
+      message: `cannot reach DynamoDB (${message}); check --endpoint, AWS_ENDPOINT_URL_DYNAMODB and the network`,
+      exitCode: ExitCode.error,
+    };
   }
   if (error instanceof Error && error.cause instanceof Error) {
     return { message: `${message}: ${error.cause.message}`, exitCode: ExitCode.error };

@@ -27,7 +27,11 @@ export const FLAGS = Object.freeze({
     description: 'DynamoDB endpoint (default: AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL, else AWS)',
   },
   region: { type: 'string', value: 'REGION', description: 'AWS region (default: AWS_REGION, AWS_DEFAULT_REGION or ~/.aws/config)' },
-  'partition-key-name': { type: 'string', value: 'NAME', description: 'partition key attribute (default: read from the table; "key" for create-table)' },
+  'partition-key-name': {
+    type: 'string',
+    value: 'NAME',
+    description: 'partition key attribute (default: read from the table; "key" for create-table)',
+  },
   'sort-key-name': { type: 'string', value: 'NAME', description: 'sort key attribute (default: read from the table; none for create-table)' },
   lease: { type: 'string', value: 'DURATION', description: 'lease of the lock (default 20s)' },
   heartbeat: { type: 'string', value: 'DURATION', description: 'time between heartbeats (default a quarter of the lease)' },
@@ -121,7 +125,8 @@ export class Flags {
     const text = this.string(name);
     if (text === undefined) return undefined;
     const n = Number(text);
-    if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || n < 1) throw new UsageError(`--${name} must be a whole number ≥ 1, got ${JSON.stringify(text)}`);
+    if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || n < 1)
+      throw new UsageError(`--${name} must be a whole number ≥ 1, got ${JSON.stringify(text)}`);
     return n;
   }
 }
@@ -135,7 +140,10 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   try {
     parsed = parseArgs({ args: before, options: FLAGS, strict: true, allowPositionals: true });
   } catch (error) {
-    throw new UsageError((error as Error).message.replace(/\. To specify a positional argument.*$/s, ''), before.find((a) => !a.startsWith('-')));
+    throw new UsageError(
+      (error as Error).message.replace(/\. To specify a positional argument.*$/s, ''),
+      before.find((a) => !a.startsWith('-')),
+    );
   }
   const [command, ...positionals] = parsed.positionals;
   return { command, positionals, commandArgv, hasCommandArgv: dashDash >= 0, flags: new Flags(parsed.values) };

@@ -7,7 +7,10 @@ import type { LockSnapshot } from '../lock.js';
 import { hasControlCharacters } from './text-table.js';
 
 /** The fields of a lock every command shows; a `Lock` has them too. */
-export type ShownLock = Pick<LockSnapshot, 'partitionKey' | 'sortKey' | 'ownerName' | 'recordVersionNumber' | 'leaseDuration' | 'isReleased' | 'data'>;
+export type ShownLock = Pick<
+  LockSnapshot,
+  'partitionKey' | 'sortKey' | 'ownerName' | 'recordVersionNumber' | 'leaseDuration' | 'isReleased' | 'data'
+>;
 
 /** A lock in `--json` output. */
 export interface LockJson {

@@ -136,7 +136,8 @@ class Release {
     const { interrupted } = this.#choice;
     const item = await this.#read();
     const observedAt = systemClock.now();
-    if (item === undefined) return this.#report(ExitCode.noSuchLock, { released: false, text: `Nobody holds ${this.#shown}; nothing to release.\n` });
+    if (item === undefined)
+      return this.#report(ExitCode.noSuchLock, { released: false, text: `Nobody holds ${this.#shown}; nothing to release.\n` });
     let record: LockRecord;
     try {
       record = decodeLockItem(this.#table, item);
@@ -144,7 +145,8 @@ class Release {
       if (!isMalformedLockItemError(error)) throw error;
       return this.#releaseMalformed(item, error);
     }
-    if (record.isReleased) return this.#report(ExitCode.noSuchLock, { released: false, text: `Nobody holds ${this.#shown}; nothing to release.\n`, lock: record });
+    if (record.isReleased)
+      return this.#report(ExitCode.noSuchLock, { released: false, text: `Nobody holds ${this.#shown}; nothing to release.\n`, lock: record });
     const expected = this.#choice.expectedRvn;
     if (expected !== undefined && expected !== record.recordVersionNumber) {
       const text = `Not released: ${this.#shown} has RVN ${record.recordVersionNumber} (owner ${record.ownerName}), not ${expected}: it moved on.\n`;
@@ -185,7 +187,10 @@ class Release {
         'a holder that is alive changes it with every heartbeat (--now does not wait)\n',
     );
     const watching = watchUntilStandStill(this.#dynamoDB, this.#table, { record, observedAt }, signal);
-    watching.then((outcome) => outcome.kind === 'moved' && stop.abort(), () => undefined);
+    watching.then(
+      (outcome) => outcome.kind === 'moved' && stop.abort(),
+      () => undefined,
+    );
     return watching;
   }
 
@@ -202,7 +207,9 @@ class Release {
 
   async #read(): Promise<LockItem | undefined> {
     try {
-      const output = await this.#dynamoDB.send(new GetItemCommand(buildGetLockRequest(this.#table, this.#key)), { abortSignal: this.#choice.interrupted });
+      const output = await this.#dynamoDB.send(new GetItemCommand(buildGetLockRequest(this.#table, this.#key)), {
+        abortSignal: this.#choice.interrupted,
+      });
       return output.Item === undefined || Object.keys(output.Item).length === 0 ? undefined : output.Item;
     } catch (error) {
       throw await explainTableError(this.#dynamoDB, this.#table, error);
@@ -229,13 +236,19 @@ class Release {
     const outcome = await this.#send(() => this.#dynamoDB.send(new DeleteItemCommand(request), { abortSignal: this.#choice.interrupted }));
     if (outcome.refused) {
       const now = outcome.current === undefined ? 'it is gone' : 'it was written meanwhile';
-      return this.#report(ExitCode.lockChanged, { released: false, text: `Not released: the item ${this.#shown} changed since it was read (${now}).\n`, malformed: error });
+      return this.#report(ExitCode.lockChanged, {
+        released: false,
+        text: `Not released: the item ${this.#shown} changed since it was read (${now}).\n`,
+        malformed: error,
+      });
     }
     return this.#report(ExitCode.ok, { released: true, text: `Released the malformed item ${this.#shown}.\n`, malformed: error });
   }
 
   /** Sends a conditional delete; when its condition fails, the item as it is now comes with the refusal. */
-  async #send(write: () => Promise<unknown>): Promise<{ readonly refused: false } | { readonly refused: true; readonly current: LockItem | undefined }> {
+  async #send(
+    write: () => Promise<unknown>,
+  ): Promise<{ readonly refused: false } | { readonly refused: true; readonly current: LockItem | undefined }> {
     try {
       await write();
       return { refused: false };
@@ -245,9 +258,12 @@ class Release {
         return { refused: true, current: item === undefined || Object.keys(item).length === 0 ? undefined : item };
       }
       if (!this.#choice.interrupted.aborted && classifyFailedWrite(error, NO_WRITES_OF_OURS).outcome !== 'unapplied') {
-        throw new Error(`the delete of ${this.#shown} got no answer, or a server error, so it may or may not have been applied: see dynamodb-lock get`, {
-          cause: error,
-        });
+        throw new Error(
+          `the delete of ${this.#shown} got no answer, or a server error, so it may or may not have been applied: see dynamodb-lock get`,
+          {
+            cause: error,
+          },
+        );
       }
       throw await explainTableError(this.#dynamoDB, this.#table, error);
     }

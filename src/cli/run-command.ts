@@ -102,11 +102,19 @@ export const runCommand: Command = {
         if (lock === undefined) return ExitCode.notAcquired;
 
         const deadlines = (): Deadlines => deadlinesOf(lock, graceMs);
-        const command = new WatchedCommand({ program, args, env: { ...io.env, ...lockEnvironment(connection.table, lock) }, deadlines: deadlines(), graceMs });
+        const command = new WatchedCommand({
+          program,
+          args,
+          env: { ...io.env, ...lockEnvironment(connection.table, lock) },
+          deadlines: deadlines(),
+          graceMs,
+        });
         signals.handler = (signal) => command.signal(signal);
         const renewals = connection.client.on('heartbeat', () => command.renew(deadlines()));
         const onLost = (): void => {
-          io.err(`dynamodb-lock: ${(lock.signal.reason as Error).message}; sending SIGTERM to the command (SIGKILL in ${formatDuration(graceMs)})\n`);
+          io.err(
+            `dynamodb-lock: ${(lock.signal.reason as Error).message}; sending SIGTERM to the command (SIGKILL in ${formatDuration(graceMs)})\n`,
+          );
           command.stop();
         };
         lock.signal.addEventListener('abort', onLost, { once: true });
@@ -223,7 +231,10 @@ async function acquire(client: LockClient, io: CliIO, key: string, partitionKey:
     return await client.acquireLock(partitionKey, { ...options, shouldSkipBlockingWait: true, signal: choice.interrupted });
   } catch (error) {
     if (choice.interrupted.aborted) throw choice.interrupted.reason;
-    if (error instanceof LockCurrentlyUnavailableError || (error instanceof LockNotGrantedError && !(error instanceof DynamoDBUnavailableError))) {
+    if (
+      error instanceof LockCurrentlyUnavailableError ||
+      (error instanceof LockNotGrantedError && !(error instanceof DynamoDBUnavailableError))
+    ) {
       io.err(`dynamodb-lock: ${heldMessage(key, error.holder, choice.wait)}; not running the command\n`);
       return undefined;
     }
@@ -234,6 +245,9 @@ async function acquire(client: LockClient, io: CliIO, key: string, partitionKey:
 function heldMessage(key: string, holder: LockHolder | undefined, wait: AcquireChoice['wait']): string {
   const by = `held by ${holder?.ownerName ?? 'someone else'}`;
   if (typeof wait === 'number') return `did not get the lock ${key} within ${formatDuration(wait)} (${by})`;
-  const takeover = holder === undefined ? '' : `; if that holder is gone, --wait or a --timeout longer than its lease (${formatDuration(holder.leaseDuration)}) takes the lock over`;
+  const takeover =
+    holder === undefined
+      ? ''
+      : `; if that holder is gone, --wait or a --timeout longer than its lease (${formatDuration(holder.leaseDuration)}) takes the lock over`;
   return `the lock ${key} is ${by}${takeover}`;
 }

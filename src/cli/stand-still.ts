@@ -41,7 +41,8 @@ export async function watchUntilStandStill(
     await abortableSleep(Math.min(readEvery, watch.takeoverAt() - now), signal);
     if (systemClock.now() >= watch.takeoverAt()) return { kind: 'stood-still' };
     const observation = await readLock(dynamoDB, table, key, systemClock, signal);
-    if (!isSameHolding(first, observation)) return { kind: 'moved', current: observation?.record.isReleased === false ? observation.record : undefined };
+    if (!isSameHolding(first, observation))
+      return { kind: 'moved', current: observation?.record.isReleased === false ? observation.record : undefined };
   }
 }
 

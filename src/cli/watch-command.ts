@@ -32,7 +32,7 @@ export const watchCommand: Command = {
     'Reads the lock every --interval (default 1s) and prints a line when it changes: held (the first\n' +
     'read), acquired (a new holder), heartbeat (the same holder wrote a new record version number),\n' +
     'free (no item, or a released one), and stale once an RVN stood still for its whole lease on this\n' +
-    'watcher\'s clock: the holder stopped heartbeating and a waiting client may take the lock over.\n' +
+    "watcher's clock: the holder stopped heartbeating and a waiting client may take the lock over.\n" +
     'Times are wall-clock (UTC), for matching with logs. Runs until interrupted (Ctrl-C), then exits\n' +
     'with 0. With --json, one object per line: {"time", "event", "lock"}.',
   flags: ['sort-key', 'interval', 'json'],
@@ -47,7 +47,11 @@ export const watchCommand: Command = {
     const key = describeLockKey({ partitionKey, sortKey });
     const print = (event: WatchEvent, view: ShownLock | undefined): void => {
       const time = new Date().toISOString();
-      io.out(json ? `${JSON.stringify({ time, event, lock: view === undefined ? null : lockJson(view) })}\n` : `${time}  ${event.padEnd(9)}  ${describe(event, key, view)}\n`);
+      io.out(
+        json
+          ? `${JSON.stringify({ time, event, lock: view === undefined ? null : lockJson(view) })}\n`
+          : `${time}  ${event.padEnd(9)}  ${describe(event, key, view)}\n`,
+      );
     };
     const connection = await connect();
     let staleTimer: NodeJS.Timeout | undefined;

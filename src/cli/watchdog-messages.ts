@@ -12,7 +12,14 @@ export interface Deadlines {
 
 export type ToWatchdog =
   /** Start the command with these deadlines; after any termination, SIGKILL comes `graceMs` after SIGTERM at the latest. */
-  | { readonly type: 'start'; readonly program: string; readonly args: readonly string[]; readonly env: NodeJS.ProcessEnv; readonly deadlines: Deadlines; readonly graceMs: number }
+  | {
+      readonly type: 'start';
+      readonly program: string;
+      readonly args: readonly string[];
+      readonly env: NodeJS.ProcessEnv;
+      readonly deadlines: Deadlines;
+      readonly graceMs: number;
+    }
   /** A heartbeat was confirmed: later deadlines. */
   | { readonly type: 'renew'; readonly deadlines: Deadlines }
   /** The lock is lost: SIGTERM now, SIGKILL after the grace period. */

@@ -80,7 +80,14 @@ export class WatchedCommand {
         settle({ kind: 'unwatched', message: `the watchdog process ended (${signal ?? `exit code ${code}`}); the command was killed` });
       });
     });
-    this.#send({ type: 'start', program: options.program, args: options.args, env: options.env, deadlines: options.deadlines, graceMs: options.graceMs });
+    this.#send({
+      type: 'start',
+      program: options.program,
+      args: options.args,
+      env: options.env,
+      deadlines: options.deadlines,
+      graceMs: options.graceMs,
+    });
   }
 
   /** New deadlines, after a confirmed heartbeat. */

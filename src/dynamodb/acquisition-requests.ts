@@ -7,7 +7,15 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { MonotonicClock } from '../clock.js';
-import { buildAcquireRequest, decodeLockItem, withOldItemOnConditionFailure, type AcquireRequestOptions, type AcquisitionPath, type LockRecordToWrite, type LockTable } from '../protocol/index.js';
+import {
+  buildAcquireRequest,
+  decodeLockItem,
+  withOldItemOnConditionFailure,
+  type AcquireRequestOptions,
+  type AcquisitionPath,
+  type LockRecordToWrite,
+  type LockTable,
+} from '../protocol/index.js';
 import type { LockKey } from '../lock-key.js';
 import { Fencing } from './fencing-counter.js';
 import { readLock, type LockObservation } from './read-lock.js';
@@ -52,9 +60,7 @@ export class AcquisitionRequests {
     signal: AbortSignal,
     tokenChosen: (token: bigint) => void,
   ): Promise<void> {
-    const request = withOldItemOnConditionFailure(
-      buildAcquireRequest(this.#table, record, path, options),
-    );
+    const request = withOldItemOnConditionFailure(buildAcquireRequest(this.#table, record, path, options));
     if (this.#fencing === undefined) await sendWrite(this.#dynamoDB, request, signal);
     else await this.#fencing.send(request, record, tokenChosen, signal);
   }

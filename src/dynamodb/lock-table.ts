@@ -2,27 +2,12 @@
  * Creating the lock table and checking that it exists with the key schema
  * the client is configured for (PROTOCOL.md §1, §4.12).
  */
-import {
-  CreateTableCommand,
-  DescribeTableCommand,
-  type DynamoDBClient,
-  type TableDescription,
-} from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, type DynamoDBClient, type TableDescription } from '@aws-sdk/client-dynamodb';
 import { CREATE_TABLE_DEFAULTS } from '../defaults.js';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
 import { isResourceInUse, isResourceNotFound, isValidationError } from './sdk-errors.js';
-import {
-  InvalidArgumentError,
-  LockTableAlreadyExistsError,
-  LockTableDoesNotExistError,
-  LockTableSchemaMismatchError,
-} from '../errors.js';
-import {
-  buildCreateTableRequest,
-  buildDescribeTableRequest,
-  type LockTable,
-  type LockTableBilling,
-} from '../protocol/index.js';
+import { InvalidArgumentError, LockTableAlreadyExistsError, LockTableDoesNotExistError, LockTableSchemaMismatchError } from '../errors.js';
+import { buildCreateTableRequest, buildDescribeTableRequest, type LockTable, type LockTableBilling } from '../protocol/index.js';
 
 type Sender = Pick<DynamoDBClient, 'send'>;
 
@@ -41,11 +26,7 @@ export interface CreateLockTableOptions {
 const USABLE_STATUSES = new Set(['ACTIVE', 'UPDATING']);
 const ACTIVE_POLL_MS = 250;
 
-export async function describeLockTable(
-  dynamoDB: Sender,
-  table: LockTable,
-  signal?: AbortSignal,
-): Promise<TableDescription | undefined> {
+export async function describeLockTable(dynamoDB: Sender, table: LockTable, signal?: AbortSignal): Promise<TableDescription | undefined> {
   try {
     const output = await dynamoDB.send(new DescribeTableCommand(buildDescribeTableRequest(table)), { abortSignal: signal });
     return output.Table;
@@ -65,8 +46,7 @@ function formatSchema(partitionKeyName: string | undefined, sortKeyName: string 
 function checkKeySchema(description: TableDescription, table: LockTable, cause?: unknown): void {
   const hash = description.KeySchema?.find((k) => k.KeyType === 'HASH')?.AttributeName;
   const range = description.KeySchema?.find((k) => k.KeyType === 'RANGE')?.AttributeName;
-  const typeOf = (name: string | undefined) =>
-    description.AttributeDefinitions?.find((d) => d.AttributeName === name)?.AttributeType;
+  const typeOf = (name: string | undefined) => description.AttributeDefinitions?.find((d) => d.AttributeName === name)?.AttributeType;
   const namesMatch = hash === table.partitionKeyName && range === table.sortKeyName;
   const typesMatch = typeOf(hash) === 'S' && (range === undefined || typeOf(range) === 'S');
   if (!namesMatch || !typesMatch) {
@@ -124,11 +104,7 @@ function billingOf(options: CreateLockTableOptions): LockTableBilling {
  * Creates the table (on-demand unless told otherwise) and waits until it is ACTIVE.
  * @throws LockTableAlreadyExistsError when it exists, unless `ifNotExists`.
  */
-export async function createLockTable(
-  dynamoDB: Sender,
-  table: LockTable,
-  options: CreateLockTableOptions = {},
-): Promise<void> {
+export async function createLockTable(dynamoDB: Sender, table: LockTable, options: CreateLockTableOptions = {}): Promise<void> {
   const billing = billingOf(options);
   const { signal } = options;
   try {

@@ -22,17 +22,21 @@ interface ServiceErrorShape {
   CancellationReasons?: CancellationReason[];
 }
 
-const shape = (error: unknown): ServiceErrorShape =>
-  typeof error === 'object' && error !== null ? error : {};
+const shape = (error: unknown): ServiceErrorShape => (typeof error === 'object' && error !== null ? error : {});
 
-const THROTTLING = new Set([
-  'ProvisionedThroughputExceededException',
-  'ThrottlingException',
-  'RequestLimitExceeded',
-]);
+const THROTTLING = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded']);
 
 const CLIENT_SIDE_NAMES = new Set(['TimeoutError', 'RequestTimeout', 'NetworkingError']);
-const CLIENT_SIDE_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'ENOTFOUND', 'EHOSTUNREACH', 'ECONNABORTED']);
+const CLIENT_SIDE_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ECONNABORTED',
+]);
 
 /**
  * The SDK exception each `BatchStatementError` code of a BatchExecuteStatement

@@ -10,11 +10,7 @@ import {
 import type { LockWriteRequest } from '../protocol/index.js';
 
 /** Sends a {@link LockWriteRequest} with the SDK command that matches its operation. */
-export async function sendWrite(
-  dynamoDB: Pick<DynamoDBClient, 'send'>,
-  request: LockWriteRequest,
-  signal?: AbortSignal,
-): Promise<void> {
+export async function sendWrite(dynamoDB: Pick<DynamoDBClient, 'send'>, request: LockWriteRequest, signal?: AbortSignal): Promise<void> {
   const options = { abortSignal: signal };
   switch (request.operation) {
     case 'PutItem':
@@ -28,7 +24,6 @@ export async function sendWrite(
       return;
   }
 }
-
 
 /** Sends one TransactWriteItems call. */
 export async function sendTransaction(

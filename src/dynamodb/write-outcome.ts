@@ -11,13 +11,7 @@
  * after a single attempt, and a failed condition whose old item carries the
  * very RVN we sent is our own earlier attempt, applied.
  */
-import {
-  attemptsOf,
-  isConditionalCheckFailed,
-  isRefusedByDynamoDB,
-  itemOfFailedCondition,
-  wasNeverSent,
-} from './sdk-errors.js';
+import { attemptsOf, isConditionalCheckFailed, isRefusedByDynamoDB, itemOfFailedCondition, wasNeverSent } from './sdk-errors.js';
 import { LockAttribute, type LockItem } from '../protocol/index.js';
 
 export type FailedWrite =
@@ -35,7 +29,6 @@ export interface OurWrites {
   readonly ownerName: string;
   readonly recordVersionNumbers: readonly string[];
 }
-
 
 export function classifyFailedWrite(error: unknown, ours: OurWrites): FailedWrite {
   // Without a count we cannot rule out an earlier attempt (a client with retries of its own).

@@ -47,7 +47,10 @@ const OPERATIONS = ['Put', 'Update', 'Delete', 'ConditionCheck'] as const;
 export function checkGuardedItems(table: LockTable, lock: LockKey, items: readonly TransactWriteItem[]): void {
   if (!Array.isArray(items) || items.length === 0 || items.length > MAX_GUARDED_ITEMS) {
     const got = Array.isArray(items) ? `${items.length} items` : typeof items;
-    throw new InvalidArgumentError('INVALID_OPTION', `A guarded write takes 1 to ${MAX_GUARDED_ITEMS} items (DynamoDB's 100 per transaction, less the lock's guard), got ${got}`);
+    throw new InvalidArgumentError(
+      'INVALID_OPTION',
+      `A guarded write takes 1 to ${MAX_GUARDED_ITEMS} items (DynamoDB's 100 per transaction, less the lock's guard), got ${got}`,
+    );
   }
   items.forEach((item: TransactWriteItem, index) => {
     const operations = OPERATIONS.filter((name) => typeof item === 'object' && item !== null && item[name] !== undefined);

@@ -318,7 +318,10 @@ export class HeldLock {
 
   /** No write was confirmed within the lease minus the safety margin. */
   expire(): LockLostError {
-    return this.lose('expired', `no heartbeat was confirmed within its lease of ${this.#leaseDurationMs} ms minus the ${this.safetyMarginMs} ms safety margin`);
+    return this.lose(
+      'expired',
+      `no heartbeat was confirmed within its lease of ${this.#leaseDurationMs} ms minus the ${this.safetyMarginMs} ms safety margin`,
+    );
   }
 
   /** Moves the lock to its final state and aborts its signal; only the first call counts. */

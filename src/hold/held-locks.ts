@@ -14,14 +14,7 @@ import { BEHIND_SHARE_OF_PERIOD, suspendCheckIntervalMs } from '../heartbeat/tun
 import type { Logger } from '../logger.js';
 import { safetyMarginFor, type ResolvedSettings } from '../options.js';
 import { deadline } from '../primitives/deadline.js';
-import {
-  IS_RELEASED_VALUE,
-  LockAttribute,
-  assembleLockItem,
-  buildLockGuard,
-  validateItemSize,
-  type LockTable,
-} from '../protocol/index.js';
+import { IS_RELEASED_VALUE, LockAttribute, assembleLockItem, buildLockGuard, validateItemSize, type LockTable } from '../protocol/index.js';
 import { guardedWrite, type GuardedWriteOptions } from './guarded-write.js';
 import { HeartbeatWriter, type HeartbeatChange } from './heartbeat-writer.js';
 import { HeldLock } from './held-lock.js';
@@ -154,7 +147,10 @@ export class HeldLocks {
   #ended(held: HeldLock, error: LockLostError, announce: boolean): void {
     this.#untrack(held);
     if (!announce) return;
-    this.#logger?.warn({ err: error.cause, partitionKey: held.partitionKey, sortKey: held.sortKey, kind: error.kind }, `lock lost: ${error.message}`);
+    this.#logger?.warn(
+      { err: error.cause, partitionKey: held.partitionKey, sortKey: held.sortKey, kind: error.kind },
+      `lock lost: ${error.message}`,
+    );
     this.#events.emit('lost', { held, error });
   }
 
@@ -168,7 +164,11 @@ export class HeldLocks {
   /** Refuses data that would push this lock's item over DynamoDB's item size limit. */
   checkItemSize(held: HeldLock, data: Uint8Array, released: boolean): void {
     const { partitionKey, sortKey, ownerName, leaseDurationMs, recordVersionNumber } = held;
-    const item = assembleLockItem(this.#table, { partitionKey, sortKey, ownerName, leaseDurationMs, recordVersionNumber, data }, held.additionalAttributes);
+    const item = assembleLockItem(
+      this.#table,
+      { partitionKey, sortKey, ownerName, leaseDurationMs, recordVersionNumber, data },
+      held.additionalAttributes,
+    );
     if (released) item[LockAttribute.isReleased] = { S: IS_RELEASED_VALUE };
     validateItemSize(item);
   }
@@ -236,7 +236,9 @@ export class HeldLocks {
           break;
       }
       // Unknown outcome: heartbeats have stopped, so the lock lapses unless the release was applied.
-      held.end('lost', new LockLostError('released', 'its release got no answer; it is released or will lapse', held, { cause: result.error }), { announce: false });
+      held.end('lost', new LockLostError('released', 'its release got no answer; it is released or will lapse', held, { cause: result.error }), {
+        announce: false,
+      });
       if (request.bestEffort === true) {
         this.#logger?.warn({ err: result.error, partitionKey: held.partitionKey }, 'best-effort release failed; the lock will lapse');
         return false;

@@ -24,12 +24,7 @@ import type { TypedEvents } from '../events.js';
 import { RoundTripEstimate } from '../heartbeat/round-trip-estimate.js';
 import { HeartbeatScheduler, type ScheduledTask, type TaskKind } from '../heartbeat/scheduler.js';
 import { SharedDeadlines } from '../heartbeat/shared-deadlines.js';
-import {
-  BATCH_WAIT_SHARE_OF_PERIOD,
-  FIRST_HEARTBEAT_JITTER,
-  firstRetryBackoffMs,
-  pauseAfterFailedRunMs,
-} from '../heartbeat/tuning.js';
+import { BATCH_WAIT_SHARE_OF_PERIOD, FIRST_HEARTBEAT_JITTER, firstRetryBackoffMs, pauseAfterFailedRunMs } from '../heartbeat/tuning.js';
 import type { Logger } from '../logger.js';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
 import type { HeartbeatResult, HeartbeatWriter } from './heartbeat-writer.js';

@@ -20,8 +20,7 @@ import { loseByRefusal } from './loss.js';
  * - `unknown`: no definite answer: released, or it lapses after its lease.
  */
 export type ReleaseOutcome =
-  | { readonly outcome: 'released' | 'refused' }
-  | { readonly outcome: 'unapplied' | 'unknown'; readonly error: unknown };
+  { readonly outcome: 'released' | 'refused' } | { readonly outcome: 'unapplied' | 'unknown'; readonly error: unknown };
 
 export interface ReleaseWrite {
   readonly deleteLock: boolean;

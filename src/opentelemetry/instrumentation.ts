@@ -20,11 +20,7 @@ import {
   type UpDownCounter,
 } from '@opentelemetry/api';
 import type { DynamoDBSender } from '../dynamodb/dynamodb-sender.js';
-import {
-  DynamoDBUnavailableError,
-  LockCurrentlyUnavailableError,
-  LockNotGrantedError,
-} from '../errors.js';
+import { DynamoDBUnavailableError, LockCurrentlyUnavailableError, LockNotGrantedError } from '../errors.js';
 import type { Subscription } from '../events.js';
 import type { Lock, ReleaseLockOptions } from '../lock.js';
 import type { LockClient } from '../lock-client.js';
@@ -168,24 +164,30 @@ export class LockClientInstrumentation {
     const releaseLock: ReleaseLock = client.releaseLock.bind(client);
     const instrumented: Pick<LockClient, 'acquireLock' | 'releaseLock'> = {
       acquireLock: (partitionKey, options) =>
-        this.#traced('acquire', client.tableName, partitionKey, async (span) => {
-          const started = performance.now();
-          let outcome: AcquireOutcome = 'error';
-          try {
-            const lock = await acquireLock(partitionKey, options);
-            outcome = 'acquired';
-            track(lock);
-            return lock;
-          } catch (error) {
-            outcome = outcomeOf(error, options?.signal);
-            throw error;
-          } finally {
-            const attributes = { ...table, 'dynamodb_lock.outcome': outcome };
-            this.#acquisitions.add(1, attributes);
-            this.#acquireDuration.record((performance.now() - started) / 1_000, attributes);
-            span.setAttribute('dynamodb_lock.outcome', outcome);
-          }
-        }, isAcquireFailure),
+        this.#traced(
+          'acquire',
+          client.tableName,
+          partitionKey,
+          async (span) => {
+            const started = performance.now();
+            let outcome: AcquireOutcome = 'error';
+            try {
+              const lock = await acquireLock(partitionKey, options);
+              outcome = 'acquired';
+              track(lock);
+              return lock;
+            } catch (error) {
+              outcome = outcomeOf(error, options?.signal);
+              throw error;
+            } finally {
+              const attributes = { ...table, 'dynamodb_lock.outcome': outcome };
+              this.#acquisitions.add(1, attributes);
+              this.#acquireDuration.record((performance.now() - started) / 1_000, attributes);
+              span.setAttribute('dynamodb_lock.outcome', outcome);
+            }
+          },
+          isAcquireFailure,
+        ),
       releaseLock: (lock, options) =>
         this.#traced('release', client.tableName, lock.partitionKey, async (span) => {
           const released = await releaseLock(lock, options);

@@ -10,10 +10,13 @@ export function abortableSleep(ms: number, signal?: AbortSignal, options: { unre
       clearTimeout(timer);
       reject(signal?.reason);
     };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, Math.max(0, ms));
+    const timer = setTimeout(
+      () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      Math.max(0, ms),
+    );
     if (options.unref === true) timer.unref();
     signal?.addEventListener('abort', onAbort, { once: true });
   });

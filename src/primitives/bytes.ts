@@ -10,5 +10,8 @@ export function toBytes(data: unknown, what = 'data'): Uint8Array | undefined {
   if (data === undefined) return undefined;
   if (typeof data === 'string') return utf8.encode(data);
   if (data instanceof Uint8Array) return new Uint8Array(data);
-  throw new InvalidArgumentError('INVALID_OPTION', `${what} must be a Uint8Array (or Buffer) or a string, got ${data === null ? 'null' : typeof data}`);
+  throw new InvalidArgumentError(
+    'INVALID_OPTION',
+    `${what} must be a Uint8Array (or Buffer) or a string, got ${data === null ? 'null' : typeof data}`,
+  );
 }

@@ -2,13 +2,7 @@
  * The item codec: a DynamoDB lock item ⇄ a {@link LockRecord} (PROTOCOL.md §2).
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import {
-  marshall,
-  unmarshall,
-  NumberValueImpl,
-  type NativeAttributeValue,
-  type NumberValue,
-} from '@aws-sdk/util-dynamodb';
+import { marshall, unmarshall, NumberValueImpl, type NativeAttributeValue, type NumberValue } from '@aws-sdk/util-dynamodb';
 import { InvalidArgumentError, MalformedLockItemError } from '../errors.js';
 import type { LockKey } from '../lock-key.js';
 import { LockAttribute, reservedAttributeNames, type KeySchemaNames } from './attributes.js';
@@ -65,7 +59,10 @@ const MAX_NESTING_DEPTH = 32;
 function checkStorable(item: LockItem, depth: number, path: string): void {
   for (const [name, value] of Object.entries(item)) {
     if (name.length === 0) {
-      throw new InvalidArgumentError('INVALID_ATTRIBUTE_VALUE', `Additional attributes: empty attribute name${path === '' ? '' : ` in ${path}`}`);
+      throw new InvalidArgumentError(
+        'INVALID_ATTRIBUTE_VALUE',
+        `Additional attributes: empty attribute name${path === '' ? '' : ` in ${path}`}`,
+      );
     }
     checkStorableValue(value, depth, path === '' ? name : `${path}.${name}`);
   }
@@ -114,10 +111,7 @@ export function encodeAdditionalAttributes(attributes: AdditionalAttributes): Lo
   try {
     item = marshall(attributes, { removeUndefinedValues: true, convertEmptyValues: false });
   } catch (error) {
-    throw new InvalidArgumentError(
-      'INVALID_ATTRIBUTE_VALUE',
-      `Additional attributes cannot be stored in DynamoDB: ${(error as Error).message}`,
-    );
+    throw new InvalidArgumentError('INVALID_ATTRIBUTE_VALUE', `Additional attributes cannot be stored in DynamoDB: ${(error as Error).message}`);
   }
   checkStorable(item, 0, '');
   return item;
@@ -165,7 +159,10 @@ export function assembleLockItem(
   item[LockAttribute.recordVersionNumber] = { S: record.recordVersionNumber };
   if (schema.sortKeyName !== undefined) {
     if (record.sortKey === undefined) {
-      throw new InvalidArgumentError('SORT_KEY_REQUIRED', `The lock table has sort key ${JSON.stringify(schema.sortKeyName)}; a sort key value is required`);
+      throw new InvalidArgumentError(
+        'SORT_KEY_REQUIRED',
+        `The lock table has sort key ${JSON.stringify(schema.sortKeyName)}; a sort key value is required`,
+      );
     }
     item[schema.sortKeyName] = { S: record.sortKey };
   }
@@ -206,7 +203,11 @@ export function decodeLockItem(schema: KeySchemaNames, item: LockItem): LockReco
   const leaseText = requireString(rest, LockAttribute.leaseDuration, key);
   const leaseDurationMs = parseLeaseDuration(leaseText);
   if (leaseDurationMs === undefined) {
-    throw new MalformedLockItemError(LockAttribute.leaseDuration, `must be a decimal integer of milliseconds, got ${JSON.stringify(leaseText)}`, key);
+    throw new MalformedLockItemError(
+      LockAttribute.leaseDuration,
+      `must be a decimal integer of milliseconds, got ${JSON.stringify(leaseText)}`,
+      key,
+    );
   }
   const recordVersionNumber = requireString(rest, LockAttribute.recordVersionNumber, key);
   for (const name of [LockAttribute.ownerName, LockAttribute.leaseDuration, LockAttribute.recordVersionNumber]) {
@@ -238,4 +239,3 @@ export function decodeLockItem(schema: KeySchemaNames, item: LockItem): LockReco
     additionalAttributes: decodeAdditionalAttributes(rest),
   };
 }
-

@@ -17,8 +17,7 @@ export const Condition = Object.freeze({
   /** C5: take a released lock only if nobody took it since it was read. */
   releasedConsistently: '(attribute_exists(#pk) AND #rvn = :rvn AND #ir = :ir)',
   /** C6 */
-  releasedConsistentlyWithSortKey:
-    'attribute_exists(#pk) AND attribute_exists(#sk) AND #rvn = :rvn AND #ir = :ir',
+  releasedConsistentlyWithSortKey: 'attribute_exists(#pk) AND attribute_exists(#sk) AND #rvn = :rvn AND #ir = :ir',
   /** C7: take over a lock whose RVN stayed unchanged for its whole lease. */
   expired: 'attribute_exists(#pk) AND #rvn = :rvn',
   /** C8 */
@@ -26,8 +25,7 @@ export const Condition = Object.freeze({
   /** C10: heartbeat or release by the holder. */
   heldByOwner: 'attribute_exists(#pk) AND #rvn = :rvn AND #on = :on',
   /** C9 (the trailing space is Java's). */
-  heldByOwnerWithSortKey:
-    'attribute_exists(#pk) AND attribute_exists(#sk) AND #rvn = :rvn AND #on = :on ',
+  heldByOwnerWithSortKey: 'attribute_exists(#pk) AND attribute_exists(#sk) AND #rvn = :rvn AND #on = :on ',
 });
 
 /** K1: all locks sharing one partition key. */

@@ -44,7 +44,16 @@ function asTransactItem(request: LockWriteRequest): TransactWriteItem {
   switch (request.operation) {
     case 'PutItem': {
       const { TableName, Item, ConditionExpression, ExpressionAttributeNames, ExpressionAttributeValues } = request.input;
-      return { Put: { TableName, Item, ConditionExpression, ExpressionAttributeNames, ExpressionAttributeValues, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } };
+      return {
+        Put: {
+          TableName,
+          Item,
+          ConditionExpression,
+          ExpressionAttributeNames,
+          ExpressionAttributeValues,
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        },
+      };
     }
     case 'UpdateItem': {
       const { TableName, Key, UpdateExpression, ConditionExpression, ExpressionAttributeNames, ExpressionAttributeValues } = request.input;

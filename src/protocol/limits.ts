@@ -23,14 +23,14 @@ function checkKeyValue(role: 'partition' | 'sort', value: unknown, maxBytes: num
   }
   // DynamoDB keys are UTF-8: every lone surrogate would become U+FFFD, so two such keys would name one item.
   if (!value.isWellFormed()) {
-    throw new InvalidArgumentError('MALFORMED_KEY', `The ${role} key is not well-formed UTF-16 (it has a lone surrogate): ${JSON.stringify(value)}`);
+    throw new InvalidArgumentError(
+      'MALFORMED_KEY',
+      `The ${role} key is not well-formed UTF-16 (it has a lone surrogate): ${JSON.stringify(value)}`,
+    );
   }
   const bytes = byteLength(value);
   if (bytes > maxBytes) {
-    throw new InvalidArgumentError(
-      'KEY_TOO_LONG',
-      `The ${role} key is ${bytes} bytes in UTF-8; DynamoDB allows at most ${maxBytes}`,
-    );
+    throw new InvalidArgumentError('KEY_TOO_LONG', `The ${role} key is ${bytes} bytes in UTF-8; DynamoDB allows at most ${maxBytes}`);
   }
 }
 

@@ -65,7 +65,10 @@ export interface AcquireRequestOptions {
   readonly updateExistingLockRecord?: boolean | undefined;
 }
 
-function acquisitionCondition(schema: KeySchemaNames, path: AcquisitionPath): {
+function acquisitionCondition(
+  schema: KeySchemaNames,
+  path: AcquisitionPath,
+): {
   condition: string;
   names: Names;
   values: Values;
@@ -125,9 +128,7 @@ export function buildAcquireRequest(
     };
   }
 
-  const entries = Object.entries(item).filter(
-    ([name]) => name !== table.partitionKeyName && name !== table.sortKeyName,
-  );
+  const entries = Object.entries(item).filter(([name]) => name !== table.partitionKeyName && name !== table.sortKeyName);
   entries.forEach(([name, value], i) => {
     names[`#k${i}`] = name;
     values[`:v${i}`] = value;
@@ -216,11 +217,7 @@ export interface HeartbeatRequestOptions extends HolderProofOptions {
 }
 
 /** The heartbeat UpdateItem (PROTOCOL.md §4.7). */
-export function buildHeartbeatRequest(
-  table: LockTable,
-  held: HeldLockState,
-  options: HeartbeatRequestOptions,
-): LockWriteRequest {
+export function buildHeartbeatRequest(table: LockTable, held: HeldLockState, options: HeartbeatRequestOptions): LockWriteRequest {
   const { condition, names, values } = heldByOwner(table, held, options);
   names['#ld'] = LockAttribute.leaseDuration;
   values[':newRvn'] = { S: options.newRecordVersionNumber };
@@ -261,11 +258,7 @@ export interface ReleaseRequestOptions extends HolderProofOptions {
 }
 
 /** The release DeleteItem or mark-released UpdateItem (PROTOCOL.md §4.8). */
-export function buildReleaseRequest(
-  table: LockTable,
-  held: HeldLockState,
-  options: ReleaseRequestOptions,
-): LockWriteRequest {
+export function buildReleaseRequest(table: LockTable, held: HeldLockState, options: ReleaseRequestOptions): LockWriteRequest {
   const { condition, names, values } = heldByOwner(table, held, options);
   const key = lockItemKey(table, held);
   if (options.deleteLock) {
@@ -326,11 +319,7 @@ export function buildScanRequest(table: LockTable, options: ListRequestOptions =
 }
 
 /** One page of the locks sharing a partition key (PROTOCOL.md §4.11). */
-export function buildQueryRequest(
-  table: LockTable,
-  partitionKey: string,
-  options: ListRequestOptions = {},
-): QueryCommandInput {
+export function buildQueryRequest(table: LockTable, partitionKey: string, options: ListRequestOptions = {}): QueryCommandInput {
   validateLockKey({ partitionKeyName: table.partitionKeyName }, { partitionKey });
   return {
     TableName: table.tableName,
@@ -352,9 +341,7 @@ export type LockTableBilling =
 
 /** The CreateTable request of PROTOCOL.md §1.2, with a choice of billing mode. */
 export function buildCreateTableRequest(table: LockTable, billing: LockTableBilling): CreateTableCommandInput {
-  const keySchema: NonNullable<CreateTableCommandInput['KeySchema']> = [
-    { AttributeName: table.partitionKeyName, KeyType: 'HASH' },
-  ];
+  const keySchema: NonNullable<CreateTableCommandInput['KeySchema']> = [{ AttributeName: table.partitionKeyName, KeyType: 'HASH' }];
   const definitions: NonNullable<CreateTableCommandInput['AttributeDefinitions']> = [
     { AttributeName: table.partitionKeyName, AttributeType: 'S' },
   ];

@@ -19,10 +19,7 @@ export default async function globalSetup(): Promise<void> {
   // "module" package): a plain import of src/testing fails with
   // ERR_MODULE_NOT_FOUND (known jest/ts-jest limitation). tsx, which the demo
   // and benches use anyway, loads the TypeScript module instead.
-  const { startDynamoDBLocal } = (await tsImport(
-    '../../src/testing/index.ts',
-    import.meta.url,
-  )) as typeof import('../../src/testing/index.js');
+  const { startDynamoDBLocal } = (await tsImport('../../src/testing/index.ts', import.meta.url)) as typeof import('../../src/testing/index.js');
 
   const startedAt = Date.now();
   const server = await startDynamoDBLocal();

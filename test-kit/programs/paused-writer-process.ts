@@ -24,7 +24,13 @@ const report = (event: string, fields: object = {}): void => {
 const sdk = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'pausedwriter', secretAccessKey: 'x' } });
 let paused = false;
 const dynamoDB: Pick<DynamoDBClient, 'send'> = {
-  send: ((command: { constructor: { name: string }; input: { TransactItems?: { ConditionCheck?: { ExpressionAttributeValues?: Record<string, { S?: string }> } }[] } }, options?: unknown) => {
+  send: ((
+    command: {
+      constructor: { name: string };
+      input: { TransactItems?: { ConditionCheck?: { ExpressionAttributeValues?: Record<string, { S?: string }> } }[] };
+    },
+    options?: unknown,
+  ) => {
     if (command.constructor.name === 'TransactWriteItemsCommand' && !paused) {
       paused = true;
       report('pausing', { guardRvn: command.input.TransactItems?.[0]?.ConditionCheck?.ExpressionAttributeValues?.[':rvn']?.S });
@@ -34,7 +40,13 @@ const dynamoDB: Pick<DynamoDBClient, 'send'> = {
   }) as DynamoDBClient['send'],
 };
 
-const client = new LockClient({ dynamoDB, tableName: lockTable, ownerName, leaseDuration: Number(leaseMs), heartbeatPeriod: Number(heartbeatMs) });
+const client = new LockClient({
+  dynamoDB,
+  tableName: lockTable,
+  ownerName,
+  leaseDuration: Number(leaseMs),
+  heartbeatPeriod: Number(heartbeatMs),
+});
 const lock = await client.acquireLock(key, { additionalTimeToWaitForLock: 30_000 });
 report('acquired', { rvn: lock.recordVersionNumber });
 

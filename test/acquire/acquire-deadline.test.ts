@@ -47,7 +47,7 @@ describe('AcquireDeadline', () => {
     expect(deadline.cutOff).toBe(false);
   });
 
-  it('lets requests follow the caller\'s signal too', () => {
+  it("lets requests follow the caller's signal too", () => {
     const caller = new AbortController();
     using deadline = new AcquireDeadline({ clock: systemClock, waitMs: 1_000, graceMs: 500, signal: caller.signal });
     caller.abort(new Error('caller gave up'));

@@ -36,7 +36,10 @@ afterEach(() => {
   for (const loop of loops.splice(0)) loop[Symbol.dispose]();
 });
 
-function loopOf(options: AcquireLockOptions = {}, shared: { clock?: ReturnType<typeof manualClock>; dynamoDB?: DynamoDBSender; observations?: LockObservationCache } = {}) {
+function loopOf(
+  options: AcquireLockOptions = {},
+  shared: { clock?: ReturnType<typeof manualClock>; dynamoDB?: DynamoDBSender; observations?: LockObservationCache } = {},
+) {
   const clock = shared.clock ?? manualClock();
   const ctx: AcquireContext = {
     requests: new AcquisitionRequests({ dynamoDB: sdkClientOf(shared.dynamoDB ?? silent), table, clock }),
@@ -86,7 +89,11 @@ describe('AcquireLoop.judge', () => {
 
   it('takes a released lock at once, conditioned on its RVN only with acquireReleasedLocksConsistently', () => {
     const released = observation(0, { isReleased: true });
-    expect(loopOf().loop.judge(released)).toEqual({ kind: 'write', path: { kind: 'released', readRecordVersionNumber: undefined }, existing: released });
+    expect(loopOf().loop.judge(released)).toEqual({
+      kind: 'write',
+      path: { kind: 'released', readRecordVersionNumber: undefined },
+      existing: released,
+    });
     expect(loopOf({ acquireReleasedLocksConsistently: true }).loop.judge(released)).toMatchObject({
       kind: 'write',
       path: { kind: 'released', readRecordVersionNumber: 'rvn-1' },
@@ -129,7 +136,9 @@ describe('AcquireLoop.judge', () => {
     expect(again.kind === 'retry' && again.refusal).toBeInstanceOf(LockNotGrantedError);
     expect(again.kind === 'retry' && again.refusal.holder?.ownerName).toBe('other');
 
-    expect(loop.judge(observation(0, { isReleased: true, recordVersionNumber: 'rvn-2' }), { path: 'released', recordVersionNumber: 'rvn-1' }).kind).toBe('write');
+    expect(
+      loop.judge(observation(0, { isReleased: true, recordVersionNumber: 'rvn-2' }), { path: 'released', recordVersionNumber: 'rvn-1' }).kind,
+    ).toBe('write');
     expect(loop.judge(undefined, { path: 'absent', recordVersionNumber: undefined }).kind).toBe('retry');
   });
 

@@ -87,7 +87,7 @@ describe('AcquisitionGate', () => {
     expect(started).toEqual(['a', 'b', 'late']);
   });
 
-  it('a waiting request rejects with its signal\'s reason when it aborts, and never runs', async () => {
+  it("a waiting request rejects with its signal's reason when it aborts, and never runs", async () => {
     const { state, started, send, finish, gate } = harness(1);
     state.behind = true;
     void send('a');

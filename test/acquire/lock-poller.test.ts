@@ -31,7 +31,15 @@ function recordingRead(autoAnswer?: (key: LockKey) => LockObservation | undefine
 }
 
 const observationOf = (rvn: string): LockObservation => ({
-  record: { partitionKey: 'k', ownerName: 'holder', leaseDurationMs: 1_000, recordVersionNumber: rvn, isReleased: false, data: undefined, additionalAttributes: {} },
+  record: {
+    partitionKey: 'k',
+    ownerName: 'holder',
+    leaseDurationMs: 1_000,
+    recordVersionNumber: rvn,
+    isReleased: false,
+    data: undefined,
+    additionalAttributes: {},
+  },
   observedAt: performance.now(),
 });
 

@@ -4,7 +4,15 @@ import { StaleWatch, TAKEOVER_MARGIN_MS } from '../../src/acquire/stale-watch.js
 import type { LockObservation } from '../../src/dynamodb/read-lock.js';
 
 const observation = (recordVersionNumber: string, observedAt: number, leaseDurationMs = 1_000): LockObservation => ({
-  record: { partitionKey: 'k', ownerName: 'holder', leaseDurationMs, recordVersionNumber, isReleased: false, data: undefined, additionalAttributes: {} },
+  record: {
+    partitionKey: 'k',
+    ownerName: 'holder',
+    leaseDurationMs,
+    recordVersionNumber,
+    isReleased: false,
+    data: undefined,
+    additionalAttributes: {},
+  },
   observedAt,
 });
 

@@ -79,7 +79,7 @@ describe('usage errors exit with 2 before anything is started', () => {
   it.each([
     [['frobnicate'], 'unknown command "frobnicate"'],
     [['list', '--tabel', 'locks'], "Unknown option '--tabel'"],
-    [['list', '--table'], "argument missing"],
+    [['list', '--table'], 'argument missing'],
     [['list'], '--table is required'],
     [['list', '--table', 'locks', '--wait'], '--wait does not apply to list'],
     [['list', '--table', 'locks', '--lease', '5s'], '--lease does not apply to list'],
@@ -89,9 +89,15 @@ describe('usage errors exit with 2 before anything is started', () => {
     [['get', '--table', 'locks', 'a', '--', 'echo'], 'only run takes a command after --'],
     [['run', '--table', 'locks', 'job'], 'run needs a command after --'],
     [['run', '--table', 'locks', '--wait', '--timeout', '5s', 'job', '--', 'true'], 'pass --wait or --timeout, not both'],
-    [['run', '--table', 'locks', '--grace', '10s', 'job', '--', 'true'], '--grace must be at most half the safety margin of the lease, 1 s with a lease of 20 s'],
+    [
+      ['run', '--table', 'locks', '--grace', '10s', 'job', '--', 'true'],
+      '--grace must be at most half the safety margin of the lease, 1 s with a lease of 20 s',
+    ],
     [['run', '--table', 'locks', '--timeout', 'soon', 'job', '--', 'true'], '--timeout must be a duration'],
-    [['run', '--table', 'locks', '--lease', '1s', '--heartbeat', '800ms', 'job', '--', 'true'], '--lease (1000 ms) must be at least twice --heartbeat (800 ms)'],
+    [
+      ['run', '--table', 'locks', '--lease', '1s', '--heartbeat', '800ms', 'job', '--', 'true'],
+      '--lease (1000 ms) must be at least twice --heartbeat (800 ms)',
+    ],
     [['run', '--table', 'x', 'job', '--', 'true'], '--table must be 3 to 255 characters'],
     [['release', '--table', 'locks', 'job', '--yes'], 'pass --force'],
     [['release', '--table', 'locks', 'job', '--force'], 'pass --yes'],

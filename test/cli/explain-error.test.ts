@@ -13,6 +13,8 @@ describe('exit codes', () => {
     expect(explainError(new Error('Region is missing')).message).toContain('AWS_REGION');
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
     expect(explainError(refused).message).toContain('--endpoint');
-    expect(explainError(Object.assign(new Error('Table already exists'), { name: 'ResourceInUseException' })).message).toContain('--if-not-exists');
+    expect(explainError(Object.assign(new Error('Table already exists'), { name: 'ResourceInUseException' })).message).toContain(
+      '--if-not-exists',
+    );
   });
 });

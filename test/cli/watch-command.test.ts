@@ -3,7 +3,15 @@ import { watchEventOf } from '../../src/cli/watch-command.js';
 
 describe('showing locks', () => {
   it('names what a watch saw', () => {
-    const lock = (ownerName: string) => ({ partitionKey: 'k', sortKey: undefined, ownerName, recordVersionNumber: 'r', leaseDuration: 1, isReleased: false, data: undefined });
+    const lock = (ownerName: string) => ({
+      partitionKey: 'k',
+      sortKey: undefined,
+      ownerName,
+      recordVersionNumber: 'r',
+      leaseDuration: 1,
+      isReleased: false,
+      data: undefined,
+    });
     expect(watchEventOf(undefined, undefined, true)).toBe('free');
     expect(watchEventOf(undefined, lock('a'), true)).toBe('held');
     expect(watchEventOf(undefined, lock('a'), false)).toBe('acquired');

@@ -35,7 +35,9 @@ describe('transactions', () => {
 
   it('the lock item (sent first) failing its condition is a failed condition, with its old item', () => {
     const item = { key: { S: 'k' } };
-    const error = sdkError('TransactionCanceledException', { CancellationReasons: [{ Code: 'ConditionalCheckFailed', Item: item }, { Code: 'None' }] });
+    const error = sdkError('TransactionCanceledException', {
+      CancellationReasons: [{ Code: 'ConditionalCheckFailed', Item: item }, { Code: 'None' }],
+    });
     expect([isConditionalCheckFailed(error), isTransactionRace(error)]).toEqual([true, false]);
     expect(itemOfFailedCondition(error)).toBe(item);
   });

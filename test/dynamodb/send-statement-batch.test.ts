@@ -6,13 +6,7 @@
  */
 import type { BatchExecuteStatementCommandOutput, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from '@jest/globals';
-import {
-  isConditionalCheckFailed,
-  isThrottling,
-  isTransient,
-  isValidationError,
-  itemOfFailedCondition,
-} from '../../src/dynamodb/sdk-errors.js';
+import { isConditionalCheckFailed, isThrottling, isTransient, isValidationError, itemOfFailedCondition } from '../../src/dynamodb/sdk-errors.js';
 import { StatementFailedError as PublicStatementFailedError } from '../../src/index.js';
 import { StatementFailedError, sendStatementBatch } from '../../src/dynamodb/send-statement-batch.js';
 import { classifyFailedWrite } from '../../src/dynamodb/write-outcome.js';
@@ -36,10 +30,13 @@ describe('StatementFailedError', () => {
     expect(isTransient(error)).toBe(false);
   });
 
-  it.each(['ProvisionedThroughputExceeded', 'ThrottlingError', 'RequestLimitExceeded'])('%s is throttling: retried, and certainly not applied', (code) => {
-    const error = new StatementFailedError(code, undefined, undefined, 1);
-    expect([isThrottling(error), isTransient(error), classifyFailedWrite(error, OURS).outcome]).toEqual([true, true, 'unapplied']);
-  });
+  it.each(['ProvisionedThroughputExceeded', 'ThrottlingError', 'RequestLimitExceeded'])(
+    '%s is throttling: retried, and certainly not applied',
+    (code) => {
+      const error = new StatementFailedError(code, undefined, undefined, 1);
+      expect([isThrottling(error), isTransient(error), classifyFailedWrite(error, OURS).outcome]).toEqual([true, true, 'unapplied']);
+    },
+  );
 
   it('a server error is retried, and may have been applied', () => {
     const error = new StatementFailedError('InternalServerError', 'oops', undefined, 1);

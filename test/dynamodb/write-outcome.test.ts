@@ -14,7 +14,7 @@ const conditionFailed = (attempts: number, item?: Record<string, { S: string }>)
   sdkError('ConditionalCheckFailedException', 400, attempts, item === undefined ? {} : { Item: item });
 
 describe('classifyFailedWrite', () => {
-  it('a failed condition against someone else\'s item is a refusal, with the item as it is', () => {
+  it("a failed condition against someone else's item is a refusal, with the item as it is", () => {
     const item = { key: { S: 'k' }, ownerName: { S: 'other' }, recordVersionNumber: { S: 'rvn-other' } };
     expect(classifyFailedWrite(conditionFailed(1, item), OURS)).toEqual({ outcome: 'refused', item });
     // An SDK retry changes nothing: whatever the first attempt did, the lock is someone else's now.

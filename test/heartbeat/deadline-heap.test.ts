@@ -14,7 +14,6 @@ function entry(name: string): Entry {
   return { name, dueAt: Number.NaN, heapIndex: -1 };
 }
 
-
 /**
  * Checks everything observable about the heap against the reference set of
  * members: size, peek, has(), that the heap indexes are exactly 0..n-1, and

@@ -116,11 +116,20 @@ describe('HeartbeatScheduler: timing', () => {
   it('runs several tasks in due order', async () => {
     const scheduler = newScheduler();
     const order: string[] = [];
-    for (const [name, due] of [['c', 300], ['a', 100], ['d', 400], ['b', 200]] as const) {
+    for (const [name, due] of [
+      ['c', 300],
+      ['a', 100],
+      ['d', 400],
+      ['b', 200],
+    ] as const) {
       scheduler.schedule(
-        newTask(scheduler, () => {
-          order.push(`${name}@${performance.now() - at(0)}`);
-        }, { limited: name === 'a' || name === 'c' }),
+        newTask(
+          scheduler,
+          () => {
+            order.push(`${name}@${performance.now() - at(0)}`);
+          },
+          { limited: name === 'a' || name === 'c' },
+        ),
         at(due),
       );
     }
@@ -184,11 +193,15 @@ describe('HeartbeatScheduler: timing', () => {
   it('a task may reschedule itself from its own run (a periodic task)', async () => {
     const scheduler = newScheduler(1);
     const times: number[] = [];
-    const task: ScheduledTask = newTask(scheduler, async () => {
-      times.push(performance.now() - at(0));
-      await Promise.resolve();
-      if (times.length < 4) scheduler.schedule(task, performance.now() + 100);
-    }, { limited: true });
+    const task: ScheduledTask = newTask(
+      scheduler,
+      async () => {
+        times.push(performance.now() - at(0));
+        await Promise.resolve();
+        if (times.length < 4) scheduler.schedule(task, performance.now() + 100);
+      },
+      { limited: true },
+    );
     scheduler.schedule(task, at(100));
     await advanceTo(1_000);
     expect(times).toEqual([100, 200, 300, 400]);
@@ -245,15 +258,19 @@ describe('HeartbeatScheduler: concurrency', () => {
     const gates: Deferred[] = [];
     const started: number[] = [];
     for (let i = 0; i < 10; i++) {
-      const task = newTask(scheduler, async () => {
-        started.push(i);
-        current++;
-        max = Math.max(max, current);
-        const gate = deferred();
-        gates.push(gate);
-        await gate.promise;
-        current--;
-      }, { limited: true });
+      const task = newTask(
+        scheduler,
+        async () => {
+          started.push(i);
+          current++;
+          max = Math.max(max, current);
+          const gate = deferred();
+          gates.push(gate);
+          await gate.promise;
+          current--;
+        },
+        { limited: true },
+      );
       scheduler.schedule(task, at(100 + i));
     }
     await advanceTo(200);
@@ -283,7 +300,10 @@ describe('HeartbeatScheduler: concurrency', () => {
     const blocker = deferred();
     const limitedSecond = jest.fn<() => void>();
     const unlimited = jest.fn(() => blocker.promise); // also never finishes until released
-    scheduler.schedule(newTask(scheduler, () => blocker.promise, { limited: true }), at(10));
+    scheduler.schedule(
+      newTask(scheduler, () => blocker.promise, { limited: true }),
+      at(10),
+    );
     scheduler.schedule(newTask(scheduler, limitedSecond, { limited: true }), at(20));
     scheduler.schedule(newTask(scheduler, unlimited, { limited: false }), at(30));
     const unlimited2 = jest.fn<() => void>();
@@ -302,8 +322,14 @@ describe('HeartbeatScheduler: concurrency', () => {
   it('unlimited tasks do not use up the budget of limited ones', async () => {
     const scheduler = newScheduler(1);
     const never = deferred();
-    scheduler.schedule(newTask(scheduler, () => never.promise, { limited: false }), at(10));
-    scheduler.schedule(newTask(scheduler, () => never.promise, { limited: false }), at(10));
+    scheduler.schedule(
+      newTask(scheduler, () => never.promise, { limited: false }),
+      at(10),
+    );
+    scheduler.schedule(
+      newTask(scheduler, () => never.promise, { limited: false }),
+      at(10),
+    );
     const limited = jest.fn<() => void>();
     scheduler.schedule(newTask(scheduler, limited, { limited: true }), at(20));
     await advanceTo(20);
@@ -315,12 +341,27 @@ describe('HeartbeatScheduler: concurrency', () => {
     const scheduler = newScheduler(1);
     const blocker = deferred();
     const order: string[] = [];
-    scheduler.schedule(newTask(scheduler, () => blocker.promise, { limited: true }), at(10));
+    scheduler.schedule(
+      newTask(scheduler, () => blocker.promise, { limited: true }),
+      at(10),
+    );
     // Scheduled out of order, all due while the blocker holds the only slot.
-    for (const [name, due] of [['c', 50], ['a', 20], ['d', 60], ['b', 30]] as const) {
-      scheduler.schedule(newTask(scheduler, () => {
-        order.push(name);
-      }, { limited: true }), at(due));
+    for (const [name, due] of [
+      ['c', 50],
+      ['a', 20],
+      ['d', 60],
+      ['b', 30],
+    ] as const) {
+      scheduler.schedule(
+        newTask(
+          scheduler,
+          () => {
+            order.push(name);
+          },
+          { limited: true },
+        ),
+        at(due),
+      );
     }
     await advanceTo(35); // a and b fall due in one timer run or two; c, d later
     await advanceTo(100);
@@ -336,13 +377,24 @@ describe('HeartbeatScheduler: concurrency', () => {
     const scheduler = newScheduler(2);
     const blockers = [deferred(), deferred()];
     const order: number[] = [];
-    for (const b of blockers) scheduler.schedule(newTask(scheduler, () => b.promise, { limited: true }), at(1));
+    for (const b of blockers)
+      scheduler.schedule(
+        newTask(scheduler, () => b.promise, { limited: true }),
+        at(1),
+      );
     // 50 tasks with shuffled deadlines, all overdue by the time the timer runs.
     const dues = Array.from({ length: 50 }, (_, i) => (i * 37) % 50);
     for (const due of dues) {
-      scheduler.schedule(newTask(scheduler, () => {
-        order.push(due);
-      }, { limited: true }), at(10 + due));
+      scheduler.schedule(
+        newTask(
+          scheduler,
+          () => {
+            order.push(due);
+          },
+          { limited: true },
+        ),
+        at(10 + due),
+      );
     }
     // Jump straight past every deadline: the timer finds them all due at once.
     await jest.advanceTimersByTimeAsync(at(1_000) - performance.now());
@@ -357,14 +409,31 @@ describe('HeartbeatScheduler: concurrency', () => {
     const scheduler = newScheduler(1);
     const blocker = deferred();
     const order: string[] = [];
-    scheduler.schedule(newTask(scheduler, () => blocker.promise, { limited: true }), at(10));
-    scheduler.schedule(newTask(scheduler, () => {
-      order.push('due-50');
-    }, { limited: true }), at(50));
+    scheduler.schedule(
+      newTask(scheduler, () => blocker.promise, { limited: true }),
+      at(10),
+    );
+    scheduler.schedule(
+      newTask(
+        scheduler,
+        () => {
+          order.push('due-50');
+        },
+        { limited: true },
+      ),
+      at(50),
+    );
     await advanceTo(100); // due-50 is now waiting for the slot
-    scheduler.schedule(newTask(scheduler, () => {
-      order.push('due-5');
-    }, { limited: true }), at(5));
+    scheduler.schedule(
+      newTask(
+        scheduler,
+        () => {
+          order.push('due-5');
+        },
+        { limited: true },
+      ),
+      at(5),
+    );
     await settle();
     blocker.resolve();
     await settle();
@@ -376,7 +445,10 @@ describe('HeartbeatScheduler: concurrency', () => {
     const blocker = deferred();
     const waiting = jest.fn<() => void>();
     const after = jest.fn<() => void>();
-    scheduler.schedule(newTask(scheduler, () => blocker.promise, { limited: true }), at(10));
+    scheduler.schedule(
+      newTask(scheduler, () => blocker.promise, { limited: true }),
+      at(10),
+    );
     const task = newTask(scheduler, waiting, { limited: true });
     scheduler.schedule(task, at(20));
     scheduler.schedule(newTask(scheduler, after, { limited: true }), at(30));
@@ -398,10 +470,14 @@ describe('HeartbeatScheduler: concurrency', () => {
     const scheduler = newScheduler(1);
     const gate = deferred();
     let finished = false;
-    const task = newTask(scheduler, async () => {
-      await gate.promise;
-      finished = true;
-    }, { limited: true });
+    const task = newTask(
+      scheduler,
+      async () => {
+        await gate.promise;
+        finished = true;
+      },
+      { limited: true },
+    );
     const next = jest.fn<() => void>();
     scheduler.schedule(task, at(10));
     scheduler.schedule(newTask(scheduler, next, { limited: true }), at(20));
@@ -419,7 +495,10 @@ describe('HeartbeatScheduler: concurrency', () => {
     const scheduler = newScheduler(1);
     const blocker = deferred();
     const run = jest.fn<() => void>();
-    scheduler.schedule(newTask(scheduler, () => blocker.promise, { limited: true }), at(10));
+    scheduler.schedule(
+      newTask(scheduler, () => blocker.promise, { limited: true }),
+      at(10),
+    );
     const task = newTask(scheduler, run, { limited: true });
     scheduler.schedule(task, at(20));
     await advanceTo(30);
@@ -439,7 +518,10 @@ describe('HeartbeatScheduler: concurrency', () => {
     const scheduler = newScheduler(1);
     const blocker = deferred();
     const run = jest.fn<() => void>();
-    scheduler.schedule(newTask(scheduler, () => blocker.promise, { limited: true }), at(10));
+    scheduler.schedule(
+      newTask(scheduler, () => blocker.promise, { limited: true }),
+      at(10),
+    );
     const task = newTask(scheduler, run, { limited: true });
     scheduler.schedule(task, at(20));
     await advanceTo(30);
@@ -489,9 +571,16 @@ describe('HeartbeatScheduler: failures', () => {
   it('an unlimited task that fails does not stop later tasks', async () => {
     const { logger, error } = fakeLogger();
     const scheduler = newScheduler(1, logger);
-    scheduler.schedule(newTask(scheduler, () => {
-      throw new Error('monitor failed');
-    }, { limited: false }), at(10));
+    scheduler.schedule(
+      newTask(
+        scheduler,
+        () => {
+          throw new Error('monitor failed');
+        },
+        { limited: false },
+      ),
+      at(10),
+    );
     const later = jest.fn<() => void>();
     scheduler.schedule(newTask(scheduler, later, { limited: false }), at(10));
     await advanceTo(20);
@@ -502,7 +591,10 @@ describe('HeartbeatScheduler: failures', () => {
   it('without a logger a failing task is swallowed quietly', async () => {
     const scheduler = newScheduler(1);
     const later = jest.fn<() => void>();
-    scheduler.schedule(newTask(scheduler, () => Promise.reject(new Error('x')), { limited: true }), at(10));
+    scheduler.schedule(
+      newTask(scheduler, () => Promise.reject(new Error('x')), { limited: true }),
+      at(10),
+    );
     scheduler.schedule(newTask(scheduler, later, { limited: true }), at(20));
     await advanceTo(100);
     expect(later).toHaveBeenCalledTimes(1);
@@ -516,10 +608,17 @@ describe('HeartbeatScheduler: close', () => {
     const waiting = jest.fn<() => void>();
     const scheduled = jest.fn<() => void>();
     let blockerDone = false;
-    scheduler.schedule(newTask(scheduler, async () => {
-      await blocker.promise;
-      blockerDone = true;
-    }, { limited: true }), at(10));
+    scheduler.schedule(
+      newTask(
+        scheduler,
+        async () => {
+          await blocker.promise;
+          blockerDone = true;
+        },
+        { limited: true },
+      ),
+      at(10),
+    );
     const waitingTask = newTask(scheduler, waiting, { limited: true });
     scheduler.schedule(waitingTask, at(20));
     const scheduledTask = newTask(scheduler, scheduled, { limited: false });
@@ -591,7 +690,10 @@ describe('HeartbeatScheduler: the timer', () => {
     const scheduler = newScheduler(2);
     const task = newTask(scheduler, () => undefined, { limited: true });
     scheduler.schedule(task, at(300));
-    scheduler.schedule(newTask(scheduler, () => undefined, { limited: false }), at(100)); // re-arms earlier
+    scheduler.schedule(
+      newTask(scheduler, () => undefined, { limited: false }),
+      at(100),
+    ); // re-arms earlier
     await advanceTo(100); // fires, re-arms for 300
     scheduler.schedule(task, at(150)); // re-arms earlier again
     await advanceTo(400);
@@ -615,10 +717,14 @@ describe('HeartbeatScheduler: the timer', () => {
     const tasks: ScheduledTask[] = [];
     for (let i = 0; i < 1000; i++) {
       const due = Math.floor(random() * 10_000);
-      const task = newTask(scheduler, async () => {
-        ran.push(due);
-        await Promise.resolve();
-      }, { limited: i % 3 !== 0 });
+      const task = newTask(
+        scheduler,
+        async () => {
+          ran.push(due);
+          await Promise.resolve();
+        },
+        { limited: i % 3 !== 0 },
+      );
       tasks.push(task);
       scheduler.schedule(task, at(due));
       expect(jest.getTimerCount()).toBeLessThanOrEqual(1);
@@ -651,9 +757,18 @@ describe('HeartbeatScheduler: how far behind', () => {
     const scheduler = newScheduler(1);
     expect(scheduler.overdueMs()).toBe(0);
     const running = deferred();
-    scheduler.schedule(newTask(scheduler, () => running.promise, { limited: true }), at(100));
-    scheduler.schedule(newTask(scheduler, () => undefined, { limited: true }), at(150));
-    scheduler.schedule(newTask(scheduler, () => undefined, { limited: false }), at(120)); // not a heartbeat
+    scheduler.schedule(
+      newTask(scheduler, () => running.promise, { limited: true }),
+      at(100),
+    );
+    scheduler.schedule(
+      newTask(scheduler, () => undefined, { limited: true }),
+      at(150),
+    );
+    scheduler.schedule(
+      newTask(scheduler, () => undefined, { limited: false }),
+      at(120),
+    ); // not a heartbeat
     await advanceTo(149);
     expect(scheduler.overdueMs()).toBe(0); // one heartbeat runs, none waits
     await advanceTo(400);
@@ -707,7 +822,8 @@ function batching(concurrency: number, batchSize: number, maxWaitMs = 0): Batchi
     finishAll: () => gates.splice(0).forEach((gate) => gate.resolve()),
     add: (subject, dueAt, options = { alone: false }) => {
       if (options.alone) loners.add(subject);
-      const task = newTask(scheduler, 
+      const task = newTask(
+        scheduler,
         () => {
           alone.push(subject);
           return gated();
@@ -733,7 +849,10 @@ describe('HeartbeatScheduler: batches', () => {
     expect(batches).toEqual([['a', 'b', 'c']]);
     finishAll();
     await settle();
-    expect(batches).toEqual([['a', 'b', 'c'], ['d', 'e']]);
+    expect(batches).toEqual([
+      ['a', 'b', 'c'],
+      ['d', 'e'],
+    ]);
     expect(alone).toEqual(['blocker']);
     finishAll();
     await settle();
@@ -824,10 +943,21 @@ describe('HeartbeatScheduler: batches', () => {
         maxWaitMs: 0,
       },
     });
-    for (const name of ['a', 'b']) scheduler.schedule(newTask(scheduler, () => undefined, { limited: true, subject: name }), at(10));
-    for (const name of ['c', 'd']) scheduler.schedule(newTask(scheduler, () => undefined, { limited: true, subject: name }), at(50));
+    for (const name of ['a', 'b'])
+      scheduler.schedule(
+        newTask(scheduler, () => undefined, { limited: true, subject: name }),
+        at(10),
+      );
+    for (const name of ['c', 'd'])
+      scheduler.schedule(
+        newTask(scheduler, () => undefined, { limited: true, subject: name }),
+        at(50),
+      );
     await advanceTo(100);
-    expect(ran).toEqual([['a', 'b'], ['c', 'd']]);
+    expect(ran).toEqual([
+      ['a', 'b'],
+      ['c', 'd'],
+    ]);
     expect(error).toHaveBeenCalledTimes(2);
     expect(scheduler.size).toBe(0);
   });
@@ -857,7 +987,10 @@ describe('HeartbeatScheduler: part-full batches wait for company', () => {
     expect(scheduler.overdueMs()).toBe(40); // c has been due for 40 ms, held back
     finishAll();
     await settle();
-    expect(batches).toEqual([['a', 'b'], ['c', 'd']]);
+    expect(batches).toEqual([
+      ['a', 'b'],
+      ['c', 'd'],
+    ]);
     finishAll();
     await settle();
     expect(scheduler.size).toBe(0);
@@ -868,7 +1001,10 @@ describe('HeartbeatScheduler: part-full batches wait for company', () => {
     for (const name of ['c', 'd', 'e']) add(name, at(20));
     add('f', at(30));
     await advanceTo(50);
-    expect(batches).toEqual([['a', 'b'], ['c', 'd', 'e']]);
+    expect(batches).toEqual([
+      ['a', 'b'],
+      ['c', 'd', 'e'],
+    ]);
     expect(alone).toEqual([]); // f waits: the two batches in flight are all a quarter of 8 slots allows
     finishAll();
     await settle();
@@ -885,7 +1021,10 @@ describe('HeartbeatScheduler: part-full batches wait for company', () => {
     expect(alone).toEqual([]);
     expect(jest.getTimerCount()).toBe(1); // one timer, for the end of c's wait
     await advanceTo(120);
-    expect(batches).toEqual([['a', 'b'], ['c', 'd']]);
+    expect(batches).toEqual([
+      ['a', 'b'],
+      ['c', 'd'],
+    ]);
     expect(alone).toEqual([]);
     finishAll();
     await settle();

@@ -200,7 +200,8 @@ describe('HeldLock', () => {
   it('remembers the newest uncertain RVNs, up to eight, until a write is confirmed', () => {
     const lock = heldLock();
     expect(lock.uncertainRecordVersionNumbers).toBeUndefined();
-    for (let i = 1; i <= 10; i++) lock.rememberUncertain({ recordVersionNumber: `rvn-u${i}`, sentAt: 1_000 + i, sentAtWall: undefined, leaseDurationMs: 100 });
+    for (let i = 1; i <= 10; i++)
+      lock.rememberUncertain({ recordVersionNumber: `rvn-u${i}`, sentAt: 1_000 + i, sentAtWall: undefined, leaseDurationMs: 100 });
     expect(lock.uncertainRecordVersionNumbers).toEqual(['rvn-u3', 'rvn-u4', 'rvn-u5', 'rvn-u6', 'rvn-u7', 'rvn-u8', 'rvn-u9', 'rvn-u10']);
     lock.confirmWrite({ recordVersionNumber: 'rvn-2', sentAt: 1_020, sentAtWall: undefined, leaseDurationMs: 100 });
     expect(lock.uncertainRecordVersionNumbers).toBeUndefined();
@@ -222,7 +223,8 @@ describe('HeldLock', () => {
     lock.rememberUncertain({ recordVersionNumber: 'rvn-u2', sentAt: 1_040, sentAtWall: undefined, leaseDurationMs: 20 });
     expect(lock.safeUntil()).toBe(1_058);
     // Pushed out of the newest eight, its safe time still counts.
-    for (let i = 3; i <= 12; i++) lock.rememberUncertain({ recordVersionNumber: `rvn-u${i}`, sentAt: 1_040 + i, sentAtWall: undefined, leaseDurationMs: 100 });
+    for (let i = 3; i <= 12; i++)
+      lock.rememberUncertain({ recordVersionNumber: `rvn-u${i}`, sentAt: 1_040 + i, sentAtWall: undefined, leaseDurationMs: 100 });
     expect(lock.uncertainRecordVersionNumbers).not.toContain('rvn-u2');
     expect(lock.safeUntil()).toBe(1_058);
     lock.confirmWrite({ recordVersionNumber: 'rvn-3', sentAt: 1_060, sentAtWall: undefined, leaseDurationMs: 100 });
@@ -230,7 +232,8 @@ describe('HeldLock', () => {
   });
 
   it('counts wall-clock time the monotonic clock missed (a suspended host) against its safe time, never for it', () => {
-    const withWall = (): HeldLock => new HeldLock({ ...heldLockFields({ lookupTime: 1_000, leaseDurationMs: 100 }), lookupWallTime: 50_000, clock });
+    const withWall = (): HeldLock =>
+      new HeldLock({ ...heldLockFields({ lookupTime: 1_000, leaseDurationMs: 100 }), lookupWallTime: 50_000, clock });
     // Monotonic 10 ms later, wall clock 200 ms later: the host slept through the lease.
     const slept = withWall();
     [testClock.now, testClock.wall] = [1_010, 50_200];

@@ -16,8 +16,7 @@ const PERIOD = 1_000;
 const LEASE = 4_000;
 const MARGIN = 400;
 
-const throttled = (): Error =>
-  Object.assign(new Error('slow down'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
+const throttled = (): Error => Object.assign(new Error('slow down'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
 const refused = (): Error =>
   Object.assign(new Error('condition failed'), { name: 'ConditionalCheckFailedException', $metadata: { httpStatusCode: 400 } });
 
@@ -50,7 +49,14 @@ function confirmAt(held: HeldLock, sentAt: number, leaseDurationMs = held.leaseD
 const CONFIRMED: HeartbeatResult = { outcome: 'confirmed' };
 
 /** A keeper with a fake writer; `keeper` is set before any lock is tracked. */
-function keeperWith(options: { batching: boolean; backgroundHeartbeats?: boolean; random?: number; concurrency?: number; write?: HeartbeatWriter['write']; writeBatch?: HeartbeatWriter['writeBatch'] }): {
+function keeperWith(options: {
+  batching: boolean;
+  backgroundHeartbeats?: boolean;
+  random?: number;
+  concurrency?: number;
+  write?: HeartbeatWriter['write'];
+  writeBatch?: HeartbeatWriter['writeBatch'];
+}): {
   keeper: LockKeeper;
   hooks: Calls;
   newHeldLock: (partitionKey: string, sessionMonitor?: SessionMonitor) => HeldLock;

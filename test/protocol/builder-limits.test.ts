@@ -59,30 +59,57 @@ const keyedBuilders: [string, (table: LockTable, key: LockKey) => unknown][] = [
   ['acquire PutItem', (table, key) => buildAcquireRequest(table, record(key), { kind: 'absent' })],
   [
     'acquire UpdateItem',
-    (table, key) => buildAcquireRequest(table, record(key), { kind: 'expired', watchedRecordVersionNumber: RVN }, { updateExistingLockRecord: true }),
+    (table, key) =>
+      buildAcquireRequest(table, record(key), { kind: 'expired', watchedRecordVersionNumber: RVN }, { updateExistingLockRecord: true }),
   ],
   [
     'heartbeat',
     (table, key) =>
-      buildHeartbeatRequest(table, { ...key, ownerName: 'owner-A', recordVersionNumber: RVN }, { newRecordVersionNumber: RVN, leaseDurationMs: 20000 }),
+      buildHeartbeatRequest(
+        table,
+        { ...key, ownerName: 'owner-A', recordVersionNumber: RVN },
+        { newRecordVersionNumber: RVN, leaseDurationMs: 20000 },
+      ),
   ],
-  ['release (delete)', (table, key) => buildReleaseRequest(table, { ...key, ownerName: 'owner-A', recordVersionNumber: RVN }, { deleteLock: true })],
-  ['release (mark)', (table, key) => buildReleaseRequest(table, { ...key, ownerName: 'owner-A', recordVersionNumber: RVN }, { deleteLock: false })],
+  [
+    'release (delete)',
+    (table, key) => buildReleaseRequest(table, { ...key, ownerName: 'owner-A', recordVersionNumber: RVN }, { deleteLock: true }),
+  ],
+  [
+    'release (mark)',
+    (table, key) => buildReleaseRequest(table, { ...key, ownerName: 'owner-A', recordVersionNumber: RVN }, { deleteLock: false }),
+  ],
 ];
 
 /** Strings of exactly `bytes` UTF-8 bytes, made of 2-byte characters. */
 const twoByteString = (bytes: number): string => 'é'.repeat(bytes / 2);
 
 describe.each(keyedBuilders)('%s', (_name, build) => {
-  it.each([['a sort key on a hash-only table', 'SORT_KEY_NOT_ALLOWED', hashOnly, { partitionKey: 'lock-1', sortKey: 'shard-7' }],
+  it.each([
+    ['a sort key on a hash-only table', 'SORT_KEY_NOT_ALLOWED', hashOnly, { partitionKey: 'lock-1', sortKey: 'shard-7' }],
     ['an empty sort key on a hash-only table', 'SORT_KEY_NOT_ALLOWED', hashOnly, { partitionKey: 'lock-1', sortKey: '' }],
     ['no sort key on a sort-key table', 'SORT_KEY_REQUIRED', withSortKey, { partitionKey: 'lock-1' }],
     ['an empty partition key', 'EMPTY_KEY', hashOnly, { partitionKey: '' }],
     ['an empty partition key (sort-key table)', 'EMPTY_KEY', withSortKey, { partitionKey: '', sortKey: 'shard-7' }],
     ['an empty sort key', 'EMPTY_KEY', withSortKey, { partitionKey: 'lock-1', sortKey: '' }],
-    [`a partition key of ${MAX_PARTITION_KEY_BYTES + 2} UTF-8 bytes`, 'KEY_TOO_LONG', hashOnly, { partitionKey: twoByteString(MAX_PARTITION_KEY_BYTES + 2) }],
-    [`a partition key of ${MAX_PARTITION_KEY_BYTES + 1} ASCII bytes`, 'KEY_TOO_LONG', hashOnly, { partitionKey: 'k'.repeat(MAX_PARTITION_KEY_BYTES + 1) }],
-    [`a sort key of ${MAX_SORT_KEY_BYTES + 2} UTF-8 bytes`, 'KEY_TOO_LONG', withSortKey, { partitionKey: 'lock-1', sortKey: twoByteString(MAX_SORT_KEY_BYTES + 2) }],
+    [
+      `a partition key of ${MAX_PARTITION_KEY_BYTES + 2} UTF-8 bytes`,
+      'KEY_TOO_LONG',
+      hashOnly,
+      { partitionKey: twoByteString(MAX_PARTITION_KEY_BYTES + 2) },
+    ],
+    [
+      `a partition key of ${MAX_PARTITION_KEY_BYTES + 1} ASCII bytes`,
+      'KEY_TOO_LONG',
+      hashOnly,
+      { partitionKey: 'k'.repeat(MAX_PARTITION_KEY_BYTES + 1) },
+    ],
+    [
+      `a sort key of ${MAX_SORT_KEY_BYTES + 2} UTF-8 bytes`,
+      'KEY_TOO_LONG',
+      withSortKey,
+      { partitionKey: 'lock-1', sortKey: twoByteString(MAX_SORT_KEY_BYTES + 2) },
+    ],
     // "x\ud800" and "x\ud801" would both be stored as "x\ufffd": one item for two locks.
     ['a partition key with a lone high surrogate', 'MALFORMED_KEY', hashOnly, { partitionKey: 'x\ud800' }],
     ['a partition key with a lone low surrogate', 'MALFORMED_KEY', hashOnly, { partitionKey: '\udc00x' }],
@@ -118,8 +145,10 @@ describe('item size', () => {
 
   it('counts UTF-8 attribute names and values', () => {
     const item = encodeLockItem(hashOnly, record(key, { data: new Uint8Array(10) }));
-    const expected = Object.entries({ key: 'lock-1', ownerName: 'owner-A', leaseDuration: '20000', recordVersionNumber: RVN })
-      .reduce((sum, [name, value]) => sum + name.length + value.length, 'data'.length + 10);
+    const expected = Object.entries({ key: 'lock-1', ownerName: 'owner-A', leaseDuration: '20000', recordVersionNumber: RVN }).reduce(
+      (sum, [name, value]) => sum + name.length + value.length,
+      'data'.length + 10,
+    );
     expect(itemSizeBytes(item)).toBe(expected);
   });
 

@@ -30,7 +30,13 @@ const attributeValue = fc.letrec((tie) => ({
     fc.constant(null),
     fc.uint8Array({ minLength: 1, maxLength: 16 }),
     fc.array(tie('value'), { maxLength: 3 }),
-    fc.dictionary(fc.oneof(fc.string({ minLength: 1, maxLength: 8 }), fc.constantFrom(...PROTOTYPE_NAMES_TO_MIX_IN)).filter((name) => !UNMARSHALLABLE_NAMES.includes(name)), tie('value'), { maxKeys: 3, noNullPrototype: true }),
+    fc.dictionary(
+      fc
+        .oneof(fc.string({ minLength: 1, maxLength: 8 }), fc.constantFrom(...PROTOTYPE_NAMES_TO_MIX_IN))
+        .filter((name) => !UNMARSHALLABLE_NAMES.includes(name)),
+      tie('value'),
+      { maxKeys: 3, noNullPrototype: true },
+    ),
   ),
 })).value;
 
@@ -44,7 +50,9 @@ function recordFor(schema: (typeof SCHEMAS)[number]) {
     recordVersionNumber: fc.uuid(),
     data: fc.option(fc.uint8Array({ maxLength: 64 }), { nil: undefined }),
     additionalAttributes: fc.dictionary(
-      fc.oneof(fc.string({ minLength: 1, maxLength: 12 }), fc.constantFrom(...PROTOTYPE_NAMES_TO_MIX_IN)).filter((name) => !reserved.includes(name) && !UNMARSHALLABLE_NAMES.includes(name)),
+      fc
+        .oneof(fc.string({ minLength: 1, maxLength: 12 }), fc.constantFrom(...PROTOTYPE_NAMES_TO_MIX_IN))
+        .filter((name) => !reserved.includes(name) && !UNMARSHALLABLE_NAMES.includes(name)),
       attributeValue,
       // The SDK's marshall refuses objects without a prototype (a typed InvalidArgumentError here).
       { maxKeys: 5, noNullPrototype: true },
@@ -96,15 +104,26 @@ describe.each(SCHEMAS)('the item codec with key schema %o', (schema) => {
   });
 
   it('refuses a lease that is not a whole number, and data that is not binary', () => {
-    const badLease = fc.oneof(fc.constantFrom('', '1.5', '1e3', ' 1', '0x10', 'NaN', '99999999999999999999'), fc.string().filter((t) => !/^[+-]?\d+$/.test(t)));
-    const badData = wrongValue.filter((v): v is AttributeValue => v !== undefined && v.B === undefined).map((v) => v).chain((v) =>
-      fc.constantFrom<AttributeValue>(v, { S: 'text' }),
+    const badLease = fc.oneof(
+      fc.constantFrom('', '1.5', '1e3', ' 1', '0x10', 'NaN', '99999999999999999999'),
+      fc.string().filter((t) => !/^[+-]?\d+$/.test(t)),
     );
+    const badData = wrongValue
+      .filter((v): v is AttributeValue => v !== undefined && v.B === undefined)
+      .map((v) => v)
+      .chain((v) => fc.constantFrom<AttributeValue>(v, { S: 'text' }));
     fc.assert(
-      fc.property(recordFor(schema), fc.oneof(badLease.map((t) => ['leaseDuration', { S: t }] as const), badData.map((v) => ['data', v] as const)), (record, [attribute, value]) => {
-        const item: LockItem = { ...encodeLockItem(schema, record), [attribute]: value };
-        expect(() => decodeLockItem(schema, item)).toThrow(MalformedLockItemError);
-      }),
+      fc.property(
+        recordFor(schema),
+        fc.oneof(
+          badLease.map((t) => ['leaseDuration', { S: t }] as const),
+          badData.map((v) => ['data', v] as const),
+        ),
+        (record, [attribute, value]) => {
+          const item: LockItem = { ...encodeLockItem(schema, record), [attribute]: value };
+          expect(() => decodeLockItem(schema, item)).toThrow(MalformedLockItemError);
+        },
+      ),
       { numRuns: 300 },
     );
   });

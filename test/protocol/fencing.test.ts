@@ -23,7 +23,12 @@ const record: LockRecordToWrite = {
   data: undefined,
   additionalAttributes: {},
 };
-const acquisition = (request: ReturnType<typeof buildAcquireRequest>) => ({ request, key: record, ownerName: 'me', recordVersionNumber: 'rvn-1' });
+const acquisition = (request: ReturnType<typeof buildAcquireRequest>) => ({
+  request,
+  key: record,
+  ownerName: 'me',
+  recordVersionNumber: 'rvn-1',
+});
 
 describe('buildFencedAcquisition', () => {
   it('puts the acquisition PutItem first, as Java sends it, asking for the lock item on failure', () => {
@@ -33,7 +38,12 @@ describe('buildFencedAcquisition', () => {
   });
 
   it('keeps an UpdateItem acquisition an Update, with its REMOVE of isReleased', () => {
-    const request = buildAcquireRequest(locks, record, { kind: 'expired', watchedRecordVersionNumber: 'old' }, { updateExistingLockRecord: true });
+    const request = buildAcquireRequest(
+      locks,
+      record,
+      { kind: 'expired', watchedRecordVersionNumber: 'old' },
+      { updateExistingLockRecord: true },
+    );
     const [lock] = buildFencedAcquisition(fencing, acquisition(request), 7n).items;
     expect(lock).toEqual({ Update: { ...request.input, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } });
     expect(lock.Update?.UpdateExpression).toMatch(/ REMOVE #ir $/);

@@ -31,7 +31,15 @@ describe('buildHeartbeatStatement', () => {
     const held = { ...HELD, uncertainRecordVersionNumbers: ['rvn-x', 'rvn-y'] };
     const { Statement, Parameters } = buildHeartbeatStatement(TABLE, held, CHANGE);
     expect(Statement).toContain('"recordVersionNumber" IN [?, ?, ?] AND "ownerName" = ?');
-    expect(Parameters).toEqual([{ S: '20000' }, { S: 'rvn-2' }, { S: 'job-1' }, { S: 'rvn-1' }, { S: 'rvn-x' }, { S: 'rvn-y' }, { S: 'worker-a' }]);
+    expect(Parameters).toEqual([
+      { S: '20000' },
+      { S: 'rvn-2' },
+      { S: 'job-1' },
+      { S: 'rvn-1' },
+      { S: 'rvn-x' },
+      { S: 'rvn-y' },
+      { S: 'worker-a' },
+    ]);
   });
 
   it('names the sort key of a table that has one, with its own parameter after the partition key', () => {

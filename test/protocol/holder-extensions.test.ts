@@ -37,9 +37,7 @@ function expectPlaceholdersExact(request: LockWriteRequest): void {
 describe('holderCondition', () => {
   it('is Java’s C10 / C9 when both extensions are off', () => {
     expect(holderCondition({ sortKey: false, refuseReleased: false, uncertainRvnCount: 0 })).toBe(Condition.heldByOwner);
-    expect(holderCondition({ sortKey: true, refuseReleased: false, uncertainRvnCount: 0 })).toBe(
-      Condition.heldByOwnerWithSortKey,
-    );
+    expect(holderCondition({ sortKey: true, refuseReleased: false, uncertainRvnCount: 0 })).toBe(Condition.heldByOwnerWithSortKey);
   });
 
   it.each([
@@ -60,11 +58,15 @@ describe('holderCondition', () => {
 
 describe('heartbeat with our extensions', () => {
   it('refuses a released item and accepts the uncertain RVN', () => {
-    const request = buildHeartbeatRequest(sortTable, { ...uncertain, sortKey: 'a' }, {
-      newRecordVersionNumber: 'rvn-3',
-      leaseDurationMs: 20_000,
-      refuseReleased: true,
-    });
+    const request = buildHeartbeatRequest(
+      sortTable,
+      { ...uncertain, sortKey: 'a' },
+      {
+        newRecordVersionNumber: 'rvn-3',
+        leaseDurationMs: 20_000,
+        refuseReleased: true,
+      },
+    );
     expect(request.operation).toBe('UpdateItem');
     expect(request.input.ConditionExpression).toBe(
       'attribute_exists(#pk) AND attribute_exists(#sk) AND (#rvn = :rvn OR #rvn = :uncertainRvn0) AND #on = :on AND attribute_not_exists(#ir)',

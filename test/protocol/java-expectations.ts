@@ -153,9 +153,7 @@ function stringValue(values: Values, placeholder: string, scenario: JavaScenario
  * `isReleased` ⇒ released; a held item ⇒ expired (it was watched unchanged).
  */
 function acquisitionPath(scenario: JavaScenario, request: JavaRequest): AcquisitionPath {
-  const read = [...scenario.requests]
-    .reverse()
-    .find((r) => r.index < request.index && r.label === request.label && r.operation === 'GetItem');
+  const read = [...scenario.requests].reverse().find((r) => r.index < request.index && r.label === request.label && r.operation === 'GetItem');
   if (read === undefined) throw new UnmatchedRequestError(scenario, request, 'no GetItem by the same process before this write');
   const item = read.response.body['Item'] as WireItem | undefined;
   if (item === undefined || Object.keys(item).length === 0) return { kind: 'absent' };

@@ -93,9 +93,7 @@ function expectedLock(scenario: JavaScenario, rvn: string, atMs: number): Expect
 function javaReportOf(scenario: JavaScenario, read: JavaRequest | undefined, item: WireItem): JavaStepEvent | undefined {
   if (read === undefined) return undefined;
   const step = scenario.steps.find((s) => s.label === read.label);
-  return step?.events.find(
-    (e) => e.event === 'lock' && e.found !== false && e.key === item[scenario.table.partitionKey]?.S,
-  );
+  return step?.events.find((e) => e.event === 'lock' && e.found !== false && e.key === item[scenario.table.partitionKey]?.S);
 }
 
 const text = (record: LockRecord): string | null => (record.data === undefined ? null : utf8Text(record.data));

@@ -4,26 +4,10 @@
  * (PROTOCOL.md §1.2, §3, §4).
  */
 import { describe, expect, it } from '@jest/globals';
-import {
-  buildCreateTableRequest,
-  encodeLockItem,
-  type LockItem,
-} from '../../src/protocol/index.js';
+import { buildCreateTableRequest, encodeLockItem, type LockItem } from '../../src/protocol/index.js';
 import { utf8Text, wireTypeOf, type WireItem } from '../../test-kit/dynamodb-json.js';
-import {
-  flagValue,
-  loadJavaScenarios,
-  lockTableOf,
-  stepOf,
-  type JavaRequest,
-  type JavaScenario,
-} from '../../test-kit/java-fixtures.js';
-import {
-  canonicalRequest,
-  expectationFor,
-  placeholderUsage,
-  type RequestExpectation,
-} from './java-expectations.js';
+import { flagValue, loadJavaScenarios, lockTableOf, stepOf, type JavaRequest, type JavaScenario } from '../../test-kit/java-fixtures.js';
+import { canonicalRequest, expectationFor, placeholderUsage, type RequestExpectation } from './java-expectations.js';
 
 const scenarios = loadJavaScenarios();
 
@@ -73,9 +57,7 @@ describe.each(scenarios)('$scenario', (scenario) => {
   it('records every request (sequence and requests agree, indexes run 1..n)', () => {
     expect(scenario.requests.length).toBeGreaterThan(0);
     expect(scenario.requests.map((r) => r.index)).toStrictEqual(scenario.requests.map((_, i) => i + 1));
-    expect(scenario.sequence).toStrictEqual(
-      scenario.requests.map((r) => `${r.label} ${r.operation} ${r.response.status}`),
-    );
+    expect(scenario.sequence).toStrictEqual(scenario.requests.map((r) => `${r.label} ${r.operation} ${r.response.status}`));
   });
 
   it('matches every request to a builder check', () => {

@@ -54,8 +54,13 @@ interface Malformation {
   readonly change: (item: LockItem) => LockItem;
 }
 
-const set = (name: string, value: AttributeValue) => (item: LockItem): LockItem => ({ ...item, [name]: value });
-const remove = (name: string) => (item: LockItem): LockItem => without(item, name);
+const set =
+  (name: string, value: AttributeValue) =>
+  (item: LockItem): LockItem => ({ ...item, [name]: value });
+const remove =
+  (name: string) =>
+  (item: LockItem): LockItem =>
+    without(item, name);
 
 const malformations: Malformation[] = [
   { title: 'ownerName missing', attribute: 'ownerName', change: remove('ownerName') },

@@ -128,7 +128,7 @@ describe('FaultProxy', () => {
     expect(received).toEqual(['later']);
   });
 
-  it('answers in the server\'s place with a DynamoDB JSON error, and keeps the connection usable', async () => {
+  it("answers in the server's place with a DynamoDB JSON error, and keeps the connection usable", async () => {
     const answered = proxy.injectOnce(() => true, { action: 'respond', reply: dynamoDBErrorReply('ThrottlingException') });
     const reply = await send('UpdateItem', 'throttled');
     await answered;
@@ -152,7 +152,9 @@ describe('FaultProxy', () => {
   ])('builds the %s reply with status %d', (kind, status) => {
     const reply = dynamoDBErrorReply(kind);
     expect(reply.status).toBe(status);
-    expect((JSON.parse(reply.body) as { __type: string }).__type.endsWith(`#${kind === 'ServiceUnavailable' ? 'ServiceUnavailableException' : kind}`)).toBe(true);
+    expect(
+      (JSON.parse(reply.body) as { __type: string }).__type.endsWith(`#${kind === 'ServiceUnavailable' ? 'ServiceUnavailableException' : kind}`),
+    ).toBe(true);
   });
 
   it('drops a request before forwarding it: the server never sees it', async () => {
