@@ -8,6 +8,11 @@
  * follows the caller's signal and a cut-off that falls once the deadline is
  * a lease past, room for the SDK's own retries, throttled ones included, to
  * end by themselves. The call then ends with `DynamoDBUnavailableError`.
+ *
+ * Time the call spends waiting for its turn among the client's own requests
+ * (the acquisition gate) does not count: nothing has been asked of DynamoDB
+ * then, and a burst of thousands of acquisitions must not end its last ones
+ * for the time the first ones took.
  */
 import type { MonotonicClock } from '../clock.js';
 import { MAX_DURATION_MS } from '../options.js';
@@ -28,6 +33,10 @@ export class AcquireDeadline implements Disposable {
   readonly #graceMs: number;
   #budgetMs: number;
   #holderLeaseAdded = false;
+  /** Set while the call waits for its turn. */
+  #pausedAt: number | undefined;
+  /** Time spent waiting for its turn, so far. */
+  #pausedMs = 0;
   readonly #cutOff = new AbortController();
   #timer: NodeJS.Timeout | undefined;
   /** What every request of the call follows: the caller's signal and the cut-off. */
@@ -42,9 +51,10 @@ export class AcquireDeadline implements Disposable {
     this.#arm();
   }
 
-  /** Milliseconds since the call started. */
+  /** Milliseconds since the call started, but for its waits for its turn. */
   get elapsed(): number {
-    return this.#clock.now() - this.#start;
+    const paused = this.#pausedAt === undefined ? this.#pausedMs : this.#pausedMs + (this.#clock.now() - this.#pausedAt);
+    return this.#clock.now() - this.#start - paused;
   }
 
   /** True once the call has waited all it may. */
@@ -65,14 +75,30 @@ export class AcquireDeadline implements Disposable {
     this.#arm();
   }
 
+  /** The call waits for its turn among the client's own requests: its time stands still. */
+  pause(): void {
+    if (this.#pausedAt !== undefined) return;
+    this.#pausedAt = this.#clock.now();
+    clearTimeout(this.#timer);
+  }
+
+  /** Its turn came: its time runs again. */
+  resume(): void {
+    if (this.#pausedAt === undefined) return;
+    this.#pausedMs += this.#clock.now() - this.#pausedAt;
+    this.#pausedAt = undefined;
+    this.#arm();
+  }
+
   [Symbol.dispose](): void {
     clearTimeout(this.#timer);
   }
 
   #arm(): void {
     clearTimeout(this.#timer);
-    if (!Number.isFinite(this.#budgetMs)) return;
-    const ms = Math.min(MAX_DURATION_MS, Math.max(1, this.#start + this.#budgetMs + this.#graceMs - this.#clock.now()));
+    if (!Number.isFinite(this.#budgetMs) || this.#pausedAt !== undefined) return;
+    const cutOffAt = this.#start + this.#pausedMs + this.#budgetMs + this.#graceMs;
+    const ms = Math.min(MAX_DURATION_MS, Math.max(1, cutOffAt - this.#clock.now()));
     this.#timer = setTimeout(
       () => this.#cutOff.abort(new DOMException("the acquisition's deadline passed without an answer", 'TimeoutError')),
       ms,

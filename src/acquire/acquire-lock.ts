@@ -382,10 +382,23 @@ export class AcquireLoop implements Disposable {
   /** A consistent read of our own, through the gate (heartbeats first). */
   async #read(): Promise<LockObservation | undefined> {
     const signal = this.#deadline.requestSignal;
-    const existing = await this.#ctx.gate.run(() => this.#ctx.requests.read(this.#key, signal), signal);
+    const existing = await this.#inTurn(() => this.#ctx.requests.read(this.#key, signal));
     this.#newestAt = this.#ctx.clock.now();
     this.#ctx.keySchema.confirm();
     return existing;
+  }
+
+  /**
+   * Runs a request once the gate lets it through (heartbeats first, a bounded
+   * number in flight). The wait for that turn follows the caller's signal
+   * only, and does not count against the call's deadline.
+   */
+  #inTurn<T>(request: () => Promise<T>): Promise<T> {
+    this.#deadline.pause();
+    return this.#ctx.gate.run(() => {
+      this.#deadline.resume();
+      return request();
+    }, this.#options.signal);
   }
 
   async #act(decision: Decision): Promise<Acquisition | undefined> {
@@ -414,7 +427,7 @@ export class AcquireLoop implements Disposable {
       data: !replaceData && existing?.record.data !== undefined ? existing.record.data : this.#newData,
       additionalAttributes: this.#options.additionalAttributes ?? {},
     };
-    return this.#ctx.gate.run(() => this.#send(record, path), this.#deadline.requestSignal);
+    return this.#inTurn(() => this.#send(record, path));
   }
 
   /**

@@ -1,15 +1,24 @@
 /**
- * Heartbeats first. Acquisitions and heartbeats of one client share the same
- * server; in a burst of acquisitions (a service taking thousands of locks at
- * start-up) heartbeats of the locks taken first fall due and would wait
- * behind the acquisitions, so locks already held run late, or lapse, for the
- * sake of locks not yet held. While the client's heartbeats are behind, the
- * gate lets only a few acquisition requests through at a time; the rest wait
- * their turn in order. When heartbeats are on time, it lets everything through.
+ * Heartbeats first, and a bounded number of acquisition requests in flight.
+ *
+ * Acquisitions and heartbeats of one client share the same server; in a
+ * burst of acquisitions (a service taking thousands of locks at start-up)
+ * heartbeats of the locks taken first fall due and would wait behind the
+ * acquisitions, so locks already held run late, or lapse, for the sake of
+ * locks not yet held. While the client's heartbeats are behind, the gate
+ * lets only a few acquisition requests through at a time; the rest wait
+ * their turn in order.
+ *
+ * When heartbeats are on time it still lets only so many through at once:
+ * a burst of thousands would otherwise queue behind the SDK's sockets, where
+ * a request waits unsent while its acquisition's time runs, and is cut off
+ * as if DynamoDB had not answered. Requests waiting here have not been sent.
  */
 export interface AcquisitionGateOptions {
   /** True while the client's heartbeats are behind schedule. */
   readonly heartbeatsBehind: () => boolean;
+  /** Acquisition requests in flight at once while heartbeats are on time. */
+  readonly limit: number;
   /** Acquisition requests in flight at once while heartbeats are behind. */
   readonly limitWhileBehind: number;
 }
@@ -37,7 +46,10 @@ export class AcquisitionGate {
     return this.#waiting.length;
   }
 
-  /** Runs one acquisition request once the gate admits it; a waiting request gives up when `signal` aborts. */
+  /**
+   * Runs one acquisition request once the gate admits it (`request` starts
+   * at admission); a waiting request gives up when `signal` aborts.
+   */
   async run<T>(request: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (this.#mayPass()) this.#inFlight++;
     else await this.#wait(signal); // counted in by #admitNext
@@ -51,8 +63,14 @@ export class AcquisitionGate {
 
   #mayPass(): boolean {
     // Those already waiting go first, so that a request cannot overtake them.
-    if (this.#waiting.length > 0) return false;
-    return this.#inFlight < this.#options.limitWhileBehind || !this.#options.heartbeatsBehind();
+    return this.#waiting.length === 0 && this.#hasRoom();
+  }
+
+  /** Whether one more request may be in flight now. */
+  #hasRoom(): boolean {
+    const { limit, limitWhileBehind, heartbeatsBehind } = this.#options;
+    if (this.#inFlight < Math.min(limit, limitWhileBehind)) return true;
+    return this.#inFlight < limit && !heartbeatsBehind();
   }
 
   #wait(signal: AbortSignal | undefined): Promise<void> {
@@ -75,10 +93,10 @@ export class AcquisitionGate {
     });
   }
 
-  /** Lets waiting requests in while there is room (all of them once heartbeats are on time again). */
+  /** Lets waiting requests in while there is room. */
   #admitNext(): void {
     while (this.#waiting.length > 0) {
-      if (this.#inFlight + 1 > this.#options.limitWhileBehind && this.#options.heartbeatsBehind()) return;
+      if (!this.#hasRoom()) return;
       const next = this.#waiting.shift() as Waiter;
       // Counted now, not when its continuation runs, so that one completion admits one request.
       this.#inFlight++;

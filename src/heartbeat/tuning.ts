@@ -39,6 +39,14 @@ export const BATCH_SHARE_OF_CONCURRENCY = 1 / 4;
 /** Acquisitions allowed at once while heartbeats are behind, as a share of the concurrency: few, so that heartbeats get nearly all of the server. */
 export const ACQUISITIONS_WHILE_BEHIND_SHARE = 1 / 16;
 
+/**
+ * Acquisition requests allowed at once while heartbeats are on time, per
+ * heartbeat request slot (96 by default): enough to keep the server busy in
+ * a burst, few enough that they never queue long behind the SDK's sockets
+ * (50 by default; the SDK warns once twice that many wait).
+ */
+export const ACQUISITIONS_PER_HEARTBEAT_SLOT = 3;
+
 /** The backoff before the first retry of a failed heartbeat: a tenth of a period, at most 100 ms. */
 export function firstRetryBackoffMs(heartbeatPeriod: number): number {
   return Math.min(100, heartbeatPeriod / 10);

@@ -39,6 +39,25 @@ describe('AcquireDeadline', () => {
     expect(deadline.cutOff).toBe(true);
   });
 
+  it("does not count the time the call waits for its turn among the client's own requests", async () => {
+    using deadline = new AcquireDeadline({ clock: systemClock, waitMs: 1_000, graceMs: 500 });
+    await advanceTo(300);
+    deadline.pause();
+    await advanceTo(5_000); // far past where the cut-off would have fallen
+    expect(deadline.cutOff).toBe(false);
+    expect(deadline.passed).toBe(false);
+    deadline.resume();
+    expect(deadline.elapsed).toBeCloseTo(300, 0);
+    await advanceTo(5_700);
+    expect(deadline.passed).toBe(false);
+    await advanceTo(5_701);
+    expect(deadline.passed).toBe(true);
+    await advanceTo(6_199);
+    expect(deadline.cutOff).toBe(false);
+    await advanceTo(6_200);
+    expect(deadline.cutOff).toBe(true);
+  });
+
   it('never cuts off a call that waits for ever', async () => {
     using deadline = new AcquireDeadline({ clock: systemClock, waitMs: Infinity, graceMs: 500 });
     deadline.addHolderLease(1_000);

@@ -55,7 +55,7 @@ function loopOf(
     keySchema: new KeySchemaProof(table),
     logger: undefined,
     explain: (error) => Promise.resolve(error),
-    gate: new AcquisitionGate({ heartbeatsBehind: () => false, limitWhileBehind: 1 }),
+    gate: new AcquisitionGate({ heartbeatsBehind: () => false, limit: 10, limitWhileBehind: 1 }),
   };
   const loop = new AcquireLoop(ctx, key, options);
   loops.push(loop);

@@ -17,9 +17,9 @@ function deferred(): { promise: Promise<string>; finish: (value: string) => void
 
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-function harness(limitWhileBehind: number) {
+function harness(limitWhileBehind: number, limit = 100) {
   const state = { behind: false };
-  const gate = new AcquisitionGate({ heartbeatsBehind: () => state.behind, limitWhileBehind });
+  const gate = new AcquisitionGate({ heartbeatsBehind: () => state.behind, limit, limitWhileBehind });
   const started: string[] = [];
   const requests = new Map<string, ReturnType<typeof deferred>>();
   const send = (name: string, signal?: AbortSignal): Promise<string> =>
@@ -33,12 +33,18 @@ function harness(limitWhileBehind: number) {
 }
 
 describe('AcquisitionGate', () => {
-  it('lets every request through while heartbeats are on time', async () => {
-    const { started, send, gate } = harness(2);
+  it('while heartbeats are on time, lets requests through up to its limit, and the rest in order as requests finish', async () => {
+    const { started, send, finish, gate } = harness(2, 6);
     for (let i = 0; i < 10; i++) void send(`r${i}`);
     await settle();
-    expect(started).toHaveLength(10);
-    expect(gate.inFlight).toBe(10);
+    expect(started).toEqual(['r0', 'r1', 'r2', 'r3', 'r4', 'r5']);
+    expect(gate.inFlight).toBe(6);
+    expect(gate.waiting).toBe(4);
+    finish('r3');
+    finish('r0');
+    await settle();
+    expect(started).toEqual(['r0', 'r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'r7']);
+    expect(gate.inFlight).toBe(6);
   });
 
   it('while heartbeats are behind, lets only the limit through and the rest in order as requests finish', async () => {
@@ -60,14 +66,17 @@ describe('AcquisitionGate', () => {
     expect(gate.inFlight).toBe(0);
   });
 
-  it('lets all waiting requests in at the next completion once heartbeats are on time again', async () => {
-    const { state, started, send, finish } = harness(1);
+  it('lets the waiting requests in, up to the limit, at the next completion once heartbeats are on time again', async () => {
+    const { state, started, send, finish } = harness(1, 3);
     state.behind = true;
     for (const name of ['a', 'b', 'c', 'd']) void send(name);
     await settle();
     expect(started).toEqual(['a']);
     state.behind = false;
     finish('a');
+    await settle();
+    expect(started).toEqual(['a', 'b', 'c', 'd']);
+    void send('e');
     await settle();
     expect(started).toEqual(['a', 'b', 'c', 'd']);
   });
@@ -113,7 +122,7 @@ describe('AcquisitionGate', () => {
 
   it('a request that fails frees its place', async () => {
     const state = { behind: true };
-    const gate = new AcquisitionGate({ heartbeatsBehind: () => state.behind, limitWhileBehind: 1 });
+    const gate = new AcquisitionGate({ heartbeatsBehind: () => state.behind, limit: 10, limitWhileBehind: 1 });
     await expect(gate.run(() => Promise.reject(new Error('throttled')))).rejects.toThrow('throttled');
     expect(gate.inFlight).toBe(0);
     expect(await gate.run(async () => 'next')).toBe('next');
