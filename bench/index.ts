@@ -3,9 +3,11 @@
  * embedded DynamoDB Local. Not part of the test suite.
  * `npm run bench -- heartbeat [--locks 1000,10000,40000] [--seconds 40] [--setups default/default,default/1,1/1]`: see bench/heartbeat.ts.
  * `npm run bench -- guarded [--cycles N] [--json]`: guarded writes beside plain ones, fenced acquisitions beside plain ones; see bench/guarded.ts.
+ * `npm run bench -- many [--locks 10000,40000] [--held 2000] [--rounds 2]`: taking many free locks at once; see bench/acquire-many.ts.
  */
 import { parseArgs } from 'node:util';
 import { startDynamoDBLocal } from '../src/testing/index.js';
+import { benchAcquireMany } from './acquire-many.js';
 import { benchAcquireRelease } from './acquire-release.js';
 import { benchGuarded } from './guarded.js';
 import { benchHeartbeat, parseList, parseSetups } from './heartbeat.js';
@@ -20,6 +22,12 @@ const BENCHMARKS: Record<string, (endpoint: string, cycles: number) => Promise<R
       seconds: values.seconds === undefined ? undefined : parseList(values.seconds, 'seconds')[0],
       setups: values.setups === undefined ? undefined : parseSetups(values.setups),
     }),
+  many: (endpoint) =>
+    benchAcquireMany(endpoint, {
+      locks: values.locks === undefined ? undefined : parseList(values.locks, 'locks'),
+      held: values.held === undefined ? undefined : parseList(values.held, 'held')[0],
+      rounds: values.rounds === undefined ? undefined : parseList(values.rounds, 'rounds')[0],
+    }),
 };
 
 const { values, positionals } = parseArgs({
@@ -27,8 +35,10 @@ const { values, positionals } = parseArgs({
   options: {
     json: { type: 'boolean', default: false },
     cycles: { type: 'string', default: '500' },
-    // heartbeat
+    // heartbeat, many
     locks: { type: 'string' },
+    held: { type: 'string' },
+    rounds: { type: 'string' },
     seconds: { type: 'string' },
     setups: { type: 'string' },
   },

@@ -1,0 +1,127 @@
+/**
+ * Child process of `npm run bench -- many`: one client takes N free locks at
+ * once (`Promise.all` over `acquireLock`, as README shows) while it already
+ * holds `held` others, and keeps them all for one lease after the last is
+ * taken. Reports how long taking them took, and how late heartbeats started
+ * after they were due (`lagMs` of the `heartbeat` event), from the start of
+ * the burst to the end of that lease: for the locks held before it, and for
+ * all.
+ *
+ * Usage: acquire-many-worker.ts <json: ManyConfig>
+ */
+import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { LockClient, type Lock } from '../src/index.js';
+import { report } from './acquire-processes.js';
+import { LagHistogram, dropTable, sleep } from './heartbeat-support.js';
+
+export interface ManyConfig {
+  readonly endpoint: string;
+  /** Free locks taken at once. */
+  readonly locks: number;
+  /** Locks held (and heartbeating) before the burst starts. */
+  readonly held: number;
+  readonly leaseMs: number;
+  readonly heartbeatPeriodMs: number;
+}
+
+export interface ManyResult {
+  readonly locks: number;
+  readonly held: number;
+  readonly acquireSeconds: number;
+  /** Calls that rejected, by error name (none expected: the locks are free). */
+  readonly failures: Record<string, number>;
+  readonly heartbeats: number;
+  readonly heartbeatsOfHeldBefore: number;
+  readonly p99LagMs: number;
+  readonly maxLagMs: number;
+  readonly maxLagHeldBeforeMs: number;
+  readonly locksLost: number;
+  /** Locks the client presented as held whose last confirmed write was more than a lease old. */
+  readonly locksLostSilently: number;
+  readonly cpuSeconds: number;
+}
+
+const config = JSON.parse(process.argv[2] ?? '') as ManyConfig;
+// The client README tells users to build: the SDK's defaults (50 sockets, no timeouts of its own).
+const dynamoDB = new DynamoDBClient({
+  endpoint: config.endpoint,
+  region: 'us-east-1',
+  credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
+});
+const tableName = `bench-many-${config.locks}-${randomUUID().slice(0, 8)}`;
+const client = new LockClient({ dynamoDB, tableName, leaseDuration: config.leaseMs, heartbeatPeriod: config.heartbeatPeriodMs });
+
+try {
+  await client.createLockTable();
+  // Warm up the sockets and code paths on keys of their own.
+  const warm = await Promise.all(Array.from({ length: 200 }, (_, i) => client.acquireLock(`warm-${i}`)));
+  await Promise.all(warm.map((lock) => lock.release()));
+
+  const before = await Promise.all(Array.from({ length: config.held }, (_, i) => client.acquireLock(`held-${i}`)));
+  const heldBefore = new Set<Lock>(before);
+  // Into their heartbeats: the first ones are due within a period.
+  await sleep(config.heartbeatPeriodMs);
+
+  const all = new LagHistogram();
+  let heartbeatsOfHeldBefore = 0;
+  let maxLagHeldBefore = 0;
+  let lost = 0;
+  const lastWrite = new Map<Lock, number>();
+  client.on('heartbeat', ({ lock, lagMs }) => {
+    all.record(lagMs);
+    lastWrite.set(lock, lock.lookupTime);
+    if (!heldBefore.has(lock)) return;
+    heartbeatsOfHeldBefore++;
+    maxLagHeldBefore = Math.max(maxLagHeldBefore, lagMs);
+  });
+  client.on('lost', () => void lost++);
+
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  const giveUp = AbortSignal.timeout(600_000);
+  setMaxListeners(config.locks + 16, giveUp);
+  const outcomes = await Promise.allSettled(
+    Array.from({ length: config.locks }, (_, i) => client.acquireLock(`burst-${i}`, { signal: giveUp })),
+  );
+  const acquireSeconds = (performance.now() - started) / 1000;
+  const taken: Lock[] = [];
+  const failures: Record<string, number> = {};
+  for (const outcome of outcomes) {
+    if (outcome.status === 'fulfilled') taken.push(outcome.value);
+    else {
+      const name = outcome.reason instanceof Error ? outcome.reason.name : String(outcome.reason);
+      failures[name] = (failures[name] ?? 0) + 1;
+    }
+  }
+  for (const lock of [...before, ...taken]) if (!lastWrite.has(lock)) lastWrite.set(lock, lock.lookupTime);
+
+  // One lease after the last acquisition: every lock taken has had its heartbeats by then.
+  await sleep(config.leaseMs);
+  const end = performance.now();
+  let lostSilently = 0;
+  for (const [lock, writtenAt] of lastWrite) if (lock.state === 'held' && end - writtenAt > config.leaseMs) lostSilently++;
+  const cpu = process.cpuUsage(cpuBefore);
+
+  const result: ManyResult = {
+    locks: config.locks,
+    held: config.held,
+    acquireSeconds,
+    failures,
+    heartbeats: all.count,
+    heartbeatsOfHeldBefore,
+    p99LagMs: all.percentile(99),
+    maxLagMs: all.max,
+    maxLagHeldBeforeMs: maxLagHeldBefore,
+    locksLost: lost,
+    locksLostSilently: lostSilently,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+  };
+  report('done', result);
+} finally {
+  // No close(): it would release every lock, one call each; dropping the table ends them all.
+  await dropTable(dynamoDB, tableName);
+  dynamoDB.destroy();
+}
+process.exit(0);
