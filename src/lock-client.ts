@@ -28,7 +28,7 @@ import type { Subscription } from './events.js';
 import type { HeldLock } from './hold/held-lock.js';
 import { lockId } from './lock-key.js';
 import { AcquisitionGate } from './acquire/acquisition-gate.js';
-import { ACQUISITIONS_PER_HEARTBEAT_SLOT, ACQUISITIONS_WHILE_BEHIND_SHARE } from './heartbeat/tuning.js';
+import { ACQUISITION_REQUESTS_IN_FLIGHT, ACQUISITIONS_WHILE_BEHIND_SHARE } from './heartbeat/tuning.js';
 import { HeldLocks } from './hold/held-locks.js';
 import { heldLockBehind, Lock, LockSnapshot, type LockOperations, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
 import type { LockClientEvents } from './lock-client-events.js';
@@ -163,7 +163,7 @@ export class LockClient implements AsyncDisposable {
       // Few enough that heartbeats get nearly all of the server while they catch up.
       gate: new AcquisitionGate({
         heartbeatsBehind: () => this.#holding.heartbeatsBehind(),
-        limit: this.#settings.heartbeatConcurrency * ACQUISITIONS_PER_HEARTBEAT_SLOT,
+        limit: ACQUISITION_REQUESTS_IN_FLIGHT,
         limitWhileBehind: Math.max(1, Math.floor(this.#settings.heartbeatConcurrency * ACQUISITIONS_WHILE_BEHIND_SHARE)),
       }),
     };

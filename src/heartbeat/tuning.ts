@@ -40,12 +40,14 @@ export const BATCH_SHARE_OF_CONCURRENCY = 1 / 4;
 export const ACQUISITIONS_WHILE_BEHIND_SHARE = 1 / 16;
 
 /**
- * Acquisition requests allowed at once while heartbeats are on time, per
- * heartbeat request slot (96 by default): enough to keep the server busy in
- * a burst, few enough that they never queue long behind the SDK's sockets
- * (50 by default; the SDK warns once twice that many wait).
+ * Acquisition requests allowed at once while heartbeats are on time: in a
+ * burst, four batches of new-lock writes keep the server busy; as single
+ * requests beside the heartbeats' 32, fewer than twice the SDK's default 50
+ * sockets wait for one, where the SDK warns. Not derived from the heartbeat
+ * concurrency: a client that heartbeats one lock at a time still acquires
+ * many at once.
  */
-export const ACQUISITIONS_PER_HEARTBEAT_SLOT = 3;
+export const ACQUISITION_REQUESTS_IN_FLIGHT = 96;
 
 /** The backoff before the first retry of a failed heartbeat: a tenth of a period, at most 100 ms. */
 export function firstRetryBackoffMs(heartbeatPeriod: number): number {
