@@ -145,6 +145,9 @@ export class LockClient implements AsyncDisposable {
       table: this.#table,
       clock: this.#clock,
       fencingTable: this.#fencingTable,
+      // The option that keeps heartbeats out of PartiQL batches keeps acquisitions out of them too.
+      batching: this.#settings.heartbeatBatchSize > 1,
+      logger: this.#logger,
     });
     this.#acquireContext = {
       requests,

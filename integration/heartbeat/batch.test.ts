@@ -40,9 +40,14 @@ function keysIn(command: SentCommand): string[] {
   return key === undefined ? [] : [key];
 }
 
-/** The keys of every statement the recorder saw sent in batches. */
+/** Whether a batch call carries heartbeats (UPDATE statements), not new locks (INSERT statements). */
+function isHeartbeatBatch(command: SentCommand): boolean {
+  return (command.input['Statements'] as BatchStatementRequest[]).every((statement) => statement.Statement?.startsWith('UPDATE ') === true);
+}
+
+/** The keys of every heartbeat statement the recorder saw sent in batches. */
 function batchedKeys(recorder: RecordingDynamoDB): string[] {
-  return recorder.named('BatchExecuteStatementCommand').flatMap(keysIn);
+  return recorder.named('BatchExecuteStatementCommand').filter(isHeartbeatBatch).flatMap(keysIn);
 }
 
 it("batched heartbeats keep every lock across three leases and leave the heartbeat UpdateItem's item", async () => {
@@ -60,7 +65,7 @@ it("batched heartbeats keep every lock across three leases and leave the heartbe
   expect(events.of('heartbeatError')).toEqual([]);
   expect(locks.filter((lock) => lock.state !== 'held').map((lock) => lock.partitionKey)).toEqual([]);
   expect(locks.filter((lock, i) => lock.recordVersionNumber === firstRvns[i]).map((lock) => lock.partitionKey)).toEqual([]);
-  const batches = recorder.named('BatchExecuteStatementCommand');
+  const batches = recorder.named('BatchExecuteStatementCommand').filter(isHeartbeatBatch);
   expect(batches.some((command) => (command.input['Statements'] as unknown[]).length > 1)).toBe(true);
   expect(new Set(batchedKeys(recorder)).size).toBeGreaterThan(keys.length / 2);
 
@@ -148,7 +153,8 @@ it('a table that refuses batches gets one UpdateItem per heartbeat from then on,
 
   await sleep(2 * LEASE_MS);
 
-  expect(recorder.named('BatchExecuteStatementCommand')).toHaveLength(1);
+  // One refused batch of heartbeats (the locks, taken together, went out in a refused batch of their own first).
+  expect(recorder.named('BatchExecuteStatementCommand').filter(isHeartbeatBatch)).toHaveLength(1);
   expect(recorder.named('UpdateItemCommand').length).toBeGreaterThanOrEqual(2 * locks.length);
   expect(events.of('heartbeatError')).toEqual([]);
   expect(events.of('lost')).toEqual([]);
@@ -170,7 +176,7 @@ it('on a table with a sort key, batched heartbeats renew the locks of one partit
 
     await sleep(2.5 * HEARTBEAT_MS);
 
-    expect(recorder.named('BatchExecuteStatementCommand').length).toBeGreaterThan(0);
+    expect(recorder.named('BatchExecuteStatementCommand').filter(isHeartbeatBatch).length).toBeGreaterThan(0);
     expect(events.of('lost')).toEqual([]);
     expect(events.of('heartbeatError')).toEqual([]);
     expect(locks.filter((lock, i) => lock.state !== 'held' || lock.recordVersionNumber === firstRvns[i]).map((lock) => lock.sortKey)).toEqual(

@@ -3,12 +3,15 @@
  * lock, and the write that takes it, alone or, with fencing, in one
  * transaction with the step of the lock's fencing counter. Every write asks
  * for the item as it was should its condition fail, so that a refusal is
- * also a read of the lock.
+ * also a read of the lock. New-lock writes handed over together go out in
+ * batches (new-lock-batches.ts).
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { MonotonicClock } from '../clock.js';
+import type { Logger } from '../logger.js';
 import {
   buildAcquireRequest,
+  buildNewLockStatement,
   decodeLockItem,
   withOldItemOnConditionFailure,
   type AcquireRequestOptions,
@@ -18,6 +21,7 @@ import {
 } from '../protocol/index.js';
 import type { LockKey } from '../lock-key.js';
 import { Fencing } from './fencing-counter.js';
+import { NewLockBatches } from './new-lock-batches.js';
 import { readLock, type LockObservation } from './read-lock.js';
 import { itemOfFailedCondition } from './sdk-errors.js';
 import { sendWrite } from './send-write.js';
@@ -28,6 +32,9 @@ export interface AcquisitionRequestsOptions {
   readonly clock: MonotonicClock;
   /** The fencing table (client option `fencingTableName`); each acquisition write then steps its counter. */
   readonly fencingTable?: LockTable | undefined;
+  /** Whether new-lock writes handed over together may go out in one batch call. */
+  readonly batching: boolean;
+  readonly logger: Logger | undefined;
 }
 
 export class AcquisitionRequests {
@@ -35,12 +42,14 @@ export class AcquisitionRequests {
   readonly #table: LockTable;
   readonly #clock: MonotonicClock;
   readonly #fencing: Fencing | undefined;
+  readonly #newLocks: NewLockBatches;
 
   constructor(options: AcquisitionRequestsOptions) {
     this.#dynamoDB = options.dynamoDB;
     this.#table = options.table;
     this.#clock = options.clock;
     this.#fencing = options.fencingTable === undefined ? undefined : new Fencing(options.dynamoDB, options.fencingTable);
+    this.#newLocks = new NewLockBatches({ dynamoDB: options.dynamoDB, batching: options.batching, logger: options.logger });
   }
 
   /** The lock as a consistent read finds it; `undefined` when there is no item. */
@@ -61,8 +70,13 @@ export class AcquisitionRequests {
     tokenChosen: (token: bigint) => void,
   ): Promise<void> {
     const request = withOldItemOnConditionFailure(buildAcquireRequest(this.#table, record, path, options));
-    if (this.#fencing === undefined) await sendWrite(this.#dynamoDB, request, signal);
-    else await this.#fencing.send(request, record, tokenChosen, signal);
+    if (this.#fencing !== undefined) {
+      await this.#fencing.send(request, record, tokenChosen, signal);
+    } else if (path.kind === 'absent' && request.operation === 'PutItem') {
+      await this.#newLocks.write(request, buildNewLockStatement(this.#table, request.input.Item ?? {}), signal);
+    } else {
+      await sendWrite(this.#dynamoDB, request, signal);
+    }
   }
 
   /**

@@ -145,8 +145,9 @@ export function isValidationError(error: unknown): boolean {
 
 /**
  * DynamoDB refused a PartiQL call as such, not one of its statements: no
- * `dynamodb:PartiQLUpdate` permission, a DynamoDB without PartiQL, or a
- * statement form it does not take. Nothing was applied.
+ * `dynamodb:PartiQLUpdate` (or, for new locks, `dynamodb:PartiQLInsert`)
+ * permission, a DynamoDB without PartiQL, or a statement form it does not
+ * take. Nothing was applied.
  */
 export function refusesPartiQL(error: unknown): boolean {
   const name = shape(error).name;

@@ -1,16 +1,18 @@
 /**
- * The heartbeat as a PartiQL statement, for sending many heartbeats in one
- * BatchExecuteStatement call (at most {@link MAX_BATCH_STATEMENTS}). It writes
- * exactly what the heartbeat UpdateItem (U3) writes, under the same condition
- * (C9/C10 with this library's extensions): a PartiQL UPDATE fails its
- * condition on an absent item rather than creating one, so the key equality
- * stands in for `attribute_exists(#pk)`. Each statement succeeds or fails on
- * its own; other clients, Java's included, only ever see the item.
+ * Lock writes as PartiQL statements, for sending many in one
+ * BatchExecuteStatement call (at most {@link MAX_BATCH_STATEMENTS}): the
+ * heartbeat, and the new-lock write (below). Each statement succeeds or
+ * fails on its own; other clients, Java's included, only ever see the item.
+ *
+ * The heartbeat statement writes exactly what the heartbeat UpdateItem (U3)
+ * writes, under the same condition (C9/C10 with this library's extensions):
+ * a PartiQL UPDATE fails its condition on an absent item rather than
+ * creating one, so the key equality stands in for `attribute_exists(#pk)`.
  */
 import type { AttributeValue, BatchStatementRequest } from '@aws-sdk/client-dynamodb';
 import { InvalidArgumentError } from '../errors.js';
 import { LockAttribute, type LockTable } from './attributes.js';
-import { formatLeaseDuration } from './codec.js';
+import { formatLeaseDuration, type LockItem } from './codec.js';
 import { validateLockKey } from './limits.js';
 import type { HeartbeatRequestOptions, HeldLockState } from './requests.js';
 
@@ -61,4 +63,21 @@ export function buildHeartbeatStatement(
   parameters.push({ S: held.ownerName });
   if (options.refuseReleased === true) statement += ` AND ${quoted(LockAttribute.isReleased)} IS MISSING`;
   return { Statement: statement, Parameters: parameters, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' };
+}
+
+/**
+ * The new-lock write (the PutItem of an absent lock, C1/C2) as one statement
+ * of a batch: a PartiQL INSERT of the very item that PutItem writes. It fails
+ * with `DuplicateItem` when an item with that key exists, as the PutItem's
+ * condition would, but, unlike it, without returning that item. Attribute
+ * names are PartiQL string literals (a `'` doubled); table names cannot hold
+ * the double quote around them.
+ */
+export function buildNewLockStatement(table: LockTable, item: LockItem): BatchStatementRequest {
+  const names = Object.keys(item);
+  const fields = names.map((name) => `'${name.replaceAll("'", "''")}': ?`);
+  return {
+    Statement: `INSERT INTO ${quoted(table.tableName)} VALUE {${fields.join(', ')}}`,
+    Parameters: names.map((name) => item[name] as AttributeValue),
+  };
 }

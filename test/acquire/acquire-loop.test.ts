@@ -42,7 +42,7 @@ function loopOf(
 ) {
   const clock = shared.clock ?? manualClock();
   const ctx: AcquireContext = {
-    requests: new AcquisitionRequests({ dynamoDB: sdkClientOf(shared.dynamoDB ?? silent), table, clock }),
+    requests: new AcquisitionRequests({ dynamoDB: sdkClientOf(shared.dynamoDB ?? silent), table, clock, batching: false, logger: undefined }),
     table,
     ownerName: 'me',
     defaultLeaseDuration: LEASE,

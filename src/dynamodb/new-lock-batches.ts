@@ -1,0 +1,128 @@
+/**
+ * New-lock writes sent together. When a client takes many free locks at
+ * once, the writes its acquisitions hand over within one turn of the event
+ * loop go out as PartiQL INSERTs, up to 25 in one BatchExecuteStatement
+ * call, instead of one PutItem each: about a tenth of the client's CPU per
+ * lock, and a fraction of the calls. A write handed over alone still goes
+ * out as the PutItem.
+ *
+ * Each write keeps its own outcome, sorted like the PutItem's: an INSERT
+ * refused because the item exists (`DuplicateItem`) is reported as that
+ * PutItem's failed condition, without the item, which the acquisition then
+ * reads. Needs the `dynamodb:PartiQLInsert` permission on the table; without
+ * it the first refused batch switches the client to one PutItem per write,
+ * with the same RVNs, so nothing is written twice.
+ */
+import type { BatchStatementRequest, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Logger } from '../logger.js';
+import { MAX_BATCH_STATEMENTS, type LockWriteRequest } from '../protocol/index.js';
+import { refusesPartiQL } from './sdk-errors.js';
+import { sendStatementBatch, StatementFailedError } from './send-statement-batch.js';
+import { sendWrite } from './send-write.js';
+
+interface PendingWrite {
+  /** The PutItem, sent when the write goes alone. */
+  readonly request: LockWriteRequest;
+  readonly statement: BatchStatementRequest;
+  readonly signal: AbortSignal;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+}
+
+export class NewLockBatches {
+  readonly #dynamoDB: Pick<DynamoDBClient, 'send'>;
+  readonly #logger: Logger | undefined;
+  #batching: boolean;
+  #pending: PendingWrite[] = [];
+  #flushScheduled = false;
+
+  constructor(options: { readonly dynamoDB: Pick<DynamoDBClient, 'send'>; readonly batching: boolean; readonly logger: Logger | undefined }) {
+    this.#dynamoDB = options.dynamoDB;
+    this.#logger = options.logger;
+    this.#batching = options.batching;
+  }
+
+  /** Sends one new-lock write: `request` (a PutItem), or `statement` in a batch with others. */
+  write(request: LockWriteRequest, statement: BatchStatementRequest, signal: AbortSignal): Promise<void> {
+    if (!this.#batching) return sendWrite(this.#dynamoDB, request, signal);
+    if (signal.aborted) return Promise.reject(signal.reason);
+    return new Promise<void>((resolve, reject) => {
+      this.#pending.push({ request, statement, signal, resolve, reject });
+      if (this.#flushScheduled) return;
+      this.#flushScheduled = true;
+      // Every write handed over in this turn of the event loop joins the same batches.
+      setImmediate(() => this.#flush());
+    });
+  }
+
+  #flush(): void {
+    this.#flushScheduled = false;
+    const pending = this.#pending.filter((write) => {
+      if (!write.signal.aborted) return true;
+      write.reject(write.signal.reason); // never sent
+      return false;
+    });
+    this.#pending = [];
+    for (let i = 0; i < pending.length; i += MAX_BATCH_STATEMENTS) {
+      const writes = pending.slice(i, i + MAX_BATCH_STATEMENTS);
+      if (writes.length === 1) void this.#sendAlone(writes[0] as PendingWrite);
+      else void this.#sendBatch(writes);
+    }
+  }
+
+  #sendAlone(write: PendingWrite): Promise<void> {
+    return sendWrite(this.#dynamoDB, write.request, write.signal).then(write.resolve, write.reject);
+  }
+
+  async #sendBatch(writes: readonly PendingWrite[]): Promise<void> {
+    // Each write follows its own signal; the call is abandoned only once every one of them has been.
+    const abandoned = new AbortController();
+    let live = writes.length;
+    const stops = writes.map((write) => {
+      const stop = (): void => {
+        write.reject(write.signal.reason);
+        if (--live === 0) abandoned.abort(write.signal.reason);
+      };
+      write.signal.addEventListener('abort', stop, { once: true });
+      return stop;
+    });
+    try {
+      const failures = await sendStatementBatch(
+        this.#dynamoDB,
+        writes.map((write) => write.statement),
+        abandoned.signal,
+      );
+      failures.forEach((failure, i) => {
+        const write = writes[i] as PendingWrite;
+        if (failure === undefined) write.resolve();
+        else if (this.#refusesBatches(failure)) void this.#sendAlone(write);
+        else write.reject(asNewLockFailure(failure));
+      });
+    } catch (error) {
+      if (this.#refusesBatches(error)) for (const write of writes) void this.#sendAlone(write);
+      else for (const write of writes) write.reject(error);
+    } finally {
+      writes.forEach((write, i) => write.signal.removeEventListener('abort', stops[i] as () => void));
+    }
+  }
+
+  /**
+   * Whether an error says that this table takes no INSERT batches (no
+   * `dynamodb:PartiQLInsert` permission, or a DynamoDB without PartiQL):
+   * nothing was applied, and batching is switched off for good.
+   */
+  #refusesBatches(error: unknown): boolean {
+    const refused = refusesPartiQL(error);
+    if (refused && this.#batching) {
+      this.#batching = false;
+      this.#logger?.warn({ err: error }, 'batches of new-lock writes were refused; sending one PutItem per acquisition from now on');
+    }
+    return refused;
+  }
+}
+
+/** An INSERT refused because the item exists is the PutItem's failed condition, without the item. */
+function asNewLockFailure(failure: StatementFailedError): StatementFailedError {
+  if (failure.code !== 'DuplicateItem') return failure;
+  return new StatementFailedError('ConditionalCheckFailed', failure.message, undefined, failure.$metadata.attempts);
+}
