@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- many [--locks 10000,40000] [--held 2000] [--rounds 2]`:
+ * `npm run bench -- many [--locks 10000,40000] [--held 1000] [--rounds 2]`:
  * one client takes N free locks at once with `Promise.all` over
  * `acquireLock`, while it already holds `held` others (lease 20 s, heartbeat
  * period 5 s, the defaults). Each row is one fresh worker process
@@ -27,7 +27,7 @@ const HEARTBEAT_PERIOD_MS = 5_000;
 
 export async function benchAcquireMany(endpoint: string, options: ManyOptions = {}): Promise<Row[]> {
   const sizes = options.locks ?? [10_000, 40_000];
-  const held = options.held ?? 2_000;
+  const held = options.held ?? 1_000;
   const rounds = options.rounds ?? 2;
   const rows: Row[] = [];
   for (let round = 1; round <= rounds; round++) {

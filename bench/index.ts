@@ -3,7 +3,7 @@
  * embedded DynamoDB Local. Not part of the test suite.
  * `npm run bench -- heartbeat [--locks 1000,10000,40000] [--seconds 40] [--setups default/default,default/1,1/1]`: see bench/heartbeat.ts.
  * `npm run bench -- guarded [--cycles N] [--json]`: guarded writes beside plain ones, fenced acquisitions beside plain ones; see bench/guarded.ts.
- * `npm run bench -- many [--locks 10000,40000] [--held 2000] [--rounds 2]`: taking many free locks at once; see bench/acquire-many.ts.
+ * `npm run bench -- many [--locks 10000,40000] [--held 1000] [--rounds 2]`: taking many free locks at once; see bench/acquire-many.ts.
  */
 import { parseArgs } from 'node:util';
 import { startDynamoDBLocal } from '../src/testing/index.js';
