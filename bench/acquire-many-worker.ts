@@ -32,12 +32,14 @@ export interface ManyResult {
   readonly acquireSeconds: number;
   /** Calls that rejected, by error name (none expected: the locks are free). */
   readonly failures: Record<string, number>;
+  readonly firstFailure: string | undefined;
   readonly heartbeats: number;
   readonly heartbeatsOfHeldBefore: number;
   readonly p99LagMs: number;
   readonly maxLagMs: number;
   readonly maxLagHeldBeforeMs: number;
   readonly locksLost: number;
+  readonly lostByKind: Record<string, number>;
   /** Locks the client presented as held whose last confirmed write was more than a lease old. */
   readonly locksLostSilently: number;
   readonly cpuSeconds: number;
@@ -76,7 +78,11 @@ try {
     heartbeatsOfHeldBefore++;
     maxLagHeldBefore = Math.max(maxLagHeldBefore, lagMs);
   });
-  client.on('lost', () => void lost++);
+  const lostByKind: Record<string, number> = {};
+  client.on('lost', ({ error }) => {
+    lost++;
+    lostByKind[error.kind] = (lostByKind[error.kind] ?? 0) + 1;
+  });
 
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
@@ -88,10 +94,12 @@ try {
   const acquireSeconds = (performance.now() - started) / 1000;
   const taken: Lock[] = [];
   const failures: Record<string, number> = {};
+  let firstFailure: string | undefined;
   for (const outcome of outcomes) {
     if (outcome.status === 'fulfilled') taken.push(outcome.value);
     else {
       const name = outcome.reason instanceof Error ? outcome.reason.name : String(outcome.reason);
+      firstFailure ??= `${String(outcome.reason)} (cause: ${String((outcome.reason as { cause?: unknown }).cause)})`;
       failures[name] = (failures[name] ?? 0) + 1;
     }
   }
@@ -109,12 +117,14 @@ try {
     held: config.held,
     acquireSeconds,
     failures,
+    firstFailure,
     heartbeats: all.count,
     heartbeatsOfHeldBefore,
     p99LagMs: all.percentile(99),
     maxLagMs: all.max,
     maxLagHeldBeforeMs: maxLagHeldBefore,
     locksLost: lost,
+    lostByKind,
     locksLostSilently: lostSilently,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
   };

@@ -38,6 +38,8 @@ export async function benchAcquireMany(endpoint: string, options: ManyOptions = 
       const worker = startProcess('./acquire-many-worker.ts', [JSON.stringify(config)]);
       try {
         const result = (await worker.next('done', 600_000 + 2 * LEASE_MS + locks * 10)) as unknown as ManyResult;
+        if (result.firstFailure !== undefined) process.stderr.write(`many bench: first failed call: ${result.firstFailure}\n`);
+        if (result.locksLost > 0) process.stderr.write(`many bench: locks lost by kind: ${JSON.stringify(result.lostByKind)}\n`);
         rows.push(manyRow(round, load, result));
       } finally {
         await worker.kill();
