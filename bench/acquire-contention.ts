@@ -2,8 +2,9 @@
  * Scenario (b): W worker processes contend for K keys (worker i wants key
  * i mod K), each running critical sections of a few milliseconds for a
  * fixed time. Reports critical sections per second, how long acquisitions
- * waited, DynamoDB calls per section, the spread of sections between workers,
- * and whether two holders of a key ever overlapped (they must not).
+ * waited, DynamoDB calls per section, the spread of sections between workers
+ * (and, per key, the fewest a worker ran over the most), and whether two
+ * holders of a key ever overlapped (they must not).
  */
 import { pollPeriodOf, type ClientName, type LockSettings } from './acquire-clients.js';
 import { startProcess, type BenchProcess } from './acquire-processes.js';
@@ -80,6 +81,19 @@ function summarize(client: ClientName, shape: ContentionShape, settings: LockSet
     workers: shape.workers,
     keys: shape.keys,
     spreadPct: mean === 0 ? null : ((Math.max(...counts) - Math.min(...counts)) / mean) * 100,
+    minMax: worstMinMax(counts, shape.keys),
     overlaps,
   });
+}
+
+/** The lowest, over the keys, of the fewest critical sections of a worker on that key over the most (1: even). */
+function worstMinMax(counts: readonly number[], keys: number): number | null {
+  let worst: number | null = null;
+  for (let k = 0; k < keys; k++) {
+    const onKey = counts.filter((_, i) => i % keys === k);
+    const most = Math.max(...onKey);
+    if (most === 0) continue;
+    worst = Math.min(worst ?? 1, Math.min(...onKey) / most);
+  }
+  return worst;
 }

@@ -46,6 +46,7 @@ const ACQUIRE_COLUMNS = [
   'workers',
   'keys',
   'spreadPct',
+  'minMax',
   'overlaps',
 ] as const;
 
