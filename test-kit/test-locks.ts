@@ -100,6 +100,20 @@ export function recording(inner: DynamoDBClient): RecordingDynamoDB {
   return recorder;
 }
 
+/**
+ * Makes a recorder answer every BatchExecuteStatement call the way DynamoDB
+ * does without the PartiQL `permission` (DynamoDB Local has no IAM).
+ */
+export function refuseStatementBatches(recorder: RecordingDynamoDB, permission: 'PartiQLUpdate' | 'PartiQLInsert'): void {
+  recorder.hold = (command) => {
+    if (command.name !== 'BatchExecuteStatementCommand') return;
+    throw Object.assign(new Error(`not authorized to perform: dynamodb:${permission}`), {
+      name: 'AccessDeniedException',
+      $metadata: { httpStatusCode: 400, attempts: 1 },
+    });
+  };
+}
+
 /** One JSON line a child process printed. */
 export interface ReportedEvent {
   readonly event: string;

@@ -12,7 +12,7 @@ import type { LockClient } from '../../src/index.js';
 import { localEndpoint, newLocalClient } from '../../test-kit/aws.js';
 import { FaultProxy } from '../../test-kit/fault-proxy.js';
 import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
-import { recording, type SentCommand } from '../../test-kit/test-locks.js';
+import { recording, refuseStatementBatches, type SentCommand } from '../../test-kit/test-locks.js';
 
 const bed = useLockTestBed('acquire-many');
 
@@ -111,15 +111,7 @@ it("a lock among them that exists is read and decided on as after the PutItem's 
 
 it('a table that refuses batches gets one PutItem per acquisition from then on, with the same RVNs', async () => {
   const { client, recorder } = recordedClient('no-partiql');
-  // DynamoDB Local has no IAM: answer batches the way DynamoDB does without dynamodb:PartiQLInsert.
-  recorder.hold = (command) => {
-    if (command.name === 'BatchExecuteStatementCommand') {
-      throw Object.assign(new Error('not authorized to perform: dynamodb:PartiQLInsert'), {
-        name: 'AccessDeniedException',
-        $metadata: { httpStatusCode: 400, attempts: 1 },
-      });
-    }
-  };
+  refuseStatementBatches(recorder, 'PartiQLInsert');
   const first = await Promise.all(Array.from({ length: 10 }, (_, i) => client.acquireLock(`refused-${i}`)));
   const second = await Promise.all(Array.from({ length: 10 }, (_, i) => client.acquireLock(`later-${i}`)));
 

@@ -16,7 +16,15 @@ import { LockLostError } from '../../src/index.js';
 import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
 import { recordEvents } from '../../test-kit/jest/lock-events.js';
 import { putForeignLock } from '../../test-kit/tamper.js';
-import { LockTestBed, recording, sleep, waitUntil, type RecordingDynamoDB, type SentCommand } from '../../test-kit/test-locks.js';
+import {
+  LockTestBed,
+  recording,
+  refuseStatementBatches,
+  sleep,
+  waitUntil,
+  type RecordingDynamoDB,
+  type SentCommand,
+} from '../../test-kit/test-locks.js';
 
 const LEASE_MS = 3_000;
 const HEARTBEAT_MS = 1_000;
@@ -135,15 +143,7 @@ it('a lock taken by another client is lost at its first batched heartbeat; the r
 
 it('a table that refuses batches gets one UpdateItem per heartbeat from then on, and no lock is lost', async () => {
   const { client, recorder } = batchingClient('no-partiql');
-  // DynamoDB Local has no IAM: answer batches the way DynamoDB does without dynamodb:PartiQLUpdate.
-  recorder.hold = (command) => {
-    if (command.name === 'BatchExecuteStatementCommand') {
-      throw Object.assign(new Error('not authorized to perform: dynamodb:PartiQLUpdate'), {
-        name: 'AccessDeniedException',
-        $metadata: { httpStatusCode: 400 },
-      });
-    }
-  };
+  refuseStatementBatches(recorder, 'PartiQLUpdate');
   const events = recordEvents(client);
   const locks = await acquireAll(
     client,
