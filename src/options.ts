@@ -67,7 +67,8 @@ export interface LockClientSettings {
    * behind; a lone heartbeat is a plain UpdateItem. Needs the
    * `dynamodb:PartiQLUpdate` permission on the table; without it the first
    * refused batch switches the client to one UpdateItem per heartbeat.
-   * 1: never batch. @default 25
+   * 1: never batch, neither heartbeats nor the new-lock writes of free locks
+   * taken together (PartiQL INSERTs, `dynamodb:PartiQLInsert`). @default 25
    */
   readonly heartbeatBatchSize?: number;
   /**
