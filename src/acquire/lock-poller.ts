@@ -19,6 +19,7 @@ import type { MonotonicClock } from '../clock.js';
 import { lockId } from '../lock-key.js';
 import type { LockKey } from '../lock-key.js';
 import type { LockObservation } from '../dynamodb/read-lock.js';
+import { MAX_DURATION_MS } from '../options.js';
 
 /** The outcome of one poll: the lock as read (`undefined`: no item) and when the read returned, or the read's error. */
 export type PollOutcome =
@@ -54,14 +55,12 @@ export function jitteredPollDelay(refreshMs: number, random: () => number): numb
   return refreshMs * (1 - POLL_JITTER * random());
 }
 
-/** setTimeout fires at once for longer delays; a wait that long simply re-arms when it fires. */
-const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
-
 /**
  * Rounded up: timers may fire a fraction of a millisecond before the
  * monotonic clock reaches their due time, and callers re-check the clock.
+ * Capped at setTimeout's longest delay; a longer wait re-arms when it fires.
  */
-const timerDelay = (dueAt: number, now: number): number => Math.min(MAX_TIMER_DELAY_MS, Math.max(0, Math.ceil(dueAt - now)));
+const timerDelay = (dueAt: number, now: number): number => Math.min(MAX_DURATION_MS, Math.max(0, Math.ceil(dueAt - now)));
 
 class Subscriber {
   latest: PollOutcome | undefined;
