@@ -186,6 +186,22 @@ describe('an acquisition applied by its first attempt, retried by the SDK', () =
     expect(await faults.bed.item('job')).toBeUndefined();
   }, 30_000);
 
+  it("free locks taken together: each INSERT the retried batch finds in place is its own acquisition's win", async () => {
+    const { client, network } = await readmeClient('bulk');
+    const keys = Array.from({ length: 5 }, (_, i) => `bulk-${i}`);
+    const lost = network.proxy.loseReplyThenRetries(operation('BatchExecuteStatement'), FORWARD);
+
+    // Without waiting out a lease: the deadline is shorter than one.
+    const locks = await Promise.all(
+      keys.map((key) => client.acquireLock(key, { additionalTimeToWaitForLock: 0, refreshPeriod: 100, leaseDuration: 60_000 })),
+    );
+    const dropped = await lost;
+
+    expect(attemptsAfter(network, dropped.request)).toEqual([1, 2]); // applied, then refused as duplicates of themselves
+    expect(locks.map((lock) => lock.state)).toEqual(keys.map(() => 'held'));
+    for (const lock of locks) expect(await faults.bed.rvn(lock.partitionKey)).toBe(lock.recordVersionNumber);
+  }, 30_000);
+
   it('shouldSkipBlockingWait: the lock is ours, not "held by" ourselves', async () => {
     const { client, network } = await readmeClient('skipper');
     const lost = network.proxy.loseReplyThenRetries(operation('PutItem'), FORWARD);
