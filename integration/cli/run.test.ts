@@ -120,6 +120,41 @@ describe('run KEY -- COMMAND', () => {
     });
   });
 
+  it('--wait through an outage says on stderr that it retries, once for a run of the same failure, and keeps waiting', async () => {
+    const proxy = await FaultProxy.start(localEndpoint());
+    try {
+      proxy.setRule(() => ({ action: 'respond', reply: dynamoDBErrorReply('ThrottlingException') }));
+      const marker = join(dir, 'ran');
+      const run = new CliProcess([
+        'run',
+        '--endpoint',
+        proxy.endpoint,
+        '--table',
+        bed.tableName,
+        '--wait',
+        'outage',
+        '--',
+        ...nodeScript("require('fs').writeFileSync(process.argv[1], 'ran')", marker),
+      ]);
+      started.push(run);
+      const warning = /^dynamodb-lock: warning: lock acquisition attempt failed; retrying \(lock "outage"\): ThrottlingException: /m;
+      await waitUntil('a warning on stderr', () => warning.test(run.stderr), { timeoutMs: 30_000 });
+      // Several more attempts fail (a poll a second) without another line.
+      const attempts = proxy.exchanges.length;
+      await waitUntil('more attempts', () => proxy.exchanges.length >= attempts + 6, { timeoutMs: 30_000 });
+      expect(isRunning(run.child)).toBe(true);
+
+      run.child.kill('SIGTERM');
+      const result = await run.exited;
+      expect(result.code).toBe(143); // 128 + SIGTERM
+      expect(result.stderr.match(new RegExp(warning.source, 'gm'))).toHaveLength(1);
+      expect(result.stdout).toBe('');
+      expect(existsSync(marker)).toBe(false);
+    } finally {
+      await proxy.close();
+    }
+  }, 60_000);
+
   it('never lets two runs on one key overlap: the second waits (--wait) until the first has exited', async () => {
     const log = join(dir, 'intervals.log');
     // Each command logs its start and end on the machine's monotonic clock, 800 ms apart.

@@ -16,6 +16,7 @@ import type { LockTable } from '../protocol/index.js';
 import type { DynamoDBLocal } from '../testing/dynamodb-local.js';
 import type { Flags } from './flags.js';
 import type { CliIO } from './io.js';
+import { operatorLogger } from './operator-logger.js';
 import { UsageError } from './usage-error.js';
 
 export interface Connection {
@@ -117,7 +118,8 @@ export async function connect(settings: ConnectionSettings, io: CliIO, options: 
   try {
     // A table made here or by the command has the key names of the flags.
     if (!local && !settings.keyNamesGiven && !options.createsTable) table = await tableWithItsKeyNames(dynamoDB, table);
-    client = new LockClient({ dynamoDB, ...lockClientSettings(settings, table) });
+    // Without a logger, a wait through an outage would retry in silence.
+    client = new LockClient({ dynamoDB, ...lockClientSettings(settings, table), logger: operatorLogger(io) });
     if (local && !options.createsTable) {
       await client.createLockTable({ ifNotExists: true });
       io.err(`dynamodb-lock: created table ${JSON.stringify(settings.table.tableName)} in DynamoDB Local\n`);

@@ -22,7 +22,6 @@ export interface Explanation {
 
 export function explainError(error: unknown): Explanation {
   const message = error instanceof Error ? error.message : String(error);
-  const name = error instanceof Error ? error.name : '';
   if (error instanceof UsageError) {
     const help = error.command === undefined ? 'dynamodb-lock --help' : `dynamodb-lock ${error.command} --help`;
     return { message: `${message} (see ${help})`, exitCode: ExitCode.usage };
@@ -55,7 +54,7 @@ export function explainError(error: unknown): Explanation {
   }
   if (isThrottling(error)) {
     return {
-      message: `DynamoDB throttled every attempt (${name}: ${message}); try again later, or raise the table's capacity`,
+      message: `DynamoDB throttled every attempt (${errorSummary(error)}); try again later, or raise the table's capacity`,
       exitCode: ExitCode.error,
     };
   }
@@ -68,7 +67,21 @@ export function explainError(error: unknown): Explanation {
   if (error instanceof Error && error.cause instanceof Error) {
     return { message: `${message}: ${error.cause.message}`, exitCode: ExitCode.error };
   }
-  return { message: name === '' || message.startsWith(name) ? message : `${name}: ${message}`, exitCode: ExitCode.error };
+  return { message: errorSummary(error), exitCode: ExitCode.error };
+}
+
+/**
+ * An error in a few words: its name and message (`ThrottlingException: Rate
+ * of requests exceeds the allowed throughput.`), the name left out when the
+ * message already starts with it. An error without a message (an
+ * AggregateError of refused connections) is told by its code.
+ */
+export function errorSummary(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const code = (error as { code?: unknown }).code;
+  const message = error.message === '' && typeof code === 'string' ? code : error.message;
+  if (message === '') return error.name;
+  return error.name === '' || message.startsWith(error.name) ? message : `${error.name}: ${message}`;
 }
 
 /** The library's option names, as the flags that set them. */

@@ -1,0 +1,66 @@
+/**
+ * The lock client's warnings and errors, told to the operator: one plain line
+ * each on stderr (stdout carries what scripts parse), with the cause in a few
+ * words. Debug lines are dropped.
+ *
+ * During an outage the client fails and retries at every poll. A line that
+ * comes back (same level, message, lock and kind of cause) is printed the
+ * first time, then no more than once per {@link REPEAT_INTERVAL_MS}, saying
+ * how often it came since it was last printed: a terminal or a cron mail
+ * gets a few lines an hour, not one a second.
+ */
+import { systemClock, type MonotonicClock } from '../clock.js';
+import { describeLockKey } from '../lock-key.js';
+import type { Logger } from '../logger.js';
+import { formatDuration } from './durations.js';
+import { errorSummary } from './explain-error.js';
+import type { CliIO } from './io.js';
+
+/** The shortest time between two printings of the same line. */
+export const REPEAT_INTERVAL_MS = 30_000;
+
+interface Repeats {
+  /** Monotonic time of the last printing. */
+  printedAt: number;
+  /** How often the line came since then without being printed. */
+  held: number;
+}
+
+export function operatorLogger(io: Pick<CliIO, 'err'>, clock: MonotonicClock = systemClock): Logger {
+  const seen = new Map<string, Repeats>();
+  const print =
+    (level: 'warning' | 'error') =>
+    (details: object, message: string): void => {
+      const { err, partitionKey, sortKey } = details as { err?: unknown; partitionKey?: unknown; sortKey?: unknown };
+      const lock = typeof partitionKey === 'string' ? ` (lock ${describeLockKey({ partitionKey, sortKey: stringOr(sortKey) })})` : '';
+      const line = `${level}: ${message}${lock}`;
+      const cause = err === undefined ? '' : `: ${errorSummary(err)}`;
+      // Causes of one kind differ in their wording (addresses, request ids), not in what the operator should know.
+      const id = `${line}\n${kindOf(err)}`;
+      const now = clock.now();
+      const repeats = seen.get(id);
+      if (repeats === undefined) {
+        seen.set(id, { printedAt: now, held: 0 });
+        io.err(`dynamodb-lock: ${line}${cause}\n`);
+        return;
+      }
+      const since = now - repeats.printedAt;
+      if (since < REPEAT_INTERVAL_MS) {
+        repeats.held += 1;
+        return;
+      }
+      const tally = repeats.held === 0 ? '' : ` (${repeats.held + 1} times in the last ${formatDuration(Math.round(since / 1_000) * 1_000)})`;
+      seen.set(id, { printedAt: now, held: 0 });
+      io.err(`dynamodb-lock: ${line}${cause}${tally}\n`);
+    };
+  return { debug: () => {}, warn: print('warning'), error: print('error') };
+}
+
+const stringOr = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+/** `ThrottlingException`, `Error/ECONNREFUSED`: what kind of failure, without its particulars. */
+function kindOf(error: unknown): string {
+  if (!(error instanceof Error)) return typeof error;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' ? `${error.name}/${code}` : error.name;
+}
