@@ -53,6 +53,11 @@ class ToDynamoDBLocal extends Agent {
   }
 }
 
+const REGIONAL_ENDPOINT = `https://dynamodb.${BENCH_REGION}.amazonaws.com`;
+
+/** Warnings and errors as the SDK's default logger gives them (nowhere), but no `info`: the SDK then skips building its per-call log entry. */
+const LOGGER_WITHOUT_INFO = { debug: () => {}, warn: () => {}, error: () => {} } as unknown as DynamoDBClientConfig['logger'];
+
 /** The SDK's own default agent settings (@smithy/node-http-handler). */
 const SDK_DEFAULT_AGENT: AgentOptions = { keepAlive: true, maxSockets: 50 };
 
@@ -82,6 +87,15 @@ export const CLIENT_SETTINGS: readonly ClientSettings[] = [
   { name: 'no-endpoint-discovery', config: (port) => ({ requestHandler: routed(port), endpointDiscoveryEnabled: false }) },
   { name: 'account-id-endpoint-disabled', config: (port) => ({ requestHandler: routed(port), accountIdEndpointMode: 'disabled' }) },
   { name: 'cache-middleware', config: (port) => ({ requestHandler: routed(port), cacheMiddleware: true }) },
+  // The regional endpoint the rules resolve to, given outright: the same host, so the same bytes.
+  { name: 'regional-endpoint', config: (port) => ({ requestHandler: routed(port), endpoint: REGIONAL_ENDPOINT }) },
+  { name: 'disable-host-prefix', config: (port) => ({ requestHandler: routed(port), disableHostPrefix: true }) },
+  // The SDK's logger middleware filters every input and output for its log unless the logger has no `info`.
+  { name: 'logger-without-info', config: (port) => ({ requestHandler: routed(port), logger: LOGGER_WITHOUT_INFO }) },
+  {
+    name: 'cache-middleware+logger-without-info',
+    config: (port) => ({ requestHandler: routed(port), cacheMiddleware: true, logger: LOGGER_WITHOUT_INFO }),
+  },
   { name: 'adaptive-retries', changesRetries: true, config: (port) => ({ requestHandler: routed(port), retryMode: 'adaptive' }) },
 ];
 
