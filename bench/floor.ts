@@ -7,7 +7,8 @@
  * beside bare `@aws-sdk/client-dynamodb` calls that send exactly its
  * requests, on one DynamoDB Local, with the same client settings, in
  * interleaved rounds (the two sides take turns, in reversed order every other
- * round; a full garbage collection before each measured run).
+ * round, after one unmeasured round; a full garbage collection before each
+ * measured run).
  *
  * - `uncontended`: `acquireLock` + `release` of one free lock, one after the
  *   other (PutItem + DeleteItem), against the same two requests sent bare.
@@ -219,11 +220,15 @@ async function benchScenario(
       .join(' ')}\n`,
   );
   const arms = allSettings.flatMap((settings) => [LIBRARY, BARE].map((side) => openArm(scenario, side as Side, settings, port, options)));
-  const samples = new Map<Arm, Sample>(
-    arms.map((arm) => [arm, { cycles: 0, calls: 0, uncertain: 0, cpuMs: 0, wallMs: 0, cpuMsPerCycleByRound: [] }]),
-  );
+  const samples = new Map<Arm, Sample>(arms.map((arm) => [arm, emptySample()]));
   try {
     await checkSameRequests(scenario, arms);
+    // An unmeasured round first: the first run after the set-up was the slowest of every run, whichever side it was.
+    for (const arm of arms)
+      await measureRound(arm, emptySample(), `${scenario}-${arm.settings.name}-${arm.side}-unmeasured`, {
+        ...options,
+        cpuProfileDir: undefined,
+      });
     for (let round = 0; round < options.rounds; round++) {
       for (const arm of round % 2 === 0 ? arms : [...arms].reverse()) {
         await measureRound(
@@ -239,6 +244,8 @@ async function benchScenario(
   }
   return arms.map((arm) => summarize(scenario, arm, samples, arms, load1));
 }
+
+const emptySample = (): Sample => ({ cycles: 0, calls: 0, uncertain: 0, cpuMs: 0, wallMs: 0, cpuMsPerCycleByRound: [] });
 
 const gc = collectGarbage();
 
