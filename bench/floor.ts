@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- floor [--scenarios uncontended,concurrent,heartbeat,batch]
  * [--settings default,...|all] [--cycles N] [--rounds N] [--window S]
- * [--cpu-profile DIR] [--json]`
+ * [--cpu-profile DIR] [--signals] [--json]`
  *
  * How much client CPU this library spends above the AWS SDK: the library
  * beside bare `@aws-sdk/client-dynamodb` calls that send exactly its
@@ -40,7 +40,8 @@
  * each side sends (operation and input, record version numbers and lock keys
  * masked) and stops the run if the two sides differ. The bare side passes no
  * options to `send` (no abort signal): what the library's signals cost is
- * part of its overhead.
+ * part of its overhead. `--signals` adds a third side, the bare calls each
+ * with the signal of a fresh AbortController, to tell that part apart.
  *
  * CPU is `process.cpuUsage()` (user + system) of this process; DynamoDB
  * Local is a separate Java process. `cpuMsPerCycle` is over all rounds,
@@ -97,6 +98,8 @@ export interface FloorOptions {
   readonly windowSeconds: number;
   /** Writes a CPU profile of each measured run there. */
   readonly cpuProfileDir: string | undefined;
+  /** Adds a third side: the bare calls, each with an abort signal. */
+  readonly signals: boolean;
 }
 
 const TABLE: LockTable = { tableName: 'bench-floor', partitionKeyName: 'key', sortKeyName: undefined };
@@ -127,7 +130,10 @@ const PROFILE_SAMPLING_US = 100;
 
 const LIBRARY = 'dynamodb-lock';
 const BARE = 'bare SDK';
-type Side = typeof LIBRARY | typeof BARE;
+/** The bare calls, each with an abort signal (of a fresh controller, with no timer), as the library sends most of its calls. */
+const BARE_SIGNALLED = 'bare SDK + signal';
+type Side = typeof LIBRARY | typeof BARE | typeof BARE_SIGNALLED;
+const SIDE_LABELS: Record<Side, string> = { [LIBRARY]: 'library', [BARE]: 'bare', [BARE_SIGNALLED]: 'bare-signalled' };
 
 /**
  * The client as both sides see it: `send` passed through, counting calls and
@@ -144,7 +150,10 @@ class BenchSender implements DynamoDBSender {
   uncertainHeartbeats = 0;
   record: ((command: object) => void) | undefined;
 
-  constructor(readonly client: DynamoDBClient) {}
+  constructor(
+    readonly client: DynamoDBClient,
+    readonly signalEveryCall = false,
+  ) {}
 
   send(command: object, options?: { readonly abortSignal?: AbortSignal }): Promise<unknown> {
     this.calls++;
@@ -157,7 +166,8 @@ class BenchSender implements DynamoDBSender {
       this.uncertainHeartbeats += statements.filter(acceptsUncertainRvns).length;
     }
     this.record?.(command);
-    return (this.client as { send(command: object, options?: object): Promise<unknown> }).send(command, options);
+    const sendOptions = options ?? (this.signalEveryCall ? { abortSignal: new AbortController().signal } : undefined);
+    return (this.client as { send(command: object, options?: object): Promise<unknown> }).send(command, sendOptions);
   }
 }
 
@@ -219,24 +229,20 @@ async function benchScenario(
       .map((l) => l.toFixed(2))
       .join(' ')}\n`,
   );
-  const arms = allSettings.flatMap((settings) => [LIBRARY, BARE].map((side) => openArm(scenario, side as Side, settings, port, options)));
+  const sides: Side[] = options.signals ? [LIBRARY, BARE, BARE_SIGNALLED] : [LIBRARY, BARE];
+  const arms = allSettings.flatMap((settings) => sides.map((side) => openArm(scenario, side, settings, port, options)));
   const samples = new Map<Arm, Sample>(arms.map((arm) => [arm, emptySample()]));
   try {
     await checkSameRequests(scenario, arms);
     // An unmeasured round first: the first run after the set-up was the slowest of every run, whichever side it was.
     for (const arm of arms)
-      await measureRound(arm, emptySample(), `${scenario}-${arm.settings.name}-${arm.side}-unmeasured`, {
+      await measureRound(arm, emptySample(), `${scenario}-${arm.settings.name}-${SIDE_LABELS[arm.side]}-unmeasured`, {
         ...options,
         cpuProfileDir: undefined,
       });
     for (let round = 0; round < options.rounds; round++) {
       for (const arm of round % 2 === 0 ? arms : [...arms].reverse()) {
-        await measureRound(
-          arm,
-          samples.get(arm) as Sample,
-          `${scenario}-${arm.settings.name}-${arm.side === LIBRARY ? 'library' : 'bare'}-${round}`,
-          options,
-        );
+        await measureRound(arm, samples.get(arm) as Sample, `${scenario}-${arm.settings.name}-${SIDE_LABELS[arm.side]}-${round}`, options);
       }
     }
   } finally {
@@ -316,7 +322,7 @@ function collectGarbage(): () => void {
 }
 
 function openArm(scenario: FloorScenario, side: Side, settings: ClientSettings, port: number, options: FloorOptions): Arm {
-  const sender = new BenchSender(new DynamoDBClient(settings.config(port)));
+  const sender = new BenchSender(new DynamoDBClient(settings.config(port)), side === BARE_SIGNALLED);
   const perRound = Math.max(1, Math.ceil(options.cycles / options.rounds));
   const windowMs = options.windowSeconds * 1000;
   const base = { side, settings, sender };

@@ -4,7 +4,7 @@
  * `npm run bench -- heartbeat [--locks 1000,10000,40000] [--seconds 40] [--setups default/default,default/1,1/1]`: see bench/heartbeat.ts.
  * `npm run bench -- guarded [--cycles N] [--json]`: guarded writes beside plain ones, fenced acquisitions beside plain ones; see bench/guarded.ts.
  * `npm run bench -- many [--locks 10000,40000] [--held 1000] [--rounds 2]`: taking many free locks at once; see bench/acquire-many.ts.
- * `npm run bench -- floor [--scenarios uncontended,concurrent,heartbeat,batch] [--settings default,...|all] [--cycles N] [--rounds N] [--window S] [--cpu-profile DIR] [--json]`:
+ * `npm run bench -- floor [--scenarios uncontended,concurrent,heartbeat,batch] [--settings default,...|all] [--cycles N] [--rounds N] [--window S] [--cpu-profile DIR] [--signals] [--json]`:
  *   the library against bare SDK calls sending the same requests, in CPU per cycle; see bench/floor.ts.
  */
 import { parseArgs } from 'node:util';
@@ -39,6 +39,7 @@ const BENCHMARKS: Record<string, (endpoint: string, cycles: number) => Promise<R
       rounds: values.rounds === undefined ? 4 : (parseList(values.rounds, 'rounds')[0] as number),
       windowSeconds: values.window === undefined ? 4 : (parseList(values.window, 'window')[0] as number),
       cpuProfileDir: values['cpu-profile'],
+      signals: values.signals,
     }),
 };
 
@@ -65,6 +66,7 @@ const { values, positionals } = parseArgs({
     settings: { type: 'string' },
     window: { type: 'string' },
     'cpu-profile': { type: 'string' },
+    signals: { type: 'boolean', default: false },
   },
 });
 const names = positionals.length > 0 ? positionals : Object.keys(BENCHMARKS);
