@@ -97,17 +97,22 @@ export class LagHistogram {
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * With HEARTBEAT_BENCH_CPU_PROFILE=<dir>, profiles the CPU from now until the
- * returned function is called and writes `<dir>/<name>.cpuprofile` (open it in
- * Chrome DevTools); without it, does nothing. Unlike --cpu-prof, it covers only
- * the measured window, not the setup.
+ * With a directory (by default HEARTBEAT_BENCH_CPU_PROFILE=<dir>), profiles
+ * the CPU from now until the returned function is called and writes
+ * `<dir>/<name>-<pid>.cpuprofile` (open it in Chrome DevTools); without one,
+ * does nothing. Unlike --cpu-prof, it covers only the measured window, not
+ * the setup.
  */
-export async function startCpuProfile(name: string): Promise<() => Promise<void>> {
-  const dir = process.env.HEARTBEAT_BENCH_CPU_PROFILE;
+export async function startCpuProfile(
+  name: string,
+  dir = process.env.HEARTBEAT_BENCH_CPU_PROFILE,
+  samplingIntervalUs?: number,
+): Promise<() => Promise<void>> {
   if (dir === undefined || dir === '') return async () => {};
   const session = new Session();
   session.connect();
   await session.post('Profiler.enable');
+  if (samplingIntervalUs !== undefined) await session.post('Profiler.setSamplingInterval', { interval: samplingIntervalUs });
   await session.post('Profiler.start');
   return async () => {
     const { profile } = await session.post('Profiler.stop');

@@ -4,11 +4,14 @@
  * `npm run bench -- heartbeat [--locks 1000,10000,40000] [--seconds 40] [--setups default/default,default/1,1/1]`: see bench/heartbeat.ts.
  * `npm run bench -- guarded [--cycles N] [--json]`: guarded writes beside plain ones, fenced acquisitions beside plain ones; see bench/guarded.ts.
  * `npm run bench -- many [--locks 10000,40000] [--held 1000] [--rounds 2]`: taking many free locks at once; see bench/acquire-many.ts.
+ * `npm run bench -- floor [--scenarios uncontended,concurrent,heartbeat,batch] [--settings default,...|all] [--cycles N] [--rounds N] [--window S] [--cpu-profile DIR] [--signals] [--json]`:
+ *   the library against bare SDK calls sending the same requests, in CPU per cycle; see bench/floor.ts.
  */
 import { parseArgs } from 'node:util';
 import { startDynamoDBLocal } from '../src/testing/index.js';
 import { benchAcquireMany } from './acquire-many.js';
 import { benchAcquireRelease } from './acquire-release.js';
+import { FLOOR_SCENARIOS, benchFloor, type FloorScenario } from './floor.js';
 import { benchGuarded } from './guarded.js';
 import { benchHeartbeat, parseList, parseSetups } from './heartbeat.js';
 import { printRows, type Row } from './report.js';
@@ -28,19 +31,42 @@ const BENCHMARKS: Record<string, (endpoint: string, cycles: number) => Promise<R
       held: values.held === undefined ? undefined : parseList(values.held, 'held')[0],
       rounds: values.rounds === undefined ? undefined : parseList(values.rounds, 'rounds')[0],
     }),
+  floor: (endpoint) =>
+    benchFloor(endpoint, {
+      scenarios: values.scenarios === undefined ? FLOOR_SCENARIOS : floorScenarios(values.scenarios),
+      settings: (values.settings ?? 'default').split(','),
+      cycles: Number(values.cycles ?? '3000'),
+      rounds: values.rounds === undefined ? 4 : (parseList(values.rounds, 'rounds')[0] as number),
+      windowSeconds: values.window === undefined ? 4 : (parseList(values.window, 'window')[0] as number),
+      cpuProfileDir: values['cpu-profile'],
+      signals: values.signals,
+    }),
 };
+
+function floorScenarios(list: string): FloorScenario[] {
+  const names = list.split(',');
+  const unknown = names.filter((name) => !(FLOOR_SCENARIOS as readonly string[]).includes(name));
+  if (unknown.length > 0) throw new Error(`unknown floor scenario(s): ${unknown.join(', ')}; available: ${FLOOR_SCENARIOS.join(', ')}`);
+  return names as FloorScenario[];
+}
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     json: { type: 'boolean', default: false },
-    cycles: { type: 'string', default: '500' },
-    // heartbeat, many
+    cycles: { type: 'string' },
+    // heartbeat, many, floor
     locks: { type: 'string' },
     held: { type: 'string' },
     rounds: { type: 'string' },
     seconds: { type: 'string' },
     setups: { type: 'string' },
+    // floor
+    scenarios: { type: 'string' },
+    settings: { type: 'string' },
+    window: { type: 'string' },
+    'cpu-profile': { type: 'string' },
+    signals: { type: 'boolean', default: false },
   },
 });
 const names = positionals.length > 0 ? positionals : Object.keys(BENCHMARKS);
@@ -54,7 +80,7 @@ const dynamoDBLocal = await startDynamoDBLocal();
 try {
   for (const name of names) {
     const run = BENCHMARKS[name] as (endpoint: string, cycles: number) => Promise<Row[]>;
-    printRows(await run(dynamoDBLocal.endpoint, Number(values.cycles)), values.json);
+    printRows(await run(dynamoDBLocal.endpoint, Number(values.cycles ?? '500')), values.json);
   }
 } finally {
   await dynamoDBLocal.stop();

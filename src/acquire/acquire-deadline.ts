@@ -31,24 +31,37 @@ export class AcquireDeadline implements Disposable {
   readonly #clock: MonotonicClock;
   readonly #start: number;
   readonly #graceMs: number;
+  readonly #callerSignal: AbortSignal | undefined;
   #budgetMs: number;
   #holderLeaseAdded = false;
   /** Set while the call waits for its turn. */
   #pausedAt: number | undefined;
   /** Time spent waiting for its turn, so far. */
   #pausedMs = 0;
-  readonly #cutOff = new AbortController();
+  readonly #requests = new AbortController();
+  #cutOff = false;
+  /**
+   * Falls at or before the cut-off: pauses and a holder's lease only move
+   * the cut-off later, so they leave the timer be, and it sets itself again
+   * for the rest when it falls early. One timer per call in the usual case.
+   */
   #timer: NodeJS.Timeout | undefined;
-  /** What every request of the call follows: the caller's signal and the cut-off. */
-  readonly requestSignal: AbortSignal;
+  readonly #onCallerAbort = (): void => this.#requests.abort(this.#callerSignal?.reason);
 
   constructor(options: AcquireDeadlineOptions) {
     this.#clock = options.clock;
     this.#start = options.clock.now();
     this.#graceMs = options.graceMs;
     this.#budgetMs = options.waitMs;
-    this.requestSignal = options.signal === undefined ? this.#cutOff.signal : AbortSignal.any([options.signal, this.#cutOff.signal]);
+    this.#callerSignal = options.signal;
+    if (options.signal?.aborted) this.#onCallerAbort();
+    else options.signal?.addEventListener('abort', this.#onCallerAbort, { once: true });
     this.#arm();
+  }
+
+  /** What every request of the call follows: the caller's signal and the cut-off. */
+  get requestSignal(): AbortSignal {
+    return this.#requests.signal;
   }
 
   /** Milliseconds since the call started, but for its waits for its turn. */
@@ -64,7 +77,7 @@ export class AcquireDeadline implements Disposable {
 
   /** True once the call's requests have been cut off. */
   get cutOff(): boolean {
-    return this.#cutOff.signal.aborted;
+    return this.#cutOff;
   }
 
   /** The first holder seen adds its lease to the wait; later ones add nothing. */
@@ -72,14 +85,12 @@ export class AcquireDeadline implements Disposable {
     if (this.#holderLeaseAdded) return;
     this.#holderLeaseAdded = true;
     this.#budgetMs += leaseDurationMs;
-    this.#arm();
   }
 
   /** The call waits for its turn among the client's own requests: its time stands still. */
   pause(): void {
     if (this.#pausedAt !== undefined) return;
     this.#pausedAt = this.#clock.now();
-    clearTimeout(this.#timer);
   }
 
   /** Its turn came: its time runs again. */
@@ -87,22 +98,36 @@ export class AcquireDeadline implements Disposable {
     if (this.#pausedAt === undefined) return;
     this.#pausedMs += this.#clock.now() - this.#pausedAt;
     this.#pausedAt = undefined;
-    this.#arm();
+    // The timer fell during the pause and set nothing for the rest.
+    if (this.#timer === undefined) this.#arm();
   }
 
   [Symbol.dispose](): void {
     clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#callerSignal?.removeEventListener('abort', this.#onCallerAbort);
   }
 
   #arm(): void {
-    clearTimeout(this.#timer);
-    if (!Number.isFinite(this.#budgetMs) || this.#pausedAt !== undefined) return;
-    const cutOffAt = this.#start + this.#pausedMs + this.#budgetMs + this.#graceMs;
-    const ms = Math.min(MAX_DURATION_MS, Math.max(1, cutOffAt - this.#clock.now()));
-    this.#timer = setTimeout(
-      () => this.#cutOff.abort(new DOMException("the acquisition's deadline passed without an answer", 'TimeoutError')),
-      ms,
-    );
+    if (!Number.isFinite(this.#budgetMs) || this.#cutOff) return;
+    const ms = Math.min(MAX_DURATION_MS, Math.max(1, this.#cutOffAt() - this.#clock.now()));
+    this.#timer = setTimeout(() => this.#fall(), ms);
     this.#timer.unref();
+  }
+
+  #cutOffAt(): number {
+    return this.#start + this.#pausedMs + this.#budgetMs + this.#graceMs;
+  }
+
+  #fall(): void {
+    this.#timer = undefined;
+    // Paused: resume() sets the timer again. Early (the cut-off moved later since): the rest.
+    if (this.#pausedAt !== undefined) return;
+    if (this.#clock.now() < this.#cutOffAt()) {
+      this.#arm();
+      return;
+    }
+    this.#cutOff = true;
+    this.#requests.abort(new DOMException("the acquisition's deadline passed without an answer", 'TimeoutError'));
   }
 }

@@ -11,7 +11,8 @@ import type { LockWriteRequest } from '../protocol/index.js';
 
 /** Sends a {@link LockWriteRequest} with the SDK command that matches its operation. */
 export async function sendWrite(dynamoDB: Pick<DynamoDBClient, 'send'>, request: LockWriteRequest, signal?: AbortSignal): Promise<void> {
-  const options = { abortSignal: signal };
+  // No options at all without a signal: the SDK's cacheMiddleware serves only calls without options.
+  const options = signal === undefined ? undefined : { abortSignal: signal };
   switch (request.operation) {
     case 'PutItem':
       await dynamoDB.send(new PutItemCommand(request.input), options);

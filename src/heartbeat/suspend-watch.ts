@@ -16,6 +16,7 @@ export class SuspendWatch {
   readonly #intervalMs: number;
   readonly #onResume: () => void;
   #timer: NodeJS.Timeout | undefined;
+  #watching = false;
   #lastNow = 0;
   #lastWall = 0;
 
@@ -26,21 +27,33 @@ export class SuspendWatch {
     this.#onResume = onResume;
   }
 
-  /** Runs while `watching` is true (a client watches only while it holds locks). */
+  /**
+   * Runs while `watching` is true (a client watches only while it holds
+   * locks). It stops at its next tick rather than at once, so that a client
+   * taking and releasing one lock after another keeps one timer.
+   */
   set watching(watching: boolean) {
-    if (this.#clock.wallNow === undefined || watching === (this.#timer !== undefined)) return;
-    if (!watching) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
-      return;
-    }
+    if (this.#clock.wallNow === undefined) return;
+    this.#watching = watching;
+    if (!watching || this.#timer !== undefined) return;
     this.#lastNow = this.#clock.now();
     this.#lastWall = this.#clock.wallNow();
     this.#timer = setInterval(() => this.#tick(), this.#intervalMs);
     this.#timer.unref();
   }
 
+  /** Stops the timer now (the client closes). */
+  stop(): void {
+    this.#watching = false;
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
   #tick(): void {
+    if (!this.#watching) {
+      this.stop();
+      return;
+    }
     const now = this.#clock.now();
     const wall = this.#clock.wallNow();
     const gained = wall - this.#lastWall - (now - this.#lastNow);

@@ -40,7 +40,7 @@ export interface LockWrite {
  * Told when a lock ends. `announce` is false only for an end its holder
  * caused and already hears of (a release whose outcome is unknown).
  */
-export type LockEnded = (held: HeldLock, error: LockLostError, announce: boolean) => void;
+export type LockEnded = (held: HeldLock, announce: boolean) => void;
 
 const MAX_UNCERTAIN_RVNS = 8;
 /** `Date.now()` counts whole milliseconds. */
@@ -80,7 +80,8 @@ export class HeldLock {
   #cutOffWrite: (() => void) | undefined;
   /** Made when the signal is first asked for: many locks never are, and Node's signals are not small. */
   #loss: AbortController | undefined;
-  #endReason: LockLostError | undefined;
+  /** Made when first asked for, as the signal is: a lock this client released seldom needs one, and errors are not cheap. */
+  #endReason: LockLostError | (() => LockLostError) | undefined;
   /** RVNs of this client's writes whose outcome is unknown; none (and no array) in the usual case. */
   #uncertain: string[] | undefined;
   /** The earliest safe time any of those writes allows, had it been applied; Infinity when there are none. */
@@ -151,13 +152,15 @@ export class HeldLock {
   get signal(): AbortSignal {
     if (this.#loss === undefined) {
       this.#loss = new AbortController();
-      if (this.#endReason !== undefined) this.#loss.abort(this.#endReason);
+      const reason = this.endReason;
+      if (reason !== undefined) this.#loss.abort(reason);
     }
     return this.#loss.signal;
   }
 
   /** Why the lock ended, once it has. */
   get endReason(): LockLostError | undefined {
+    if (typeof this.#endReason === 'function') this.#endReason = this.#endReason();
     return this.#endReason;
   }
 
@@ -201,7 +204,7 @@ export class HeldLock {
   /** Why the lock may not be acted on now; none while {@link isHeld}. */
   notHeldReason(): LockLostError | undefined {
     if (this.isHeld()) return undefined;
-    return this.#endReason ?? new LockLostError('released', 'it is being released', this);
+    return this.endReason ?? new LockLostError('released', 'it is being released', this);
   }
 
   /** Throws {@link notHeldReason}, if there is one. */
@@ -288,7 +291,7 @@ export class HeldLock {
    * there is nothing to release.
    */
   beginRelease(): boolean {
-    const lapsed = this.#state === 'lost' && this.#endReason?.kind === 'expired';
+    const lapsed = this.#state === 'lost' && this.endReason?.kind === 'expired';
     if (this.#state !== 'held' && !lapsed) return false;
     if (!lapsed) this.#state = 'releasing';
     this.#cutOffWrite?.();
@@ -306,14 +309,14 @@ export class HeldLock {
       this.#state = 'released';
       return;
     }
-    this.end('released', new LockLostError('released', 'it was released by this client', this));
+    this.end('released', () => new LockLostError('released', 'it was released by this client', this));
   }
 
   /** Ends the lock as lost (its signal aborts, the client tells listeners); returns the error it ended with. */
   lose(kind: LockLossKind, reason: string, details: { cause?: unknown; holder?: LockHolder | undefined } = {}): LockLostError {
     const error = new LockLostError(kind, reason, this, details);
     this.end('lost', error);
-    return this.#endReason ?? error;
+    return this.endReason ?? error;
   }
 
   /** No write was confirmed within the lease minus the safety margin. */
@@ -324,13 +327,16 @@ export class HeldLock {
     );
   }
 
-  /** Moves the lock to its final state and aborts its signal; only the first call counts. */
-  end(state: 'released' | 'lost', reason: LockLostError, options: { announce?: boolean } = {}): boolean {
+  /**
+   * Moves the lock to its final state and aborts its signal; only the first
+   * call counts. `reason` may be given as the function that makes it.
+   */
+  end(state: 'released' | 'lost', reason: LockLostError | (() => LockLostError), options: { announce?: boolean } = {}): boolean {
     if (this.#state === 'released' || this.#state === 'lost') return false;
     this.#state = state;
     this.#endReason = reason;
-    this.#loss?.abort(reason);
-    this.#onEnd(this, reason, state === 'lost' && options.announce !== false);
+    if (this.#loss !== undefined) this.#loss.abort(this.endReason);
+    this.#onEnd(this, state === 'lost' && options.announce !== false);
     return true;
   }
 

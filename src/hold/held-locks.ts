@@ -55,7 +55,7 @@ export class HeldLocks {
   #stopped = false;
   /** Ends locks at once after a host suspend, which the scheduler's timers cannot see. */
   readonly #suspends: SuspendWatch;
-  readonly #onEnd = (held: HeldLock, error: LockLostError, announce: boolean): void => this.#ended(held, error, announce);
+  readonly #onEnd = (held: HeldLock, announce: boolean): void => this.#ended(held, announce);
 
   constructor(options: HeldLocksOptions) {
     this.#dynamoDB = options.dynamoDB;
@@ -119,7 +119,7 @@ export class HeldLocks {
   stop(): void {
     this.#stopped = true;
     for (const held of [...this.#locks.values()]) held.lose('expired', 'the client was closed without releasing it; it lapses after its lease');
-    this.#suspends.watching = false;
+    this.#suspends.stop();
     this.#keeper.close();
   }
 
@@ -144,9 +144,10 @@ export class HeldLocks {
   }
 
   /** Every end of a held lock comes here, from the lock itself. */
-  #ended(held: HeldLock, error: LockLostError, announce: boolean): void {
+  #ended(held: HeldLock, announce: boolean): void {
     this.#untrack(held);
     if (!announce) return;
+    const error = held.endReason as LockLostError;
     this.#logger?.warn(
       { err: error.cause, partitionKey: held.partitionKey, sortKey: held.sortKey, kind: error.kind },
       `lock lost: ${error.message}`,

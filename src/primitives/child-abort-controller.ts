@@ -11,13 +11,35 @@ export interface ChildAbortController {
 }
 
 export function childAbortController(parent: AbortSignal | undefined): ChildAbortController {
-  const controller = new AbortController();
-  const onParentAbort = (): void => controller.abort(parent?.reason);
-  if (parent?.aborted) controller.abort(parent.reason);
-  else parent?.addEventListener('abort', onParentAbort, { once: true });
-  return {
-    signal: controller.signal,
-    abort: (reason) => controller.abort(reason),
-    dispose: () => parent?.removeEventListener('abort', onParentAbort),
-  };
+  return new Child(parent);
+}
+
+/** A class, not closures: one is made per call, most often without a parent. */
+class Child implements ChildAbortController {
+  readonly #controller = new AbortController();
+  readonly #parent: AbortSignal | undefined;
+  readonly #onParentAbort: (() => void) | undefined;
+
+  constructor(parent: AbortSignal | undefined) {
+    this.#parent = parent;
+    if (parent === undefined) return;
+    if (parent.aborted) {
+      this.#controller.abort(parent.reason);
+      return;
+    }
+    this.#onParentAbort = () => this.#controller.abort(parent.reason);
+    parent.addEventListener('abort', this.#onParentAbort, { once: true });
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  abort(reason?: unknown): void {
+    this.#controller.abort(reason);
+  }
+
+  dispose(): void {
+    if (this.#onParentAbort !== undefined) this.#parent?.removeEventListener('abort', this.#onParentAbort);
+  }
 }

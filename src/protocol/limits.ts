@@ -2,6 +2,7 @@
  * DynamoDB's size limits, checked before a request is sent so that bad input
  * fails with a clear {@link InvalidArgumentError} instead of a ValidationException.
  */
+import { Buffer } from 'node:buffer';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { InvalidArgumentError } from '../errors.js';
 import type { LockKey } from '../lock-key.js';
@@ -11,8 +12,8 @@ export const MAX_PARTITION_KEY_BYTES = 2048;
 export const MAX_SORT_KEY_BYTES = 1024;
 export const MAX_ITEM_BYTES = 400 * 1024;
 
-const utf8 = new TextEncoder();
-const byteLength = (text: string): number => utf8.encode(text).byteLength;
+// Counts without encoding: a lone surrogate counts as the three bytes of U+FFFD, as TextEncoder would write it.
+const byteLength = (text: string): number => Buffer.byteLength(text, 'utf8');
 
 function checkKeyValue(role: 'partition' | 'sort', value: unknown, maxBytes: number): void {
   if (typeof value !== 'string') {

@@ -73,4 +73,12 @@ describe('AcquireDeadline', () => {
     expect(deadline.requestSignal.aborted).toBe(true);
     expect(deadline.cutOff).toBe(false);
   });
+
+  it("leaves the caller's signal once disposed: a long-lived signal collects no listener per call", () => {
+    const caller = new AbortController();
+    const deadline = new AcquireDeadline({ clock: systemClock, waitMs: 1_000, graceMs: 500, signal: caller.signal });
+    deadline[Symbol.dispose]();
+    caller.abort(new Error('caller gave up'));
+    expect(deadline.requestSignal.aborted).toBe(false);
+  });
 });

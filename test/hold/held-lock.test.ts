@@ -73,6 +73,22 @@ describe('HeldLock', () => {
     expect(() => lock.throwUnlessHeld()).toThrow(LockLostError);
   });
 
+  it('aborts the signal of a lock this client released with a LockLostError, whether the signal was asked for before or after', () => {
+    const watched = heldLock();
+    const signal = watched.signal;
+    watched.released();
+    expect(signal.reason).toBeInstanceOf(LockLostError);
+    expect((signal.reason as LockLostError).kind).toBe('released');
+    expect(watched.endReason).toBe(signal.reason);
+
+    const unwatched = heldLock();
+    unwatched.released();
+    expect(unwatched.signal.aborted).toBe(true);
+    expect(unwatched.signal.reason).toBe(unwatched.endReason);
+    expect(unwatched.endReason?.message).toMatch(/released by this client/);
+    expect(() => unwatched.throwUnlessHeld()).toThrow(unwatched.endReason);
+  });
+
   it('isHeld: held until its safe time (the lease less the margin) ends, and then ended as expired', () => {
     const ended = jest.fn();
     const lock = new HeldLock({ ...heldLockFields({ lookupTime: 1_000, leaseDurationMs: 100 }), onEnd: ended });
@@ -85,7 +101,7 @@ describe('HeldLock', () => {
     expect(lock.endReason?.kind).toBe('expired');
     expect(lock.signal.aborted).toBe(true);
     expect(ended).toHaveBeenCalledTimes(1);
-    expect(ended).toHaveBeenCalledWith(lock, lock.endReason, true);
+    expect(ended).toHaveBeenCalledWith(lock, true);
   });
 
   it('a release that found the table unchanged holds the lock again; one of a lapsed lock releases it quietly', () => {

@@ -103,10 +103,11 @@ function keeperWith(options: {
       marginFor: () => MARGIN,
       sessionMonitor,
       // As the client's registry does: an ended lock is no longer kept.
-      onEnd: (held, error) => {
+      onEnd: (held) => {
         keeper.untrack(held);
-        if (/no heartbeat was confirmed/.test(error.message)) hooks.expire(held);
-        if (/could not be sent in time/.test(error.message)) hooks.giveUp(held, error.message);
+        const message = held.endReason?.message ?? '';
+        if (/no heartbeat was confirmed/.test(message)) hooks.expire(held);
+        if (/could not be sent in time/.test(message)) hooks.giveUp(held, message);
       },
     });
   return { keeper, hooks, newHeldLock };
