@@ -202,6 +202,8 @@ describe('run KEY -- COMMAND', () => {
 
     expect(result.code).toBe(76);
     expect(result.stderr).toContain('thief');
+    // Told once, with what is done about it: not again by the client's own warning.
+    expect(result.stderr.split('\n').filter((line) => line.includes('thief'))).toEqual([expect.stringContaining('sending SIGTERM')]);
     expect(readFileSync(marker, 'utf8')).toContain('SIGTERM');
     expect(isRunning(pid)).toBe(false);
     expect(await bed.owner('stolen')).toBe('thief'); // the thief's lock is left alone

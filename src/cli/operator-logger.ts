@@ -8,6 +8,9 @@
  * first time, then no more than once per {@link REPEAT_INTERVAL_MS}, saying
  * how often it came since it was last printed: a terminal or a cron mail
  * gets a few lines an hour, not one a second.
+ *
+ * The client's warning that a lock was lost is left out: the command that
+ * held the lock tells of the loss itself, with what it does about it.
  */
 import { systemClock, type MonotonicClock } from '../clock.js';
 import { describeLockKey } from '../lock-key.js';
@@ -31,7 +34,8 @@ export function operatorLogger(io: Pick<CliIO, 'err'>, clock: MonotonicClock = s
   const print =
     (level: 'warning' | 'error') =>
     (details: object, message: string): void => {
-      const { err, partitionKey, sortKey } = details as { err?: unknown; partitionKey?: unknown; sortKey?: unknown };
+      const { event, err, partitionKey, sortKey } = details as { event?: unknown; err?: unknown; partitionKey?: unknown; sortKey?: unknown };
+      if (event === 'lost') return;
       const lock = typeof partitionKey === 'string' ? ` (lock ${describeLockKey({ partitionKey, sortKey: stringOr(sortKey) })})` : '';
       const line = `${level}: ${message}${lock}`;
       const cause = err === undefined ? '' : `: ${errorSummary(err)}`;

@@ -23,6 +23,7 @@ import type { Command } from './command.js';
 import type { LeaseTimes } from './connection.js';
 import { formatDuration } from './durations.js';
 import { ExitCode } from './exit-codes.js';
+import { errorSummary } from './explain-error.js';
 import type { CliIO } from './io.js';
 import { SignalRelay } from './signal-relay.js';
 import { InterruptedError, UsageError } from './usage-error.js';
@@ -112,9 +113,7 @@ export const runCommand: Command = {
         signals.handler = (signal) => command.signal(signal);
         const renewals = connection.client.on('heartbeat', () => command.renew(deadlines()));
         const onLost = (): void => {
-          io.err(
-            `dynamodb-lock: ${(lock.signal.reason as Error).message}; sending SIGTERM to the command (SIGKILL in ${formatDuration(graceMs)})\n`,
-          );
+          io.err(`dynamodb-lock: ${lossOf(lock)}; sending SIGTERM to the command (SIGKILL in ${formatDuration(graceMs)})\n`);
           command.stop();
         };
         lock.signal.addEventListener('abort', onLost, { once: true });
@@ -168,6 +167,12 @@ function lockEnvironment(table: LockTable, lock: Lock): NodeJS.ProcessEnv {
   };
 }
 
+/** Why the lock was lost, with the failure behind it if there was one (the heartbeat's last error, say). */
+function lossOf(lock: Lock): string {
+  const reason = lock.signal.reason as Error;
+  return reason.cause === undefined ? reason.message : `${reason.message} (${errorSummary(reason.cause)})`;
+}
+
 /** After the command (and all it left in its group) is gone: release the lock if it is still held; the exit code. */
 async function finish(lock: Lock, exit: CommandExit, program: string, io: CliIO): Promise<number> {
   const noticedWhileRunning = lock.signal.aborted;
@@ -176,7 +181,7 @@ async function finish(lock: Lock, exit: CommandExit, program: string, io: CliIO)
   // Still held after the watchdog stopped the command on its own: a renewal reached it too late.
   const expired = exit.kind === 'exited' && exit.expired;
   if (held) await release(lock, io);
-  else if (!noticedWhileRunning) io.err(`dynamodb-lock: ${(lock.signal.reason as Error).message}, before the command exited\n`);
+  else if (!noticedWhileRunning) io.err(`dynamodb-lock: ${lossOf(lock)}, before the command exited\n`);
   if (expired && held) io.err("dynamodb-lock: the command was stopped: the lock's safe time ended before a renewal reached the watchdog\n");
   if (exit.kind === 'not-started') io.err(`dynamodb-lock: cannot run ${JSON.stringify(program)}: ${exit.message}\n`);
   if (exit.kind === 'unwatched') io.err(`dynamodb-lock: ${exit.message}\n`);

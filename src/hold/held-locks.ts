@@ -149,7 +149,7 @@ export class HeldLocks {
     if (!announce) return;
     const error = held.endReason as LockLostError;
     this.#logger?.warn(
-      { err: error.cause, partitionKey: held.partitionKey, sortKey: held.sortKey, kind: error.kind },
+      { event: 'lost', err: error.cause, partitionKey: held.partitionKey, sortKey: held.sortKey, kind: error.kind },
       `lock lost: ${error.message}`,
     );
     this.#events.emit('lost', { held, error });

@@ -34,6 +34,15 @@ describe('operatorLogger', () => {
     ]);
   });
 
+  it("leaves a lock's loss to the command that held it, which tells it with what it does about it", () => {
+    const { lines, logger } = loggerAt();
+    logger.warn({ event: 'lost', err: throttled(), partitionKey: 'job', kind: 'expired' }, 'lock lost: its lease ran out');
+    logger.warn({ err: throttled(), partitionKey: 'job' }, 'heartbeat failed');
+    expect(lines).toEqual([
+      'dynamodb-lock: warning: heartbeat failed (lock "job"): ThrottlingException: Rate of requests exceeds the allowed throughput.\n',
+    ]);
+  });
+
   it('tells a cause without a message by its code', () => {
     const { lines, logger } = loggerAt();
     logger.warn({ err: Object.assign(new AggregateError([], ''), { code: 'ECONNREFUSED' }) }, 'heartbeat failed');
