@@ -115,11 +115,12 @@ export async function connect(settings: ConnectionSettings, io: CliIO, options: 
   });
   let client: LockClient;
   let table = settings.table;
+  // Without a logger, a wait through an outage would retry in silence.
+  const logger = operatorLogger(io);
   try {
     // A table made here or by the command has the key names of the flags.
     if (!local && !settings.keyNamesGiven && !options.createsTable) table = await tableWithItsKeyNames(dynamoDB, table);
-    // Without a logger, a wait through an outage would retry in silence.
-    client = new LockClient({ dynamoDB, ...lockClientSettings(settings, table), logger: operatorLogger(io) });
+    client = new LockClient({ dynamoDB, ...lockClientSettings(settings, table), logger });
     if (local && !options.createsTable) {
       await client.createLockTable({ ifNotExists: true });
       io.err(`dynamodb-lock: created table ${JSON.stringify(settings.table.tableName)} in DynamoDB Local\n`);
@@ -138,6 +139,8 @@ export async function connect(settings: ConnectionSettings, io: CliIO, options: 
       try {
         await client.close();
       } finally {
+        // Lines held back as repeats are told before the command's own last words.
+        logger.flush();
         dynamoDB.destroy();
         await local?.stop();
       }

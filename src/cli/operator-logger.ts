@@ -7,7 +7,9 @@
  * comes back (same level, message, lock and kind of cause) is printed the
  * first time, then no more than once per {@link REPEAT_INTERVAL_MS}, saying
  * how often it came since it was last printed: a terminal or a cron mail
- * gets a few lines an hour, not one a second.
+ * gets a few lines an hour, not one a second. When the command ends,
+ * {@link OperatorLogger.flush} prints the tally of every line held back
+ * since its last printing.
  *
  * The client's warning that a lock was lost is left out: the command that
  * held the lock tells of the loss itself, with what it does about it.
@@ -27,10 +29,19 @@ interface Repeats {
   printedAt: number;
   /** How often the line came since then without being printed. */
   held: number;
+  /** The newest of those, as it would be printed. */
+  newest: string;
 }
 
-export function operatorLogger(io: Pick<CliIO, 'err'>, clock: MonotonicClock = systemClock): Logger {
+export interface OperatorLogger extends Logger {
+  /** Prints, for each line held back since its last printing, the newest with how often it came. */
+  flush(): void;
+}
+
+export function operatorLogger(io: Pick<CliIO, 'err'>, clock: MonotonicClock = systemClock): OperatorLogger {
   const seen = new Map<string, Repeats>();
+  const tally = (repeats: Repeats, times: number, now: number): string =>
+    times === 0 ? '' : ` (${times} times in the last ${formatDuration(Math.round((now - repeats.printedAt) / 1_000) * 1_000)})`;
   const print =
     (level: 'warning' | 'error') =>
     (details: object, message: string): void => {
@@ -41,23 +52,31 @@ export function operatorLogger(io: Pick<CliIO, 'err'>, clock: MonotonicClock = s
       const cause = err === undefined ? '' : `: ${errorSummary(err)}`;
       // Causes of one kind differ in their wording (addresses, request ids), not in what the operator should know.
       const id = `${line}\n${kindOf(err)}`;
+      const text = `dynamodb-lock: ${line}${cause}`;
       const now = clock.now();
       const repeats = seen.get(id);
       if (repeats === undefined) {
-        seen.set(id, { printedAt: now, held: 0 });
-        io.err(`dynamodb-lock: ${line}${cause}\n`);
+        seen.set(id, { printedAt: now, held: 0, newest: text });
+        io.err(`${text}\n`);
         return;
       }
-      const since = now - repeats.printedAt;
-      if (since < REPEAT_INTERVAL_MS) {
+      if (now - repeats.printedAt < REPEAT_INTERVAL_MS) {
         repeats.held += 1;
+        repeats.newest = text;
         return;
       }
-      const tally = repeats.held === 0 ? '' : ` (${repeats.held + 1} times in the last ${formatDuration(Math.round(since / 1_000) * 1_000)})`;
-      seen.set(id, { printedAt: now, held: 0 });
-      io.err(`dynamodb-lock: ${line}${cause}${tally}\n`);
+      io.err(`${text}${tally(repeats, repeats.held === 0 ? 0 : repeats.held + 1, now)}\n`);
+      seen.set(id, { printedAt: now, held: 0, newest: text });
     };
-  return { debug: () => {}, warn: print('warning'), error: print('error') };
+  const flush = (): void => {
+    const now = clock.now();
+    for (const repeats of seen.values()) {
+      if (repeats.held === 0) continue;
+      io.err(`${repeats.newest}${tally(repeats, repeats.held, now)}\n`);
+      Object.assign(repeats, { printedAt: now, held: 0 });
+    }
+  };
+  return { debug: () => {}, warn: print('warning'), error: print('error'), flush };
 }
 
 const stringOr = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);

@@ -43,6 +43,26 @@ describe('operatorLogger', () => {
     ]);
   });
 
+  it('tallies, when flushed, the lines held back since their last printing', () => {
+    const { lines, clock, logger } = loggerAt();
+    const retry = (port: number): void => logger.warn({ err: refused(port), partitionKey: 'job' }, 'lock acquisition attempt failed; retrying');
+    retry(1);
+    logger.warn({}, 'printed once, never again');
+    for (let second = 1; second <= 4; second += 1) {
+      clock.t = second * 1_000;
+      retry(second + 1);
+    }
+    clock.t = 6_000;
+    logger.flush();
+    expect(lines.slice(2)).toEqual([
+      'dynamodb-lock: warning: lock acquisition attempt failed; retrying (lock "job"): Error: connect ECONNREFUSED 127.0.0.1:5 (4 times in the last 6 s)\n',
+    ]);
+
+    // Told: a second flush has nothing to add.
+    logger.flush();
+    expect(lines).toHaveLength(3);
+  });
+
   it('tells a cause without a message by its code', () => {
     const { lines, logger } = loggerAt();
     logger.warn({ err: Object.assign(new AggregateError([], ''), { code: 'ECONNREFUSED' }) }, 'heartbeat failed');
