@@ -17,6 +17,8 @@ export interface LockSettings {
   readonly heartbeatMs: number;
   /** dynamodb-lock's refreshPeriod; dynamodb-lock-client has none (it re-reads one lease after each read). */
   readonly pollMs: number;
+  /** dynamodb-lock's turnLength (`undefined`: its default); dynamodb-lock-client has no turns. */
+  readonly turnMs?: number | undefined;
 }
 
 /** How often a waiter of this client looks at a held lock. */
@@ -101,7 +103,12 @@ function ours(dynamoDB: DynamoDBClient, calls: CallCounter, settings: LockSettin
     name: 'dynamodb-lock',
     calls,
     acquire: async (key, signal) => {
-      const lock = await client.acquireLock(key, { refreshPeriod: settings.pollMs, additionalTimeToWaitForLock: Infinity, signal });
+      const lock = await client.acquireLock(key, {
+        refreshPeriod: settings.pollMs,
+        turnLength: settings.turnMs,
+        additionalTimeToWaitForLock: Infinity,
+        signal,
+      });
       return { release: async () => void (await lock.release()) };
     },
     close: async () => {

@@ -12,28 +12,42 @@ import { benchUncontended } from './acquire-uncontended.js';
 import type { Row } from './report.js';
 
 export const ACQUIRE_SETTINGS: LockSettings = { leaseMs: 2_000, heartbeatMs: 500, pollMs: 200 };
+export const ACQUIRE_SCENARIOS = ['uncontended', 'contention', 'takeover'] as const;
+export type AcquireScenario = (typeof ACQUIRE_SCENARIOS)[number];
+
+export interface AcquireBenchOptions {
+  readonly scenarios: readonly AcquireScenario[];
+  /** dynamodb-lock's turnLength in ms; `undefined`: its default. */
+  readonly turnMs?: number | undefined;
+}
 const SHAPES: readonly ContentionShape[] = [
   { workers: 8, keys: 1 },
   { workers: 32, keys: 8 },
 ];
 const TAKEOVER_RUNS = 5;
 
-export async function benchAcquireRelease(endpoint: string, cycles: number): Promise<Row[]> {
-  const settings = ACQUIRE_SETTINGS;
+export async function benchAcquireRelease(endpoint: string, cycles: number, options: AcquireBenchOptions): Promise<Row[]> {
+  const settings: LockSettings = { ...ACQUIRE_SETTINGS, turnMs: options.turnMs };
   await createTables(endpoint);
   const rows: Row[] = [];
   const progress = (what: string): void => void process.stderr.write(`acquire bench: ${what}\n`);
-  progress(`uncontended, ${cycles} cycles per client`);
-  rows.push(...(await benchUncontended(endpoint, cycles, settings)));
-  for (const shape of SHAPES) {
-    for (const client of CLIENTS) {
-      progress(`contention, ${shape.workers} workers on ${shape.keys} keys, ${client}`);
-      rows.push(await benchContention(endpoint, client, shape, settings));
+  if (options.scenarios.includes('uncontended')) {
+    progress(`uncontended, ${cycles} cycles per client`);
+    rows.push(...(await benchUncontended(endpoint, cycles, settings)));
+  }
+  if (options.scenarios.includes('contention')) {
+    for (const shape of SHAPES) {
+      for (const client of CLIENTS) {
+        progress(`contention, ${shape.workers} workers on ${shape.keys} keys, ${client}`);
+        rows.push(await benchContention(endpoint, client, shape, settings));
+      }
     }
   }
-  for (const client of CLIENTS) {
-    progress(`takeover, ${TAKEOVER_RUNS} runs, ${client}`);
-    rows.push(await benchTakeover(endpoint, client, TAKEOVER_RUNS, settings));
+  if (options.scenarios.includes('takeover')) {
+    for (const client of CLIENTS) {
+      progress(`takeover, ${TAKEOVER_RUNS} runs, ${client}`);
+      rows.push(await benchTakeover(endpoint, client, TAKEOVER_RUNS, settings));
+    }
   }
   return rows;
 }

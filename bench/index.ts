@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- [acquire] [--cycles N] [--json]`: benchmarks against an
+ * `npm run bench -- [acquire] [--scenarios uncontended,contention,takeover] [--turn-length MS] [--cycles N] [--json]`: benchmarks against an
  * embedded DynamoDB Local. Not part of the test suite.
  * `npm run bench -- heartbeat [--locks 1000,10000,40000] [--seconds 40] [--setups default/default,default/1,1/1]`: see bench/heartbeat.ts.
  * `npm run bench -- guarded [--cycles N] [--json]`: guarded writes beside plain ones, fenced acquisitions beside plain ones; see bench/guarded.ts.
@@ -10,14 +10,18 @@
 import { parseArgs } from 'node:util';
 import { startDynamoDBLocal } from '../src/testing/index.js';
 import { benchAcquireMany } from './acquire-many.js';
-import { benchAcquireRelease } from './acquire-release.js';
-import { FLOOR_SCENARIOS, benchFloor, type FloorScenario } from './floor.js';
+import { ACQUIRE_SCENARIOS, benchAcquireRelease } from './acquire-release.js';
+import { FLOOR_SCENARIOS, benchFloor } from './floor.js';
 import { benchGuarded } from './guarded.js';
 import { benchHeartbeat, parseList, parseSetups } from './heartbeat.js';
 import { printRows, type Row } from './report.js';
 
 const BENCHMARKS: Record<string, (endpoint: string, cycles: number) => Promise<Row[]>> = {
-  acquire: benchAcquireRelease,
+  acquire: (endpoint, cycles) =>
+    benchAcquireRelease(endpoint, cycles, {
+      scenarios: values.scenarios === undefined ? ACQUIRE_SCENARIOS : scenariosOf(values.scenarios, ACQUIRE_SCENARIOS),
+      turnMs: values['turn-length'] === undefined ? undefined : parseList(values['turn-length'], 'turn-length')[0],
+    }),
   guarded: benchGuarded,
   heartbeat: (endpoint) =>
     benchHeartbeat(endpoint, {
@@ -33,7 +37,7 @@ const BENCHMARKS: Record<string, (endpoint: string, cycles: number) => Promise<R
     }),
   floor: (endpoint) =>
     benchFloor(endpoint, {
-      scenarios: values.scenarios === undefined ? FLOOR_SCENARIOS : floorScenarios(values.scenarios),
+      scenarios: values.scenarios === undefined ? FLOOR_SCENARIOS : scenariosOf(values.scenarios, FLOOR_SCENARIOS),
       settings: (values.settings ?? 'default').split(','),
       cycles: Number(values.cycles ?? '3000'),
       rounds: values.rounds === undefined ? 4 : (parseList(values.rounds, 'rounds')[0] as number),
@@ -43,11 +47,11 @@ const BENCHMARKS: Record<string, (endpoint: string, cycles: number) => Promise<R
     }),
 };
 
-function floorScenarios(list: string): FloorScenario[] {
+function scenariosOf<Name extends string>(list: string, available: readonly Name[]): Name[] {
   const names = list.split(',');
-  const unknown = names.filter((name) => !(FLOOR_SCENARIOS as readonly string[]).includes(name));
-  if (unknown.length > 0) throw new Error(`unknown floor scenario(s): ${unknown.join(', ')}; available: ${FLOOR_SCENARIOS.join(', ')}`);
-  return names as FloorScenario[];
+  const unknown = names.filter((name) => !(available as readonly string[]).includes(name));
+  if (unknown.length > 0) throw new Error(`unknown scenario(s): ${unknown.join(', ')}; available: ${available.join(', ')}`);
+  return names as Name[];
 }
 
 const { values, positionals } = parseArgs({
@@ -61,8 +65,10 @@ const { values, positionals } = parseArgs({
     rounds: { type: 'string' },
     seconds: { type: 'string' },
     setups: { type: 'string' },
-    // floor
+    // acquire, floor
     scenarios: { type: 'string' },
+    // acquire
+    'turn-length': { type: 'string' },
     settings: { type: 'string' },
     window: { type: 'string' },
     'cpu-profile': { type: 'string' },

@@ -47,6 +47,13 @@ export const ACQUIRE_DEFAULTS = Object.freeze({
   /** Beyond the first holder's lease: enough to see one more heartbeat or a takeover come through. */
   additionalTimeToWaitForLock: 1_000,
   replaceData: true,
+  /**
+   * `turnLength` in refresh periods. A client that stands aside loses one
+   * refresh period per turn while the lock passes to a waiter: two periods
+   * of turn keep that to about a third of the time a turn takes, and let
+   * each of several contenders have a turn every few seconds.
+   */
+  turnLengthInRefreshPeriods: 2,
   /** Deleting leaves the table as it was before the lock was taken. */
   deleteLockOnRelease: true,
 });

@@ -8,6 +8,7 @@ import { loggerWithBindings, type Logger } from './logger.js';
 import { acquire, validateAcquireOptions, type AcquireContext, type AcquireLockOptions, type Acquisition } from './acquire/acquire-lock.js';
 import { KeySchemaProof } from './acquire/key-schema-proof.js';
 import { LockPollers } from './acquire/lock-poller.js';
+import { REMEMBERED_TURNS, Turns } from './acquire/turns.js';
 import { childAbortController, type ChildAbortController } from './primitives/child-abort-controller.js';
 import { systemClock, type MonotonicClock } from './clock.js';
 import { deadline } from './primitives/deadline.js';
@@ -97,13 +98,16 @@ export class LockClient implements AsyncDisposable {
   /** The user's handle of each lock held, made once per lock. */
   readonly #handles = new WeakMap<HeldLock, Lock>();
   readonly #lockOperations: LockOperations = {
-    releaseLock: async (held, options = {}) =>
-      this.#holding.releaseLock(held, {
+    releaseLock: async (held, options = {}) => {
+      const released = await this.#holding.releaseLock(held, {
         deleteLock: options.deleteLock,
         data: toBytes(options.data),
         bestEffort: options.bestEffort,
         signal: options.signal,
-      }),
+      });
+      if (released) this.#acquireContext.turns.released(lockId(held));
+      return released;
+    },
     sendHeartbeat: (held, options) => this.#sendHeartbeat(held, options),
     transactWrite: (held, items, options) => this.#holding.transactWrite(held, items, options),
     guardCondition: (held) => this.#holding.guardCondition(held),
@@ -164,6 +168,7 @@ export class LockClient implements AsyncDisposable {
       logger: this.#logger,
       explain: (error) => explainTableError(this.#dynamoDB, this.#table, error),
       // Few enough that heartbeats get nearly all of the server while they catch up.
+      turns: new Turns(this.#clock, REMEMBERED_TURNS),
       gate: new AcquisitionGate({
         heartbeatsBehind: () => this.#holding.heartbeatsBehind(),
         limit: ACQUISITION_REQUESTS_IN_FLIGHT,

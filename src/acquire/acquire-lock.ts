@@ -43,6 +43,7 @@ import { AcquireDeadline } from './acquire-deadline.js';
 import { StaleWatch } from './stale-watch.js';
 import type { LockObservation } from '../dynamodb/read-lock.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
+import type { Turns } from './turns.js';
 
 /** Options of one `acquireLock` call (Java's `AcquireLockOptions`, PROTOCOL.md §8.2). */
 export interface AcquireLockOptions {
@@ -61,6 +62,16 @@ export interface AcquireLockOptions {
   readonly acquireOnlyIfLockAlreadyExists?: boolean;
   /** Milliseconds between reads while waiting. @default 1000 */
   readonly refreshPeriod?: number;
+  /**
+   * How long this client may keep a lock it releases and asks for again at
+   * once (within `refreshPeriod` of the release) before it stands aside:
+   * the next such call sends nothing for one `refreshPeriod` after the
+   * release, so that waiters of other clients can take the lock. `Infinity`
+   * never stands aside. A call that may not wait a refresh period
+   * (`shouldSkipBlockingWait`, or `additionalTimeToWaitForLock` below
+   * `refreshPeriod`) never stands aside either. @default 2 × refreshPeriod
+   */
+  readonly turnLength?: number;
   /**
    * Milliseconds to wait beyond the lease of the first holder seen; `Infinity`
    * waits until the lock is acquired or the signal aborts. @default 1000
@@ -112,6 +123,8 @@ export interface AcquireContext {
   readonly explain: (error: unknown) => Promise<unknown>;
   /** Holds acquisition requests back while the client's heartbeats are behind. */
   readonly gate: AcquisitionGate;
+  /** This client's turns on the locks it releases and asks for again at once. */
+  readonly turns: Turns;
 }
 
 /** A successful acquisition write. */
@@ -134,6 +147,7 @@ export function validateAcquireOptions(
 ): void {
   validateLockKey(ctx.table, key);
   if (options.refreshPeriod !== undefined) checkDuration('refreshPeriod', options.refreshPeriod);
+  if (options.turnLength !== undefined) checkDuration('turnLength', options.turnLength, { allowInfinity: true });
   if (options.additionalTimeToWaitForLock !== undefined) {
     checkDuration('additionalTimeToWaitForLock', options.additionalTimeToWaitForLock, { allowInfinity: true });
   }
@@ -175,9 +189,18 @@ export function validateAcquireOptions(
  *   the client's waiters for this lock) only notice heartbeats and releases.
  */
 export async function acquire(ctx: AcquireContext, key: LockKey, options: AcquireLockOptions): Promise<Acquisition> {
-  const loop = new AcquireLoop(ctx, key, options);
+  const refreshMs = options.refreshPeriod ?? ACQUIRE_DEFAULTS.refreshPeriod;
+  const turn = ctx.turns.plan(lockId(key), {
+    refreshMs,
+    turnLengthMs: options.turnLength ?? ACQUIRE_DEFAULTS.turnLengthInRefreshPeriods * refreshMs,
+    mayWait:
+      !options.shouldSkipBlockingWait && (options.additionalTimeToWaitForLock ?? ACQUIRE_DEFAULTS.additionalTimeToWaitForLock) >= refreshMs,
+  });
+  const loop = new AcquireLoop(ctx, key, options, turn.standAsideMs);
   try {
-    return await loop.run();
+    const acquisition = await loop.run();
+    ctx.turns.taken(turn, acquisition.lookupTime, loop.waitedForAnother);
+    return acquisition;
   } finally {
     loop[Symbol.dispose]();
   }
@@ -258,8 +281,16 @@ export class AcquireLoop implements Disposable {
   /** Arrival time of the newest response acted on; older poll outcomes tell nothing new. */
   #newestAt = -Infinity;
   #polls: PollSubscription | undefined;
+  /** Milliseconds before this call's first request: its client stands aside for waiters (turns.ts). */
+  readonly #standAsideMs: number;
+  #waitedForAnother = false;
+  /** Reads in a row that found the lock free; standing aside counts as the first. */
+  #freeReadsInARow: number;
 
-  constructor(ctx: AcquireContext, key: LockKey, options: AcquireLockOptions) {
+  /** `standAsideMs`: wait this long, then read the lock as a waiter does, instead of writing at once. */
+  constructor(ctx: AcquireContext, key: LockKey, options: AcquireLockOptions, standAsideMs = 0) {
+    this.#standAsideMs = standAsideMs;
+    this.#freeReadsInARow = standAsideMs > 0 ? 1 : 0;
     this.#ctx = ctx;
     this.#key = key;
     this.#id = lockId(key);
@@ -278,8 +309,10 @@ export class AcquireLoop implements Disposable {
 
   /** Runs the loop until the lock is this call's, or the call ends with the reason it did not get it. */
   async run(): Promise<Acquisition> {
+    let step: Step;
+    if (this.#standAsideMs > 0) step = await this.#wait(undefined);
     // Java semantics for acquireOnlyIfLockAlreadyExists: read first, never create.
-    let step: Step = this.#options.acquireOnlyIfLockAlreadyExists || !this.#ctx.keySchema.proven ? { kind: 'read' } : { kind: 'create' };
+    else step = this.#options.acquireOnlyIfLockAlreadyExists || !this.#ctx.keySchema.proven ? { kind: 'read' } : { kind: 'create' };
     for (;;) {
       this.#options.signal?.throwIfAborted();
       const outcome = await this.#take(step);
@@ -300,6 +333,13 @@ export class AcquireLoop implements Disposable {
    */
   judge(existing: LockObservation | undefined, refused?: RefusedWrite): Decision {
     const options = this.#options;
+    if (existing === undefined || existing.record.isReleased) {
+      // Leave a free lock to the waiters whose turn comes first, for one read (turns.ts).
+      this.#freeReadsInARow++;
+      if (this.#freeReadsInARow < 2 && !this.#ctx.turns.mayTakeFree(this.#id)) return { kind: 'wait' };
+    } else {
+      this.#freeReadsInARow = 0;
+    }
     if (existing === undefined) {
       if (options.acquireOnlyIfLockAlreadyExists) return { kind: 'retry', refusal: new LockNotGrantedError('Lock does not exist.', this.#key) };
       return this.#writeUnlessRefused({ kind: 'absent' }, existing, refused);
@@ -308,6 +348,10 @@ export class AcquireLoop implements Disposable {
     const ours = this.#unconfirmedWriteIn(record);
     if (ours !== undefined) return { kind: 'ours', acquisition: ours };
     this.#lastHolder = holderOf(record);
+    if (!record.isReleased) {
+      this.#waitedForAnother = true;
+      this.#ctx.turns.sawHolder(this.#id, record.ownerName);
+    }
     if (record.isReleased) {
       const readRecordVersionNumber = options.acquireReleasedLocksConsistently ? record.recordVersionNumber : undefined;
       return this.#writeUnlessRefused({ kind: 'released', readRecordVersionNumber }, existing, refused);
@@ -321,6 +365,11 @@ export class AcquireLoop implements Disposable {
     this.#deadline.addHolderLease(record.leaseDurationMs);
     this.#watch.observe(existing);
     return this.#judgeStaleness(refused);
+  }
+
+  /** Whether this call saw someone else hold the lock. */
+  get waitedForAnother(): boolean {
+    return this.#waitedForAnother;
   }
 
   [Symbol.dispose](): void {
@@ -524,7 +573,7 @@ export class AcquireLoop implements Disposable {
    */
   async #wait(refusal: LockNotGrantedError | undefined): Promise<Step> {
     try {
-      this.#polls ??= this.#ctx.pollers.subscribe(this.#key, this.#refreshMs);
+      this.#polls ??= this.#ctx.pollers.subscribe(this.#key, this.#refreshMs, this.#standAsideMs > 0 ? this.#standAsideMs : undefined);
       const outcome = await this.#polls.next(this.#watch.takeoverAt(), this.#deadline.requestSignal);
       if (outcome === undefined) return { kind: 'takeover' };
       if (outcome.kind === 'error') return { kind: 'failed', error: outcome.error };

@@ -9,11 +9,14 @@
  * one waiter is subscribed and stops, cancelling a read in flight, when the
  * last one leaves.
  *
- * Polls come every 80–100 % of the shortest `refreshPeriod` among the
- * subscribers. The jitter spreads the reads of many processes waiting on one
- * lock; it only ever makes a poll earlier, so a change is still seen within
- * one refresh period (plus a read's latency) and a poll is never pushed past
- * a waiter's takeover instant by jitter.
+ * A loop's first poll comes after 80–100 % of the subscriber's
+ * `refreshPeriod`; each later one is due a whole shortest `refreshPeriod`
+ * among the subscribers after the previous one was due. The jitter spreads the reads
+ * of processes that start waiting on one lock together; it only ever makes a
+ * poll earlier, so a change is still seen within one refresh period (plus a
+ * read's latency). Later polls keep their phase, neither jittered nor moved
+ * by how long each read took: waiters of different processes then read in
+ * the same order round after round, and turns (turns.ts) pass in that order.
  */
 import type { MonotonicClock } from '../clock.js';
 import { lockId } from '../lock-key.js';
@@ -56,6 +59,15 @@ export function jitteredPollDelay(refreshMs: number, random: () => number): numb
 }
 
 /**
+ * The first time after `now` on the grid of `due` plus whole refresh
+ * periods: polls keep their phase however long reads and timers take, and a
+ * read that took longer than a period skips the polls it missed.
+ */
+export function nextPollDue(due: number, refreshMs: number, now: number): number {
+  return now < due + refreshMs ? due + refreshMs : due + refreshMs * Math.ceil((now - due) / refreshMs + Number.EPSILON);
+}
+
+/**
  * Rounded up: timers may fire a fraction of a millisecond before the
  * monotonic clock reaches their due time, and callers re-check the clock.
  * Capped at setTimeout's longest delay; a longer wait re-arms when it fires.
@@ -86,10 +98,11 @@ class KeyPoller {
     return this.#subscribers.size;
   }
 
-  add(subscriber: Subscriber): void {
+  /** `firstPollIn`: the newcomer's first poll is due this long from now, not after a jittered refresh period. */
+  add(subscriber: Subscriber, firstPollIn: number | undefined): void {
     this.#subscribers.add(subscriber);
     // A newcomer with a shorter refresh period may need the next poll earlier.
-    this.#schedule(subscriber.refreshMs);
+    this.#schedule(firstPollIn ?? jitteredPollDelay(subscriber.refreshMs, this.options.random));
   }
 
   remove(subscriber: Subscriber): void {
@@ -102,17 +115,20 @@ class KeyPoller {
     this.onIdle();
   }
 
-  #schedule(refreshMs: number): void {
+  #schedule(delayMs: number): void {
+    this.#scheduleAt(this.options.clock.now() + delayMs);
+  }
+
+  #scheduleAt(dueAt: number): void {
     if (this.#reading !== undefined) return; // the read in flight schedules the next one
-    const now = this.options.clock.now();
-    const dueAt = now + jitteredPollDelay(refreshMs, this.options.random);
     if (dueAt >= this.#dueAt) return;
     clearTimeout(this.#timer);
     this.#dueAt = dueAt;
-    this.#timer = setTimeout(() => void this.#poll(), timerDelay(dueAt, now));
+    this.#timer = setTimeout(() => void this.#poll(), timerDelay(dueAt, this.options.clock.now()));
   }
 
   async #poll(): Promise<void> {
+    const due = this.#dueAt;
     this.#timer = undefined;
     this.#dueAt = Infinity;
     const reading = new AbortController();
@@ -130,7 +146,7 @@ class KeyPoller {
       subscriber.latest = outcome;
       subscriber.wake?.();
     }
-    if (this.#subscribers.size > 0) this.#schedule(this.#shortestRefresh());
+    if (this.#subscribers.size > 0) this.#scheduleAt(nextPollDue(due, this.#shortestRefresh(), this.options.clock.now()));
   }
 
   #shortestRefresh(): number {
@@ -154,8 +170,11 @@ export class LockPollers {
     return this.#pollers.size;
   }
 
-  /** Joins (or starts) the loop of `key`; the first poll comes within `refreshMs`. */
-  subscribe(key: LockKey, refreshMs: number): PollSubscription {
+  /**
+   * Joins (or starts) the loop of `key`; the first poll comes within
+   * `refreshMs`, or within `firstPollIn` when given.
+   */
+  subscribe(key: LockKey, refreshMs: number, firstPollIn?: number): PollSubscription {
     const id = lockId(key);
     let poller = this.#pollers.get(id);
     if (poller === undefined) {
@@ -166,7 +185,7 @@ export class LockPollers {
       poller = created;
     }
     const subscriber = new Subscriber(refreshMs);
-    poller.add(subscriber);
+    poller.add(subscriber, firstPollIn);
     const joined = poller;
     let disposed = false;
     const dispose = (): void => {

@@ -12,6 +12,7 @@ import { KeySchemaProof } from '../../src/acquire/key-schema-proof.js';
 import { LockPollers } from '../../src/acquire/lock-poller.js';
 import { LockObservationCache } from '../../src/acquire/observation-cache.js';
 import { TAKEOVER_MARGIN_MS } from '../../src/acquire/stale-watch.js';
+import { Turns } from '../../src/acquire/turns.js';
 import { AcquisitionRequests } from '../../src/dynamodb/acquisition-requests.js';
 import { sdkClientOf, type DynamoDBSender } from '../../src/dynamodb/dynamodb-sender.js';
 import type { LockObservation } from '../../src/dynamodb/read-lock.js';
@@ -56,6 +57,7 @@ function loopOf(
     logger: undefined,
     explain: (error) => Promise.resolve(error),
     gate: new AcquisitionGate({ heartbeatsBehind: () => false, limit: 10, limitWhileBehind: 1 }),
+    turns: new Turns(clock, 10),
   };
   const loop = new AcquireLoop(ctx, key, options);
   loops.push(loop);

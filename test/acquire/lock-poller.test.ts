@@ -135,7 +135,7 @@ describe('LockPollers', () => {
     b.dispose();
   });
 
-  it('waits for a read in flight before scheduling the next poll', async () => {
+  it('waits for a read in flight, then polls on its grid, skipping the polls the read outlasted', async () => {
     const { calls, read } = recordingRead();
     const pollers = new LockPollers({ read, clock: systemClock, random: () => 0 });
     const a = pollers.subscribe(key, 100);
@@ -143,10 +143,15 @@ describe('LockPollers', () => {
     await advanceTo(450); // a slow read: no second read meanwhile
     expect(calls).toHaveLength(1);
     calls[0]!.answer(undefined);
-    await advanceTo(549);
+    await advanceTo(499);
     expect(calls).toHaveLength(1);
-    await advanceTo(550);
+    await advanceTo(500);
     expect(calls).toHaveLength(2);
+    // A read of 30 ms does not move the poll after it.
+    await advanceTo(530);
+    calls[1]!.answer(undefined);
+    await advanceTo(600);
+    expect(calls.map((call) => call.at)).toEqual([100, 500, 600]);
     a.dispose();
   });
 
@@ -168,13 +173,22 @@ describe('LockPollers', () => {
     slow.dispose();
   });
 
-  it('jitters each poll between 80 % and 100 % of the refresh period', async () => {
+  it("jitters a loop's first poll between 80 % and 100 % of the refresh period, then keeps its phase", async () => {
     const randoms = [0.5, 1, 0];
     const { calls, read } = recordingRead(() => undefined);
     const pollers = new LockPollers({ read, clock: systemClock, random: () => randoms.shift() ?? 0 });
     const a = pollers.subscribe(key, 1_000);
     await advanceTo(3_000);
-    expect(calls.map((call) => call.at)).toEqual([900, 1_700, 2_700]);
+    expect(calls.map((call) => call.at)).toEqual([900, 1_900, 2_900]);
+    a.dispose();
+  });
+
+  it('polls first when the subscriber says, without jitter', async () => {
+    const { calls, read } = recordingRead(() => undefined);
+    const pollers = new LockPollers({ read, clock: systemClock, random: () => 1 });
+    const a = pollers.subscribe(key, 1_000, 250);
+    await advanceTo(1_300);
+    expect(calls.map((call) => call.at)).toEqual([250, 1_250]);
     a.dispose();
   });
 

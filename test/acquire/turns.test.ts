@@ -1,0 +1,139 @@
+/**
+ * Turns: when a client that releases a lock and asks for it again at once
+ * stands aside, and when its waiters leave a free lock to others first.
+ * Timed with a manual clock; integration/acquire/turns.test.ts runs real
+ * clients against DynamoDB Local.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { MAX_TURN_GROWTH, Turns, type PlanRequest } from '../../src/acquire/turns.js';
+
+function manualClock(start = 1_000) {
+  const clock = { t: start, now: () => clock.t };
+  return clock;
+}
+
+const REFRESH = 100;
+const request: PlanRequest = { refreshMs: REFRESH, turnLengthMs: 2 * REFRESH, mayWait: true };
+
+/** Takes the lock as `plan` said, holds it `holdMs`, releases it, and asks again `gapMs` later. */
+function cycle(turns: Turns, clock: { t: number }, holdMs: number, gapMs = 1, waitedForAnother = false) {
+  const plan = turns.plan('L', request);
+  clock.t += plan.standAsideMs;
+  turns.taken(plan, clock.t, waitedForAnother);
+  clock.t += holdMs;
+  turns.released('L');
+  clock.t += gapMs;
+  return plan;
+}
+
+describe('Turns: standing aside', () => {
+  it('a lock asked for again at once goes on with the turn until the turn has lasted its length', () => {
+    const clock = manualClock();
+    const turns = new Turns(clock, 10);
+    expect(cycle(turns, clock, 90).kind).toBe('new');
+    expect(cycle(turns, clock, 90).kind).toBe('continues'); // 91 ms into the turn at its release
+    const plan = turns.plan('L', request); // released 181 ms into a turn of 200: still on
+    expect(plan.kind).toBe('continues');
+    turns.taken(plan, clock.t, false);
+    clock.t += 30;
+    turns.released('L'); // 212 ms into it
+    clock.t += 5;
+    const aside = turns.plan('L', request);
+    expect(aside).toMatchObject({ kind: 'stands-aside', standAsideMs: REFRESH - 5 });
+  });
+
+  it('a lock asked for a refresh period or more after its release starts a new turn', () => {
+    const clock = manualClock();
+    const turns = new Turns(clock, 10);
+    cycle(turns, clock, 250, REFRESH);
+    expect(turns.plan('L', request).kind).toBe('new');
+  });
+
+  it('never stands aside for a call that may not wait, nor with an endless turn length', () => {
+    const clock = manualClock();
+    const turns = new Turns(clock, 10);
+    cycle(turns, clock, 250);
+    expect(turns.plan('L', { ...request, mayWait: false }).kind).toBe('continues');
+    expect(turns.plan('L', { ...request, turnLengthMs: Infinity }).kind).toBe('stands-aside'); // the turn already begun keeps its length
+    const fresh = new Turns(clock, 10);
+    const endless = { ...request, turnLengthMs: Infinity };
+    const plan = fresh.plan('L', endless);
+    fresh.taken(plan, clock.t, false);
+    clock.t += 1_000_000;
+    fresh.released('L');
+    expect(fresh.plan('L', endless).kind).toBe('continues');
+  });
+
+  it('a turn where nobody took the lock while it stood aside lasts twice as long, up to its cap', () => {
+    const clock = manualClock();
+    const turns = new Turns(clock, 10);
+    const lengths: number[] = [];
+    let held = 0;
+    for (let i = 0; i < 10_000 && lengths.length < 8; i++) {
+      const plan = cycle(turns, clock, 10);
+      held += 11;
+      if (plan.kind === 'stands-aside') {
+        lengths.push(held);
+        held = 0;
+      }
+    }
+    // Turns of 200 ms, then 400, 800, … until 32 × 200 ms: the time held between two stand-asides.
+    const expected = [1, 2, 4, 8, 16, 32, 32, 32].map((growth) => growth * request.turnLengthMs);
+    expect(lengths).toHaveLength(expected.length);
+    lengths.forEach((length, i) => {
+      expect(length).toBeGreaterThanOrEqual(expected[i] as number);
+      expect(length).toBeLessThan((expected[i] as number) + 11 + REFRESH);
+    });
+    expect(MAX_TURN_GROWTH).toBe(32);
+  });
+
+  it('a turn won after waiting for someone else gets the call turn length again', () => {
+    const clock = manualClock();
+    const turns = new Turns(clock, 10);
+    // Grow the turn: nobody takes the lock when it stands aside.
+    for (let i = 0; i < 100; i++) cycle(turns, clock, 10);
+    const plan = turns.plan('L', request);
+    turns.taken(plan, clock.t, true);
+    clock.t += 2 * REFRESH + 1;
+    turns.released('L');
+    expect(turns.plan('L', request).kind).toBe('stands-aside');
+  });
+});
+
+describe('Turns: leaving a free lock to others first', () => {
+  it('a waiter that never held the lock may take it', () => {
+    const turns = new Turns(manualClock(), 10);
+    turns.sawHolder('L', 'a');
+    expect(turns.mayTakeFree('L')).toBe(true);
+    expect(turns.mayTakeFree('unknown')).toBe(true);
+  });
+
+  it('after its turn, a client waits for each owner seen in the round before it', () => {
+    const clock = manualClock();
+    const turns = new Turns(clock, 10);
+    turns.sawHolder('L', 'a');
+    turns.sawHolder('L', 'b');
+    const plan = turns.plan('L', request);
+    turns.taken(plan, clock.t, true);
+    turns.released('L');
+    expect(turns.mayTakeFree('L')).toBe(false);
+    turns.sawHolder('L', 'b');
+    expect(turns.mayTakeFree('L')).toBe(false);
+    turns.sawHolder('L', 'c'); // a newcomer: not waited for this round
+    expect(turns.mayTakeFree('L')).toBe(false);
+    turns.sawHolder('L', 'a');
+    expect(turns.mayTakeFree('L')).toBe(true);
+  });
+
+  it('remembers at most `capacity` locks, dropping the one taken longest ago', () => {
+    const clock = manualClock();
+    const turns = new Turns(clock, 2);
+    for (const id of ['A', 'B', 'C']) {
+      turns.sawHolder(id, 'other');
+      turns.taken(turns.plan(id, request), clock.t, true);
+    }
+    expect(turns.size).toBe(2);
+    turns.released('A');
+    expect(turns.plan('A', request).kind).toBe('new');
+  });
+});
