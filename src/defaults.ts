@@ -48,10 +48,10 @@ export const ACQUIRE_DEFAULTS = Object.freeze({
   additionalTimeToWaitForLock: 1_000,
   replaceData: true,
   /**
-   * `turnLength` in refresh periods. A client that stands aside loses one
-   * refresh period per turn while the lock passes to a waiter: two periods
-   * of turn keep that to about a third of the time a turn takes, and let
-   * each of several contenders have a turn every few seconds.
+   * `turnLength` in refresh periods. Each hand-over leaves the lock free
+   * until the next waiter's read, up to one period: two periods of turn keep
+   * that a minor share, and still give each of several contenders a turn
+   * every few seconds at the default period.
    */
   turnLengthInRefreshPeriods: 2,
   /** Deleting leaves the table as it was before the lock was taken. */
