@@ -32,7 +32,13 @@ describe('defaults', () => {
       holdLockOnServiceUnavailable: false,
       maxLockObservationCacheSize: 10_000,
     });
-    expect(ACQUIRE_DEFAULTS).toEqual({ refreshPeriod: 1_000, additionalTimeToWaitForLock: 1_000, replaceData: true, deleteLockOnRelease: true });
+    expect(ACQUIRE_DEFAULTS).toEqual({
+      refreshPeriod: 1_000,
+      additionalTimeToWaitForLock: 1_000,
+      replaceData: true,
+      deleteLockOnRelease: true,
+      turnLengthInRefreshPeriods: 2,
+    });
     expect(WITH_LOCK_DEFAULTS).toEqual({ releaseTimeout: 5_000 });
     expect(LIST_LOCKS_DEFAULTS).toEqual({ consistentRead: true });
     expect(CREATE_TABLE_DEFAULTS).toEqual({ billingMode: 'PAY_PER_REQUEST', activeTimeout: 300_000 });
