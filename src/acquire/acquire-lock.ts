@@ -43,7 +43,7 @@ import { AcquireDeadline } from './acquire-deadline.js';
 import { StaleWatch } from './stale-watch.js';
 import type { LockObservation } from '../dynamodb/read-lock.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
-import type { Turns } from './turns.js';
+import type { TurnPlan, Turns } from './turns.js';
 
 /** Options of one `acquireLock` call (Java's `AcquireLockOptions`, PROTOCOL.md §8.2). */
 export interface AcquireLockOptions {
@@ -196,7 +196,7 @@ export async function acquire(ctx: AcquireContext, key: LockKey, options: Acquir
     mayWait:
       !options.shouldSkipBlockingWait && (options.additionalTimeToWaitForLock ?? ACQUIRE_DEFAULTS.additionalTimeToWaitForLock) >= refreshMs,
   });
-  const loop = new AcquireLoop(ctx, key, options, turn.standAsideMs);
+  const loop = new AcquireLoop(ctx, key, options, turn);
   try {
     const acquisition = await loop.run();
     ctx.turns.taken(turn, acquisition.lookupTime, loop.waitedForAnother);
@@ -286,11 +286,14 @@ export class AcquireLoop implements Disposable {
   #waitedForAnother = false;
   /** Reads in a row that found the lock free; standing aside counts as the first. */
   #freeReadsInARow: number;
+  /** Whether the call may leave a free lock to other waiters for a read: only one that may wait a refresh period. */
+  readonly #mayDefer: boolean;
 
-  /** `standAsideMs`: wait this long, then read the lock as a waiter does, instead of writing at once. */
-  constructor(ctx: AcquireContext, key: LockKey, options: AcquireLockOptions, standAsideMs = 0) {
-    this.#standAsideMs = standAsideMs;
-    this.#freeReadsInARow = standAsideMs > 0 ? 1 : 0;
+  /** `turn`: this client's turn on the lock, which may say to stand aside first (turns.ts). */
+  constructor(ctx: AcquireContext, key: LockKey, options: AcquireLockOptions, turn?: Pick<TurnPlan, 'standAsideMs' | 'mayWait'>) {
+    this.#standAsideMs = turn?.standAsideMs ?? 0;
+    this.#mayDefer = turn?.mayWait ?? false;
+    this.#freeReadsInARow = this.#standAsideMs > 0 ? 1 : 0;
     this.#ctx = ctx;
     this.#key = key;
     this.#id = lockId(key);
@@ -336,7 +339,7 @@ export class AcquireLoop implements Disposable {
     if (existing === undefined || existing.record.isReleased) {
       // Leave a free lock to the waiters whose turn comes first, for one read (turns.ts).
       this.#freeReadsInARow++;
-      if (this.#freeReadsInARow < 2 && !this.#ctx.turns.mayTakeFree(this.#id)) return { kind: 'wait' };
+      if (this.#mayDefer && this.#freeReadsInARow < 2 && !this.#ctx.turns.mayTakeFree(this.#id)) return { kind: 'wait' };
     } else {
       this.#freeReadsInARow = 0;
     }

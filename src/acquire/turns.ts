@@ -63,6 +63,8 @@ export interface TurnPlan {
   readonly kind: 'new' | 'continues' | 'stands-aside';
   readonly standAsideMs: number;
   readonly turnLengthMs: number;
+  /** Whether the call may wait a refresh period: only then does it stand aside, or leave a free lock to others. */
+  readonly mayWait: boolean;
 }
 
 export interface PlanRequest {
@@ -83,20 +85,20 @@ export class Turns {
 
   /** Decides, as an acquisition of `lockId` starts, whether it goes on with a turn or stands aside first. */
   plan(lockId: string, request: PlanRequest): TurnPlan {
-    const { turnLengthMs } = request;
+    const { turnLengthMs, mayWait } = request;
     const turn = this.#turns.get(lockId);
-    if (turn?.releasedAt === undefined || turn.startedAt === undefined) return { lockId, kind: 'new', standAsideMs: 0, turnLengthMs };
+    if (turn?.releasedAt === undefined || turn.startedAt === undefined) return { lockId, kind: 'new', standAsideMs: 0, turnLengthMs, mayWait };
     const now = this.clock.now();
     const standAsideUntil = turn.releasedAt + request.refreshMs;
     if (now >= standAsideUntil) {
       // Not back to back: every waiter has had a read since the release.
       turn.releasedAt = undefined;
-      return { lockId, kind: 'new', standAsideMs: 0, turnLengthMs };
+      return { lockId, kind: 'new', standAsideMs: 0, turnLengthMs, mayWait };
     }
     if (turn.releasedAt - turn.startedAt < turn.lengthMs || !request.mayWait) {
-      return { lockId, kind: 'continues', standAsideMs: 0, turnLengthMs };
+      return { lockId, kind: 'continues', standAsideMs: 0, turnLengthMs, mayWait };
     }
-    return { lockId, kind: 'stands-aside', standAsideMs: standAsideUntil - now, turnLengthMs };
+    return { lockId, kind: 'stands-aside', standAsideMs: standAsideUntil - now, turnLengthMs, mayWait };
   }
 
   /** A waiter of this client saw `ownerName` hold the lock. */

@@ -13,6 +13,7 @@ import { LockPollers } from '../../src/acquire/lock-poller.js';
 import { LockObservationCache } from '../../src/acquire/observation-cache.js';
 import { TAKEOVER_MARGIN_MS } from '../../src/acquire/stale-watch.js';
 import { Turns } from '../../src/acquire/turns.js';
+import { lockId } from '../../src/lock-key.js';
 import { AcquisitionRequests } from '../../src/dynamodb/acquisition-requests.js';
 import { sdkClientOf, type DynamoDBSender } from '../../src/dynamodb/dynamodb-sender.js';
 import type { LockObservation } from '../../src/dynamodb/read-lock.js';
@@ -39,7 +40,13 @@ afterEach(() => {
 
 function loopOf(
   options: AcquireLockOptions = {},
-  shared: { clock?: ReturnType<typeof manualClock>; dynamoDB?: DynamoDBSender; observations?: LockObservationCache } = {},
+  shared: {
+    clock?: ReturnType<typeof manualClock>;
+    dynamoDB?: DynamoDBSender;
+    observations?: LockObservationCache;
+    turns?: Turns;
+    turn?: { standAsideMs: number; mayWait: boolean };
+  } = {},
 ) {
   const clock = shared.clock ?? manualClock();
   const ctx: AcquireContext = {
@@ -57,9 +64,9 @@ function loopOf(
     logger: undefined,
     explain: (error) => Promise.resolve(error),
     gate: new AcquisitionGate({ heartbeatsBehind: () => false, limit: 10, limitWhileBehind: 1 }),
-    turns: new Turns(clock, 10),
+    turns: shared.turns ?? new Turns(clock, 10),
   };
-  const loop = new AcquireLoop(ctx, key, options);
+  const loop = new AcquireLoop(ctx, key, options, shared.turn);
   loops.push(loop);
   return { loop, clock };
 }
@@ -181,5 +188,30 @@ describe('AcquireLoop.judge', () => {
 
     expect(loop.judge(observation(5, { ownerName: 'me', recordVersionNumber: 'rvn-other' })).kind).toBe('wait');
     expect(loop.judge(observation(5, { ownerName: 'me', recordVersionNumber: sent, isReleased: true })).kind).toBe('write');
+  });
+});
+
+describe('AcquireLoop: turns', () => {
+  /** A client that waited for `other`, then had its turn and released the lock: `other` goes first now. */
+  function afterOwnTurn(clock: ReturnType<typeof manualClock>): Turns {
+    const turns = new Turns(clock, 10);
+    const id = lockId(key);
+    turns.sawHolder(id, 'other');
+    turns.taken(turns.plan(id, { refreshMs: 100, turnLengthMs: 200, mayWait: true }), clock.now(), true);
+    turns.released(id);
+    return turns;
+  }
+
+  it('a waiter that may wait leaves a free lock to the owners of the round before its turn, for one read', () => {
+    const clock = manualClock();
+    const { loop } = loopOf({}, { clock, turns: afterOwnTurn(clock), turn: { standAsideMs: 0, mayWait: true } });
+    expect(loop.judge(undefined)).toEqual({ kind: 'wait' });
+    expect(loop.judge(undefined).kind).toBe('write');
+  });
+
+  it('a call that may not wait takes a free lock at once', () => {
+    const clock = manualClock();
+    const { loop } = loopOf({ shouldSkipBlockingWait: true }, { clock, turns: afterOwnTurn(clock), turn: { standAsideMs: 0, mayWait: false } });
+    expect(loop.judge(undefined).kind).toBe('write');
   });
 });
