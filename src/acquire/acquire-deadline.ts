@@ -70,6 +70,11 @@ export class AcquireDeadline implements Disposable {
     return this.#clock.now() - this.#start - paused;
   }
 
+  /** Milliseconds the call may still wait; `Infinity` when it waits until acquired or aborted. */
+  get remaining(): number {
+    return this.#budgetMs - this.elapsed;
+  }
+
   /** True once the call has waited all it may. */
   get passed(): boolean {
     return this.elapsed > this.#budgetMs;

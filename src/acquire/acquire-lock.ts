@@ -339,7 +339,9 @@ export class AcquireLoop implements Disposable {
     if (existing === undefined || existing.record.isReleased) {
       // Leave a free lock to the waiters whose turn comes first, for one read (turns.ts).
       this.#freeReadsInARow++;
-      if (this.#mayDefer && this.#freeReadsInARow < 2 && !this.#ctx.turns.mayTakeFree(this.#id)) return { kind: 'wait' };
+      // Only with a refresh period of the call's time left: the next read must still come before its deadline.
+      const mayDefer = this.#mayDefer && this.#freeReadsInARow < 2 && this.#deadline.remaining >= this.#refreshMs;
+      if (mayDefer && !this.#ctx.turns.mayTakeFree(this.#id)) return { kind: 'wait' };
     } else {
       this.#freeReadsInARow = 0;
     }

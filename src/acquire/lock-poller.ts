@@ -64,6 +64,7 @@ export function jitteredPollDelay(refreshMs: number, random: () => number): numb
  * read that took longer than a period skips the polls it missed.
  */
 export function nextPollDue(due: number, refreshMs: number, now: number): number {
+  if (!(refreshMs > 0) || !Number.isFinite(due)) return now + Math.max(0, refreshMs);
   return now < due + refreshMs ? due + refreshMs : due + refreshMs * Math.ceil((now - due) / refreshMs + Number.EPSILON);
 }
 

@@ -37,6 +37,14 @@ import type { MonotonicClock } from '../clock.js';
  */
 export const REMEMBERED_TURNS = 1_024;
 
+/**
+ * Other owners a client remembers seeing on one lock between two of its
+ * turns. Past that many, it counts the round as over for everyone: owner
+ * names are often unique per process, and a client that only waits would
+ * otherwise keep one for every process it ever saw.
+ */
+export const MAX_OWNERS_REMEMBERED = 64;
+
 /** How many times `turnLength` a turn may grow to while nobody takes the lock when this client stands aside. */
 export const MAX_TURN_GROWTH = 32;
 
@@ -106,8 +114,11 @@ export class Turns {
     const turn = this.#turns.get(lockId);
     if (turn === undefined) {
       this.#set(lockId, { startedAt: undefined, lengthMs: 0, releasedAt: undefined, heldSince: new Set([ownerName]), heldBefore: new Set() });
-    } else {
+    } else if (turn.heldSince.size < MAX_OWNERS_REMEMBERED || turn.heldSince.has(ownerName)) {
       turn.heldSince.add(ownerName);
+    } else {
+      turn.heldSince = new Set([ownerName]);
+      turn.heldBefore = new Set();
     }
   }
 

@@ -209,6 +209,24 @@ describe('AcquireLoop: turns', () => {
     expect(loop.judge(undefined).kind).toBe('write');
   });
 
+  it('leaves a free lock to others only while the call has a refresh period of its time left', () => {
+    const clock = manualClock();
+    const turns = afterOwnTurn(clock);
+    // A budget of exactly one refresh period (the defaults): at the start, the next read still comes in time.
+    const { loop } = loopOf(
+      { additionalTimeToWaitForLock: 1_000, refreshPeriod: 1_000 },
+      { clock, turns, turn: { standAsideMs: 0, mayWait: true } },
+    );
+    expect(loop.judge(undefined)).toEqual({ kind: 'wait' });
+    const late = loopOf(
+      { additionalTimeToWaitForLock: 1_000, refreshPeriod: 1_000 },
+      { clock, turns, turn: { standAsideMs: 0, mayWait: true } },
+    ).loop;
+    clock.set(clock.now() + 1);
+    // Its next read would come after its deadline, and the call would end without the lock it saw free.
+    expect(late.judge(undefined).kind).toBe('write');
+  });
+
   it('a call that may not wait takes a free lock at once', () => {
     const clock = manualClock();
     const { loop } = loopOf({ shouldSkipBlockingWait: true }, { clock, turns: afterOwnTurn(clock), turn: { standAsideMs: 0, mayWait: false } });

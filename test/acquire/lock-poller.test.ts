@@ -5,7 +5,7 @@
  * under test here (integration/acquire/ reads DynamoDB Local).
  */
 import { describe, expect, it, jest } from '@jest/globals';
-import { LockPollers, POLL_JITTER, jitteredPollDelay, type PollOutcome } from '../../src/acquire/lock-poller.js';
+import { LockPollers, POLL_JITTER, jitteredPollDelay, nextPollDue, type PollOutcome } from '../../src/acquire/lock-poller.js';
 import { systemClock } from '../../src/clock.js';
 import type { LockKey } from '../../src/lock-key.js';
 import type { LockObservation } from '../../src/dynamodb/read-lock.js';
@@ -181,6 +181,20 @@ describe('LockPollers', () => {
     await advanceTo(3_000);
     expect(calls.map((call) => call.at)).toEqual([900, 1_900, 2_900]);
     a.dispose();
+  });
+
+  it('leaves no waiter polling every millisecond after one with refreshPeriod 0 has left', async () => {
+    expect(nextPollDue(10, 0, 15)).toBe(15);
+    const { calls, read } = recordingRead(() => undefined);
+    const pollers = new LockPollers({ read, clock: systemClock, random: () => 0 });
+    const eager = pollers.subscribe(key, 0);
+    const patient = pollers.subscribe(key, 1_000);
+    await advanceTo(5);
+    eager.dispose();
+    const before = calls.length;
+    await advanceTo(3_005);
+    patient.dispose();
+    expect(calls.length - before).toBeLessThanOrEqual(4);
   });
 
   it('polls first when the subscriber says, without jitter', async () => {

@@ -5,7 +5,7 @@
  * clients against DynamoDB Local.
  */
 import { describe, expect, it } from '@jest/globals';
-import { MAX_TURN_GROWTH, Turns, type PlanRequest } from '../../src/acquire/turns.js';
+import { MAX_OWNERS_REMEMBERED, MAX_TURN_GROWTH, Turns, type PlanRequest } from '../../src/acquire/turns.js';
 
 function manualClock(start = 1_000) {
   const clock = { t: start, now: () => clock.t };
@@ -122,6 +122,18 @@ describe('Turns: leaving a free lock to others first', () => {
     turns.sawHolder('L', 'c'); // a newcomer: not waited for this round
     expect(turns.mayTakeFree('L')).toBe(false);
     turns.sawHolder('L', 'a');
+    expect(turns.mayTakeFree('L')).toBe(true);
+  });
+
+  it('past MAX_OWNERS_REMEMBERED owners seen between its turns, a client counts the round as over', () => {
+    const clock = manualClock();
+    const turns = new Turns(clock, 10);
+    turns.sawHolder('L', 'a');
+    turns.taken(turns.plan('L', request), clock.t, true);
+    turns.released('L');
+    for (let i = 0; i < MAX_OWNERS_REMEMBERED; i++) turns.sawHolder('L', `passer-by-${i}`);
+    expect(turns.mayTakeFree('L')).toBe(false); // still waiting for a
+    turns.sawHolder('L', 'one-too-many');
     expect(turns.mayTakeFree('L')).toBe(true);
   });
 
