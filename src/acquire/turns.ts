@@ -17,8 +17,12 @@
  * when this client asks.
  *
  * The client that stood aside becomes the waiter whose read comes last.
- * Waiters read at a steady period (lock-poller.ts), so turns pass round in
- * the order of their reads, each waiter once per round.
+ * Waiters read at a steady period (lock-poller.ts), so turns tend to pass
+ * round in the order of their reads. After its own turn, a waiter also
+ * leaves a free lock, for one read, to the owners it saw in the round before
+ * that turn. Neither rule can stop a waiter whose read falls between a
+ * holder's release and its re-take from winning the race for the lock, so
+ * the order is not strict (BENCHMARKS.md, "Fair contention").
  *
  * A holder cannot see who waits for its lock. A turn that began after this
  * client waited for another holder gets the call's `turnLength`; so does a
