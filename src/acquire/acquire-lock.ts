@@ -177,7 +177,8 @@ export function validateAcquireOptions(
 
 /**
  * Acquires the lock: Java's acquire loop (PROTOCOL.md §5), with three
- * shortcuts that leave every request and every decision Java's:
+ * shortcuts that leave every request and every decision Java's, and turns
+ * (turns.ts), which change only when requests are sent:
  *
  * - A free lock is taken in one call: the new-lock write goes first, and
  *   when its condition fails, its ALL_OLD item is the consistent read Java
@@ -187,6 +188,10 @@ export function validateAcquireOptions(
  * - While waiting, a held lock's takeover is written at the instant its RVN
  *   has been unchanged for its lease, not at the next poll; polls (shared by
  *   the client's waiters for this lock) only notice heartbeats and releases.
+ *
+ * Turns: a back-to-back acquisition whose turn is over waits a refresh
+ * period before its first request, and a waiter that had a turn leaves a
+ * lock it finds free to others for one read.
  */
 export async function acquire(ctx: AcquireContext, key: LockKey, options: AcquireLockOptions): Promise<Acquisition> {
   const refreshMs = options.refreshPeriod ?? ACQUIRE_DEFAULTS.refreshPeriod;
@@ -290,9 +295,9 @@ export class AcquireLoop implements Disposable {
   readonly #mayDefer: boolean;
 
   /** `turn`: this client's turn on the lock, which may say to stand aside first (turns.ts). */
-  constructor(ctx: AcquireContext, key: LockKey, options: AcquireLockOptions, turn?: Pick<TurnPlan, 'standAsideMs' | 'mayWait'>) {
+  constructor(ctx: AcquireContext, key: LockKey, options: AcquireLockOptions, turn?: Pick<TurnPlan, 'standAsideMs' | 'request'>) {
     this.#standAsideMs = turn?.standAsideMs ?? 0;
-    this.#mayDefer = turn?.mayWait ?? false;
+    this.#mayDefer = turn?.request.mayWait ?? false;
     this.#freeReadsInARow = this.#standAsideMs > 0 ? 1 : 0;
     this.#ctx = ctx;
     this.#key = key;
@@ -353,7 +358,7 @@ export class AcquireLoop implements Disposable {
     const ours = this.#unconfirmedWriteIn(record);
     if (ours !== undefined) return { kind: 'ours', acquisition: ours };
     this.#lastHolder = holderOf(record);
-    if (!record.isReleased) {
+    if (!record.isReleased && record.ownerName !== this.#ctx.ownerName) {
       this.#waitedForAnother = true;
       this.#ctx.turns.sawHolder(this.#id, record.ownerName);
     }

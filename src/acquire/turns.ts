@@ -74,15 +74,13 @@ export interface TurnPlan {
    */
   readonly kind: 'new' | 'continues' | 'stands-aside';
   readonly standAsideMs: number;
-  readonly turnLengthMs: number;
-  /** Whether the call may wait a refresh period: only then does it stand aside, or leave a free lock to others. */
-  readonly mayWait: boolean;
+  readonly request: PlanRequest;
 }
 
 export interface PlanRequest {
   readonly refreshMs: number;
   readonly turnLengthMs: number;
-  /** False when the call may not wait a refresh period (it could not stand aside and still be answered). */
+  /** Whether the call may wait a refresh period: only then does it stand aside, or leave a free lock to others. */
   readonly mayWait: boolean;
 }
 
@@ -97,20 +95,19 @@ export class Turns {
 
   /** Decides, as an acquisition of `lockId` starts, whether it goes on with a turn or stands aside first. */
   plan(lockId: string, request: PlanRequest): TurnPlan {
-    const { turnLengthMs, mayWait } = request;
     const turn = this.#turns.get(lockId);
-    if (turn?.releasedAt === undefined || turn.startedAt === undefined) return { lockId, kind: 'new', standAsideMs: 0, turnLengthMs, mayWait };
+    if (turn?.releasedAt === undefined || turn.startedAt === undefined) return { lockId, kind: 'new', standAsideMs: 0, request };
     const now = this.clock.now();
     const standAsideUntil = turn.releasedAt + request.refreshMs;
     if (now >= standAsideUntil) {
       // Not back to back: every waiter has had a read since the release.
       turn.releasedAt = undefined;
-      return { lockId, kind: 'new', standAsideMs: 0, turnLengthMs, mayWait };
+      return { lockId, kind: 'new', standAsideMs: 0, request };
     }
     if (turn.releasedAt - turn.startedAt < turn.lengthMs || !request.mayWait) {
-      return { lockId, kind: 'continues', standAsideMs: 0, turnLengthMs, mayWait };
+      return { lockId, kind: 'continues', standAsideMs: 0, request };
     }
-    return { lockId, kind: 'stands-aside', standAsideMs: standAsideUntil - now, turnLengthMs, mayWait };
+    return { lockId, kind: 'stands-aside', standAsideMs: standAsideUntil - now, request };
   }
 
   /** A waiter of this client saw `ownerName` hold the lock. */
@@ -143,7 +140,7 @@ export class Turns {
    * `at`; `waitedForAnother`: it saw someone else hold the lock first.
    */
   taken(plan: TurnPlan, at: number, waitedForAnother: boolean): void {
-    const { turnLengthMs } = plan;
+    const { turnLengthMs } = plan.request;
     const turn = this.#turns.get(plan.lockId);
     if (turn === undefined || turn.startedAt === undefined || waitedForAnother || plan.kind === 'new') {
       this.#set(plan.lockId, {

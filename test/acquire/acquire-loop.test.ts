@@ -45,7 +45,8 @@ function loopOf(
     dynamoDB?: DynamoDBSender;
     observations?: LockObservationCache;
     turns?: Turns;
-    turn?: { standAsideMs: number; mayWait: boolean };
+    /** The call's turn plan says whether it may wait a refresh period. */
+    mayWait?: boolean;
   } = {},
 ) {
   const clock = shared.clock ?? manualClock();
@@ -66,7 +67,11 @@ function loopOf(
     gate: new AcquisitionGate({ heartbeatsBehind: () => false, limit: 10, limitWhileBehind: 1 }),
     turns: shared.turns ?? new Turns(clock, 10),
   };
-  const loop = new AcquireLoop(ctx, key, options, shared.turn);
+  const turn =
+    shared.mayWait === undefined
+      ? undefined
+      : { standAsideMs: 0, request: { refreshMs: options.refreshPeriod ?? 1_000, turnLengthMs: 2_000, mayWait: shared.mayWait } };
+  const loop = new AcquireLoop(ctx, key, options, turn);
   loops.push(loop);
   return { loop, clock };
 }
@@ -204,7 +209,7 @@ describe('AcquireLoop: turns', () => {
 
   it('a waiter that may wait leaves a free lock to the owners of the round before its turn, for one read', () => {
     const clock = manualClock();
-    const { loop } = loopOf({}, { clock, turns: afterOwnTurn(clock), turn: { standAsideMs: 0, mayWait: true } });
+    const { loop } = loopOf({}, { clock, turns: afterOwnTurn(clock), mayWait: true });
     expect(loop.judge(undefined)).toEqual({ kind: 'wait' });
     expect(loop.judge(undefined).kind).toBe('write');
   });
@@ -213,23 +218,30 @@ describe('AcquireLoop: turns', () => {
     const clock = manualClock();
     const turns = afterOwnTurn(clock);
     // A budget of exactly one refresh period (the defaults): at the start, the next read still comes in time.
-    const { loop } = loopOf(
-      { additionalTimeToWaitForLock: 1_000, refreshPeriod: 1_000 },
-      { clock, turns, turn: { standAsideMs: 0, mayWait: true } },
-    );
+    const { loop } = loopOf({ additionalTimeToWaitForLock: 1_000, refreshPeriod: 1_000 }, { clock, turns, mayWait: true });
     expect(loop.judge(undefined)).toEqual({ kind: 'wait' });
-    const late = loopOf(
-      { additionalTimeToWaitForLock: 1_000, refreshPeriod: 1_000 },
-      { clock, turns, turn: { standAsideMs: 0, mayWait: true } },
-    ).loop;
+    const late = loopOf({ additionalTimeToWaitForLock: 1_000, refreshPeriod: 1_000 }, { clock, turns, mayWait: true }).loop;
     clock.set(clock.now() + 1);
     // Its next read would come after its deadline, and the call would end without the lock it saw free.
     expect(late.judge(undefined).kind).toBe('write');
   });
 
+  it("counts only another owner's hold as waiting for someone, not this client's own lock item", () => {
+    const clock = manualClock();
+    const turns = new Turns(clock, 10);
+    const { loop } = loopOf({}, { clock, turns });
+    loop.judge(observation(0, { ownerName: 'me' }));
+    expect(loop.waitedForAnother).toBe(false);
+    // Nor is it an owner to leave the lock to after this client's turn.
+    turns.taken(turns.plan(lockId(key), { refreshMs: 100, turnLengthMs: 200, mayWait: true }), clock.now(), true);
+    expect(turns.mayTakeFree(lockId(key))).toBe(true);
+    loop.judge(observation(0, { ownerName: 'other' }));
+    expect(loop.waitedForAnother).toBe(true);
+  });
+
   it('a call that may not wait takes a free lock at once', () => {
     const clock = manualClock();
-    const { loop } = loopOf({ shouldSkipBlockingWait: true }, { clock, turns: afterOwnTurn(clock), turn: { standAsideMs: 0, mayWait: false } });
+    const { loop } = loopOf({ shouldSkipBlockingWait: true }, { clock, turns: afterOwnTurn(clock), mayWait: false });
     expect(loop.judge(undefined).kind).toBe('write');
   });
 });
