@@ -30,7 +30,9 @@
  * next turn lasts twice as long, up to MAX_TURN_GROWTH times `turnLength`:
  * a lone client that re-takes its lock over and over stands aside ever more
  * rarely, and again as often as the length says once it has waited for
- * someone.
+ * someone. Turns grow only once this client has seen nobody else hold the
+ * lock for CONTENTION_MEMORY_IN_TURNS turn lengths: under contention a
+ * stand-aside can look unanswered when it was not.
  */
 import type { MonotonicClock } from '../clock.js';
 
@@ -49,6 +51,16 @@ export const REMEMBERED_TURNS = 1_024;
  */
 export const MAX_OWNERS_REMEMBERED = 64;
 
+/**
+ * How many turn lengths a client remembers seeing someone else hold a lock:
+ * until that long has passed, its turns do not grow. A stand-aside can look
+ * unanswered under contention: every waiter that read the lock free may
+ * have left it to another for that read, or this client's own read may have
+ * fallen between the new holder's release and its re-take, so that it took
+ * the lock back unaware.
+ */
+export const CONTENTION_MEMORY_IN_TURNS = 8;
+
 /** How many times `turnLength` a turn may grow to while nobody takes the lock when this client stands aside. */
 export const MAX_TURN_GROWTH = 32;
 
@@ -62,6 +74,8 @@ interface Turn {
   heldSince: Set<string>;
   /** Other owners seen holding the lock in the round before that: each has a turn before this client's next. */
   heldBefore: ReadonlySet<string>;
+  /** Monotonic time this client last saw another owner hold the lock; `-Infinity` if never. */
+  sawOtherAt: number;
 }
 
 /** What an acquisition starting now does about this client's turn on the lock. */
@@ -113,9 +127,20 @@ export class Turns {
   /** A waiter of this client saw `ownerName` hold the lock. */
   sawHolder(lockId: string, ownerName: string): void {
     const turn = this.#turns.get(lockId);
+    const now = this.clock.now();
     if (turn === undefined) {
-      this.#set(lockId, { startedAt: undefined, lengthMs: 0, releasedAt: undefined, heldSince: new Set([ownerName]), heldBefore: new Set() });
-    } else if (turn.heldSince.size < MAX_OWNERS_REMEMBERED || turn.heldSince.has(ownerName)) {
+      this.#set(lockId, {
+        startedAt: undefined,
+        lengthMs: 0,
+        releasedAt: undefined,
+        heldSince: new Set([ownerName]),
+        heldBefore: new Set(),
+        sawOtherAt: now,
+      });
+      return;
+    }
+    turn.sawOtherAt = now;
+    if (turn.heldSince.size < MAX_OWNERS_REMEMBERED || turn.heldSince.has(ownerName)) {
       turn.heldSince.add(ownerName);
     } else {
       turn.heldSince = new Set([ownerName]);
@@ -149,13 +174,15 @@ export class Turns {
         releasedAt: undefined,
         heldSince: new Set(),
         heldBefore: turn?.heldSince ?? new Set(),
+        sawOtherAt: turn?.sawOtherAt ?? -Infinity,
       });
     } else if (plan.kind === 'continues') {
       turn.releasedAt = undefined;
     } else {
-      // It stood aside and nobody took the lock: likely nobody is waiting.
+      // It stood aside and nobody took the lock: likely nobody is waiting, unless someone else held it lately.
+      const contended = at - turn.sawOtherAt < CONTENTION_MEMORY_IN_TURNS * turnLengthMs;
       turn.startedAt = at;
-      turn.lengthMs = Math.min(turn.lengthMs * 2, turnLengthMs * MAX_TURN_GROWTH);
+      if (!contended) turn.lengthMs = Math.min(turn.lengthMs * 2, turnLengthMs * MAX_TURN_GROWTH);
       turn.releasedAt = undefined;
     }
   }

@@ -5,7 +5,7 @@
  * clients against DynamoDB Local.
  */
 import { describe, expect, it } from '@jest/globals';
-import { MAX_OWNERS_REMEMBERED, MAX_TURN_GROWTH, Turns, type PlanRequest } from '../../src/acquire/turns.js';
+import { CONTENTION_MEMORY_IN_TURNS, MAX_OWNERS_REMEMBERED, MAX_TURN_GROWTH, Turns, type PlanRequest } from '../../src/acquire/turns.js';
 
 function manualClock(start = 1_000) {
   const clock = { t: start, now: () => clock.t };
@@ -24,6 +24,21 @@ function cycle(turns: Turns, clock: { t: number }, holdMs: number, gapMs = 1, wa
   turns.released('L');
   clock.t += gapMs;
   return plan;
+}
+
+/** Runs back-to-back cycles of 10 ms until the client stood aside `count` times; the time it held the lock before each. */
+function turnsHeld(turns: Turns, clock: { t: number }, count: number): number[] {
+  const lengths: number[] = [];
+  let held = 0;
+  for (let i = 0; i < 10_000 && lengths.length < count; i++) {
+    const plan = cycle(turns, clock, 10);
+    held += 11;
+    if (plan.kind === 'stands-aside') {
+      lengths.push(held);
+      held = 0;
+    }
+  }
+  return lengths;
 }
 
 describe('Turns: standing aside', () => {
@@ -67,16 +82,7 @@ describe('Turns: standing aside', () => {
   it('a turn where nobody took the lock while it stood aside lasts twice as long, up to its cap', () => {
     const clock = manualClock();
     const turns = new Turns(clock, 10);
-    const lengths: number[] = [];
-    let held = 0;
-    for (let i = 0; i < 10_000 && lengths.length < 8; i++) {
-      const plan = cycle(turns, clock, 10);
-      held += 11;
-      if (plan.kind === 'stands-aside') {
-        lengths.push(held);
-        held = 0;
-      }
-    }
+    const lengths = turnsHeld(turns, clock, 8);
     // Turns of 200 ms, then 400, 800, … until 32 × 200 ms: the time held between two stand-asides.
     const expected = [1, 2, 4, 8, 16, 32, 32, 32].map((growth) => growth * request.turnLengthMs);
     expect(lengths).toHaveLength(expected.length);
@@ -85,6 +91,25 @@ describe('Turns: standing aside', () => {
       expect(length).toBeLessThan((expected[i] as number) + 11 + REFRESH);
     });
     expect(MAX_TURN_GROWTH).toBe(32);
+  });
+
+  it('a turn does not grow while this client has lately seen someone else hold the lock', () => {
+    const clock = manualClock();
+    const turns = new Turns(clock, 10);
+    turns.sawHolder('L', 'other');
+    const won = turns.plan('L', request);
+    turns.taken(won, clock.t, true);
+    const lengths = turnsHeld(turns, clock, 8);
+    // Nobody took the lock at any stand-aside, but `other` held it moments ago: that
+    // stand-aside may have gone unanswered only because its waiters' reads fell late.
+    const quietMs = CONTENTION_MEMORY_IN_TURNS * request.turnLengthMs;
+    let since = 0;
+    lengths.forEach((length, i) => {
+      if (since + length < quietMs) expect(length).toBeLessThan(2 * request.turnLengthMs);
+      since += length + (i === 0 ? 0 : REFRESH);
+    });
+    // Once it has seen nobody else for that long, its turns grow again.
+    expect(Math.max(...lengths)).toBeGreaterThanOrEqual(4 * request.turnLengthMs);
   });
 
   it('a turn won after waiting for someone else gets the call turn length again', () => {
