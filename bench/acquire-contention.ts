@@ -3,8 +3,9 @@
  * i mod K), each running critical sections of a few milliseconds for a
  * fixed time. Reports critical sections per second, how long acquisitions
  * waited, DynamoDB calls per section, the spread of sections between workers
- * (and, per key, the fewest a worker ran over the most), and whether two
- * holders of a key ever overlapped (they must not).
+ * (and, per key, the fewest a worker ran over the most, and the most one
+ * worker ran in a row), and whether two holders of a key ever overlapped
+ * (they must not).
  */
 import { pollPeriodOf, type ClientName, type LockSettings } from './acquire-clients.js';
 import { startProcess, type BenchProcess } from './acquire-processes.js';
@@ -61,12 +62,18 @@ function summarize(client: ClientName, shape: ContentionShape, settings: LockSet
   const mean = total / results.length;
   // Workers i, i+K, i+2K, … shared a key: their sections must never overlap.
   let overlaps = 0;
+  let longestRun = 0;
   for (let k = 0; k < shape.keys; k++) {
     const sections = results
-      .filter((_, i) => i % shape.keys === k)
-      .flatMap((r) => r.sections)
-      .sort((a, b) => a[0] - b[0]);
-    for (let i = 1; i < sections.length; i++) if ((sections[i] as [number, number])[0] < (sections[i - 1] as [number, number])[1]) overlaps++;
+      .flatMap((r, worker) => (worker % shape.keys === k ? r.sections.map(([start, end]) => ({ start, end, worker })) : []))
+      .sort((a, b) => a.start - b.start);
+    let run = 0;
+    sections.forEach((section, i) => {
+      const previous = sections[i - 1];
+      if (previous !== undefined && section.start < previous.end) overlaps++;
+      run = previous?.worker === section.worker ? run + 1 : 1;
+      longestRun = Math.max(longestRun, run);
+    });
   }
   return acquireRow({
     client,
@@ -82,6 +89,7 @@ function summarize(client: ClientName, shape: ContentionShape, settings: LockSet
     keys: shape.keys,
     spreadPct: mean === 0 ? null : ((Math.max(...counts) - Math.min(...counts)) / mean) * 100,
     minMax: worstMinMax(counts, shape.keys),
+    longestRun,
     overlaps,
   });
 }

@@ -47,6 +47,7 @@ const ACQUIRE_COLUMNS = [
   'keys',
   'spreadPct',
   'minMax',
+  'longestRun',
   'overlaps',
 ] as const;
 
