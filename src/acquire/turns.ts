@@ -31,8 +31,9 @@
  * a lone client that re-takes its lock over and over stands aside ever more
  * rarely, and again as often as the length says once it has waited for
  * someone. Turns grow only once this client has seen nobody else hold the
- * lock for CONTENTION_MEMORY_IN_TURNS turn lengths: under contention a
- * stand-aside can look unanswered when it was not.
+ * lock for CONTENTION_MEMORY_IN_TURNS turns: under contention a stand-aside
+ * can look unanswered when it was not. An acquisition after someone else
+ * held the lock since this client's release starts a new turn.
  */
 import type { MonotonicClock } from '../clock.js';
 
@@ -52,12 +53,14 @@ export const REMEMBERED_TURNS = 1_024;
 export const MAX_OWNERS_REMEMBERED = 64;
 
 /**
- * How many turn lengths a client remembers seeing someone else hold a lock:
+ * For how many turns, each with its stand-aside (`turnLength` +
+ * `refreshPeriod`), a client remembers seeing someone else hold a lock:
  * until that long has passed, its turns do not grow. A stand-aside can look
  * unanswered under contention: every waiter that read the lock free may
  * have left it to another for that read, or this client's own read may have
  * fallen between the new holder's release and its re-take, so that it took
- * the lock back unaware.
+ * the lock back unaware. Eight: as many turns as a round of the 8 workers of
+ * BENCHMARKS.md "Fair contention", where such mistakes grew turns to seconds.
  */
 export const CONTENTION_MEMORY_IN_TURNS = 8;
 
@@ -113,8 +116,8 @@ export class Turns {
     if (turn?.releasedAt === undefined || turn.startedAt === undefined) return { lockId, kind: 'new', standAsideMs: 0, request };
     const now = this.clock.now();
     const standAsideUntil = turn.releasedAt + request.refreshMs;
-    if (now >= standAsideUntil) {
-      // Not back to back: every waiter has had a read since the release.
+    if (now >= standAsideUntil || turn.sawOtherAt > turn.releasedAt) {
+      // Not back to back: every waiter has had a read since the release, or someone else held the lock since.
       turn.releasedAt = undefined;
       return { lockId, kind: 'new', standAsideMs: 0, request };
     }
@@ -180,7 +183,7 @@ export class Turns {
       turn.releasedAt = undefined;
     } else {
       // It stood aside and nobody took the lock: likely nobody is waiting, unless someone else held it lately.
-      const contended = at - turn.sawOtherAt < CONTENTION_MEMORY_IN_TURNS * turnLengthMs;
+      const contended = at - turn.sawOtherAt < CONTENTION_MEMORY_IN_TURNS * (turnLengthMs + plan.request.refreshMs);
       turn.startedAt = at;
       if (!contended) turn.lengthMs = Math.min(turn.lengthMs * 2, turnLengthMs * MAX_TURN_GROWTH);
       turn.releasedAt = undefined;

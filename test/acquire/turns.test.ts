@@ -26,20 +26,28 @@ function cycle(turns: Turns, clock: { t: number }, holdMs: number, gapMs = 1, wa
   return plan;
 }
 
-/** Runs back-to-back cycles of 10 ms until the client stood aside `count` times; the time it held the lock before each. */
-function turnsHeld(turns: Turns, clock: { t: number }, count: number): number[] {
-  const lengths: number[] = [];
+/**
+ * Runs back-to-back cycles of 10 ms until the client stood aside `count`
+ * times: for each stand-aside, how long the client had held the lock before
+ * it, and when the stand-aside's acquisition took it back.
+ */
+function standAsides(turns: Turns, clock: { t: number }, count: number): Array<{ heldMs: number; takenAt: number }> {
+  const asides: Array<{ heldMs: number; takenAt: number }> = [];
   let held = 0;
-  for (let i = 0; i < 10_000 && lengths.length < count; i++) {
+  for (let i = 0; i < 10_000 && asides.length < count; i++) {
+    const before = clock.t;
     const plan = cycle(turns, clock, 10);
     held += 11;
     if (plan.kind === 'stands-aside') {
-      lengths.push(held);
+      asides.push({ heldMs: held, takenAt: before + plan.standAsideMs });
       held = 0;
     }
   }
-  return lengths;
+  return asides;
 }
+
+/** How long the client held the lock before each of its first `count` stand-asides. */
+const turnsHeld = (turns: Turns, clock: { t: number }, count: number): number[] => standAsides(turns, clock, count).map((aside) => aside.heldMs);
 
 describe('Turns: standing aside', () => {
   it('a lock asked for again at once goes on with the turn until the turn has lasted its length', () => {
@@ -96,20 +104,30 @@ describe('Turns: standing aside', () => {
   it('a turn does not grow while this client has lately seen someone else hold the lock', () => {
     const clock = manualClock();
     const turns = new Turns(clock, 10);
+    turnsHeld(turns, clock, 1); // a turn of its own first: the lock's record exists when it next waits
+    clock.t += REFRESH;
     turns.sawHolder('L', 'other');
-    const won = turns.plan('L', request);
-    turns.taken(won, clock.t, true);
-    const lengths = turnsHeld(turns, clock, 8);
-    // Nobody took the lock at any stand-aside, but `other` held it moments ago: that
-    // stand-aside may have gone unanswered only because its waiters' reads fell late.
-    const quietMs = CONTENTION_MEMORY_IN_TURNS * request.turnLengthMs;
-    let since = 0;
-    lengths.forEach((length, i) => {
-      if (since + length < quietMs) expect(length).toBeLessThan(2 * request.turnLengthMs);
-      since += length + (i === 0 ? 0 : REFRESH);
-    });
-    // Once it has seen nobody else for that long, its turns grow again.
-    expect(Math.max(...lengths)).toBeGreaterThanOrEqual(4 * request.turnLengthMs);
+    const sawOtherAt = clock.t;
+    turns.taken(turns.plan('L', request), clock.t, true);
+    // Nobody took the lock at any stand-aside, but `other` held it a while ago: a stand-aside
+    // under contention may go unanswered only because its waiters' reads fell late.
+    const memoryMs = CONTENTION_MEMORY_IN_TURNS * (request.turnLengthMs + REFRESH);
+    const asides = standAsides(turns, clock, 12);
+    const grown = asides.findIndex((aside) => aside.heldMs >= 2 * request.turnLengthMs);
+    expect(grown).toBeGreaterThan(0);
+    // Each turn is held in full before the next stand-aside: the first grown one began at the stand-aside before it.
+    const grewAt = (asides[grown - 1] as { takenAt: number }).takenAt;
+    expect(grewAt - sawOtherAt).toBeGreaterThanOrEqual(memoryMs);
+    expect(grewAt - sawOtherAt).toBeLessThan(memoryMs + request.turnLengthMs + REFRESH + 11);
+    expect(CONTENTION_MEMORY_IN_TURNS).toBe(8);
+  });
+
+  it('an acquisition after someone else held the lock since this client released it starts a new turn', () => {
+    const clock = manualClock();
+    const turns = new Turns(clock, 10);
+    cycle(turns, clock, 250);
+    turns.sawHolder('L', 'other');
+    expect(turns.plan('L', request).kind).toBe('new');
   });
 
   it('a turn won after waiting for someone else gets the call turn length again', () => {
