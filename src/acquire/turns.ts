@@ -38,9 +38,9 @@
 import type { MonotonicClock } from '../clock.js';
 
 /**
- * Locks whose turn a client remembers, the most recently taken: a client
- * that re-takes more locks than this back to back starts some of their
- * turns afresh.
+ * Locks whose turn a client remembers, the most recently taken or seen
+ * held by someone else: a client that re-takes more locks than this back to
+ * back starts some of their turns afresh.
  */
 export const REMEMBERED_TURNS = 1_024;
 
@@ -101,7 +101,7 @@ export interface PlanRequest {
   readonly mayWait: boolean;
 }
 
-/** Each lock's turn for one client, the most recent `capacity` locks. */
+/** Each lock's turn for one client, the `capacity` locks used most recently. */
 export class Turns {
   readonly #turns = new Map<string, Turn>();
 
@@ -143,6 +143,8 @@ export class Turns {
       return;
     }
     turn.sawOtherAt = now;
+    // A lock someone else holds now is contended now: it outlives locks only taken since.
+    this.#set(lockId, turn);
     if (turn.heldSince.size < MAX_OWNERS_REMEMBERED || turn.heldSince.has(ownerName)) {
       turn.heldSince.add(ownerName);
     } else {
@@ -201,7 +203,7 @@ export class Turns {
   }
 
   #set(lockId: string, turn: Turn): void {
-    // Re-inserted, so that the Map's order is the order of acquisitions, oldest first.
+    // Re-inserted, so that the Map's order is the order of use, oldest first.
     this.#turns.delete(lockId);
     this.#turns.set(lockId, turn);
     if (this.#turns.size > this.capacity) {

@@ -180,6 +180,23 @@ describe('Turns: leaving a free lock to others first', () => {
     expect(turns.mayTakeFree('L')).toBe(true);
   });
 
+  it('a lock seen held by someone else counts as recent, and outlives locks taken since', () => {
+    const clock = manualClock();
+    const turns = new Turns(clock, 2);
+    for (const id of ['A', 'B']) turns.taken(turns.plan(id, request), clock.t, false);
+    turns.sawHolder('A', 'other'); // a waiter of this client watches A now
+    turns.taken(turns.plan('C', request), clock.t, false);
+    turns.released('A');
+    turns.released('B');
+    clock.t += 1;
+    turns.sawHolder('A', 'other');
+    expect(turns.plan('A', request).kind).toBe('new'); // someone else held A since the release
+    clock.t += 1;
+    turns.released('A');
+    expect(turns.plan('A', request).kind).toBe('continues'); // A's turn is still remembered
+    expect(turns.plan('B', request).kind).toBe('new'); // B's was dropped
+  });
+
   it('remembers at most `capacity` locks, dropping the one taken longest ago', () => {
     const clock = manualClock();
     const turns = new Turns(clock, 2);
