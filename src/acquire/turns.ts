@@ -59,8 +59,12 @@ export const MAX_OWNERS_REMEMBERED = 64;
  * unanswered under contention: every waiter that read the lock free may
  * have left it to another for that read, or this client's own read may have
  * fallen between the new holder's release and its re-take, so that it took
- * the lock back unaware. Eight: as many turns as a round of the 8 workers of
- * BENCHMARKS.md "Fair contention", where such mistakes grew turns to seconds.
+ * the lock back unaware. A client sees another holder just before it wins
+ * the lock after waiting, so this bounds how many mistaken stand-asides in
+ * a row it takes for being alone: each such mistake only costs the others
+ * one more turn of the usual length, where growth let one worker keep the
+ * lock for seconds (BENCHMARKS.md "Fair contention"). A lone client pays
+ * for it once contention ends: its turns keep their length for that long.
  */
 export const CONTENTION_MEMORY_IN_TURNS = 8;
 
