@@ -342,6 +342,8 @@ export class AcquireLoop implements Disposable {
   judge(existing: LockObservation | undefined, refused?: RefusedWrite): Decision {
     const options = this.#options;
     if (existing === undefined || existing.record.isReleased) {
+      // The timed RVN is no longer held: its takeover instant means nothing now.
+      this.#watch.forget();
       // Leave a free lock to the waiters whose turn comes first, for one read (turns.ts).
       this.#freeReadsInARow++;
       // Only with a refresh period of the call's time left: the next read must still come before its deadline.
@@ -551,6 +553,10 @@ export class AcquireLoop implements Disposable {
       if (step.kind === 'create') {
         // Not a lost race: the lock exists. Its item is the read Java would have made first.
         return { kind: 'again', step: current === undefined ? { kind: 'read' } : { kind: 'decide', observation: current, at: arrivedAt } };
+      }
+      if (current === undefined && attempted !== undefined && attempted.path !== 'absent') {
+        // A write conditioned on an item, refused without one: the item is gone. That is a read of "no item".
+        return { kind: 'again', step: { kind: 'decide', observation: undefined, at: arrivedAt, refused: attempted } };
       }
       if (this.#options.shouldSkipBlockingWait) throw new LockCurrentlyUnavailableError(key, this.#lastHolder, { cause: error });
       return {

@@ -35,6 +35,11 @@ export class StaleWatch {
     this.#observation = observation;
   }
 
+  /** Stops timing: the lock was seen free. */
+  forget(): void {
+    this.#observation = undefined;
+  }
+
   /** True once the timed RVN has been unchanged for strictly longer than its lease. */
   isStale(now: number): boolean {
     const timed = this.#observation;
