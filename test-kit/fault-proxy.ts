@@ -64,7 +64,12 @@ export interface CannedReply {
 
 /** The error types DynamoDB answers with for overload, outages and missing permissions, with their HTTP status. */
 export type DynamoDBErrorKind =
-  'ProvisionedThroughputExceededException' | 'ThrottlingException' | 'InternalServerError' | 'ServiceUnavailable' | 'AccessDeniedException';
+  | 'ProvisionedThroughputExceededException'
+  | 'ThrottlingException'
+  | 'InternalServerError'
+  | 'ServiceUnavailable'
+  | 'AccessDeniedException'
+  | 'TransactionConflictException';
 
 const ERROR_REPLIES: Readonly<Record<DynamoDBErrorKind, { status: number; type: string; message: string }>> = {
   // The namespaces are the ones DynamoDB puts in `__type`; the SDK reads the part after '#'.
@@ -88,6 +93,12 @@ const ERROR_REPLIES: Readonly<Record<DynamoDBErrorKind, { status: number; type: 
     status: 400,
     type: 'com.amazon.coral.service#AccessDeniedException',
     message: 'User is not authorized to perform this action',
+  },
+  // A write on an item that an ongoing transaction holds: nothing applied, and the SDK does not retry it.
+  TransactionConflictException: {
+    status: 400,
+    type: 'com.amazonaws.dynamodb.v20120810#TransactionConflictException',
+    message: 'Transaction is ongoing for the item',
   },
   ServiceUnavailable: {
     status: 503,

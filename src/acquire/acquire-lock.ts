@@ -8,7 +8,14 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
 import { toBytes } from '../primitives/bytes.js';
 import type { MonotonicClock } from '../clock.js';
-import { isClientSideError, isConditionalCheckFailed, isThrottling, isTransactionRace, httpStatusOf } from '../dynamodb/sdk-errors.js';
+import {
+  isClientSideError,
+  isConditionalCheckFailed,
+  isThrottling,
+  isTransactionConflict,
+  isTransactionRace,
+  httpStatusOf,
+} from '../dynamodb/sdk-errors.js';
 import {
   DynamoDBUnavailableError,
   InvalidArgumentError,
@@ -565,8 +572,8 @@ export class AcquireLoop implements Disposable {
         following: current === undefined ? undefined : { kind: 'decide', observation: current, at: arrivedAt, refused: attempted },
       };
     }
-    if (isTransactionRace(error)) {
-      // A fenced acquisition lost a race without a word on the lock item: read it again.
+    if (isTransactionRace(error) || isTransactionConflict(error)) {
+      // A fenced acquisition lost a race without a word on the lock item, or a transaction holds the item: read it again.
       if (step.kind === 'create') return { kind: 'again', step: { kind: 'read' } };
       return {
         kind: 'not-taken',

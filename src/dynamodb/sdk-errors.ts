@@ -130,6 +130,15 @@ export function isTransactionRace(error: unknown): boolean {
   return reasons !== undefined && !isFailedConditionCode(reasons[0]?.Code) && reasons.every((reason) => isRaceCode(reason.Code));
 }
 
+/**
+ * The item is part of a transaction under way (a guarded write of its
+ * holder's, say): nothing was applied, and the same write may succeed once
+ * that transaction ends. Contention, like throttling; the SDK does not retry it.
+ */
+export function isTransactionConflict(error: unknown): boolean {
+  return shape(error).name === 'TransactionConflictException';
+}
+
 export function isResourceNotFound(error: unknown): boolean {
   return shape(error).name === 'ResourceNotFoundException';
 }
@@ -200,8 +209,8 @@ export function wasNeverSent(error: unknown): boolean {
   return typeof code === 'string' && NEVER_SENT_CODES.has(code);
 }
 
-/** Worth trying again later: throttled, a 5xx answer, or no answer at all. */
+/** Worth trying again later: throttled, met a transaction under way, a 5xx answer, or no answer at all. */
 export function isTransient(error: unknown): boolean {
   const status = httpStatusOf(error);
-  return isThrottling(error) || (status !== undefined && status >= 500) || isClientSideError(error);
+  return isThrottling(error) || isTransactionConflict(error) || (status !== undefined && status >= 500) || isClientSideError(error);
 }
