@@ -565,7 +565,12 @@ export class AcquireLoop implements Disposable {
         // A write conditioned on an item, refused without one: the item is gone. That is a read of "no item".
         return { kind: 'again', step: { kind: 'decide', observation: undefined, at: arrivedAt, refused: attempted } };
       }
-      if (this.#options.shouldSkipBlockingWait) throw new LockCurrentlyUnavailableError(key, this.#lastHolder, { cause: error });
+      if (this.#options.shouldSkipBlockingWait) {
+        // A refusal without the item (a batch's `DuplicateItem`) names no holder, and may be our own write
+        // applied by an earlier attempt: read it, as the refusal of a PutItem would have shown it.
+        if (current === undefined) return { kind: 'again', step: { kind: 'read' } };
+        throw new LockCurrentlyUnavailableError(key, this.#lastHolder, { cause: error });
+      }
       return {
         kind: 'not-taken',
         refusal: new LockNotGrantedError('another client acquired it first', key, this.#lastHolder, { cause: error }),

@@ -16,7 +16,7 @@ export interface FaultBed {
 }
 
 /** Registers the beforeEach/afterEach hooks; call it at the top of a test file. */
-export function useFaultBed(tablePrefix: string): FaultBed {
+export function useFaultBed(tablePrefix: string, keys?: Parameters<typeof useLockTestBed>[1]): FaultBed {
   const networks: ProxiedDynamoDB[] = [];
 
   // Jest runs afterEach hooks in the order they are registered: heal the network first, so that
@@ -28,7 +28,7 @@ export function useFaultBed(tablePrefix: string): FaultBed {
       network.proxy.resetOpenConnections();
     }
   });
-  const bed = useLockTestBed(tablePrefix);
+  const bed = useLockTestBed(tablePrefix, keys);
   afterEach(async () => {
     await Promise.all(networks.splice(0).map((network) => network.dispose()));
   });
