@@ -4,7 +4,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
-import { isConditionalCheckFailed } from '../dynamodb/sdk-errors.js';
+import { attemptsOf, isConditionalCheckFailed } from '../dynamodb/sdk-errors.js';
 import { sendWrite } from '../dynamodb/send-write.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
 import { buildReleaseRequest, withOldItemOnConditionFailure, type LockTable } from '../protocol/index.js';
@@ -13,8 +13,8 @@ import { loseByRefusal } from './loss.js';
 
 /**
  * - `released`: the table no longer has the lock as ours (also when an SDK
- *   retry was refused by the release its own first attempt applied, or found
- *   the item gone);
+ *   retry was refused by the release its own first attempt applied, found
+ *   the item gone, or, within the safe time, found the next holder's item);
  * - `refused`: someone else had it; the lock has ended as lost;
  * - `unapplied`: DynamoDB answered and changed nothing: the lock is still ours;
  * - `unknown`: no definite answer: released, or it lapses after its lease.
@@ -49,6 +49,12 @@ export async function writeRelease(
       case 'applied':
         return { outcome: 'released' };
       case 'refused':
+        if (failed.item !== undefined && (attemptsOf(error) ?? 1) > 1 && held.safeTimeLeft() > 0) {
+          // An SDK retry met someone else's item while the lock was still within its safe time: nobody
+          // can have taken our item over before the earlier attempt landed, so that attempt removed it,
+          // and the next holder came after (DESIGN.md, "A retried release").
+          return { outcome: 'released' };
+        }
         loseByRefusal(table, held, 'its release was refused', failed.item, error);
         return { outcome: 'refused' };
       case 'unknown':
