@@ -63,9 +63,18 @@ export function itemSizeBytes(item: Record<string, AttributeValue>): number {
   return total;
 }
 
+/**
+ * DynamoDB's "Item sizes and formats": about one byte per two significant
+ * digits, plus one. Significant digits are every digit of the mantissa,
+ * fractional ones included, with leading and trailing zeros trimmed; the
+ * exponent costs nothing.
+ */
 function numberSizeBytes(text: string): number {
-  // About one byte per two significant digits, plus one.
-  const digits = text.replace(/^[-+]?0*/, '').replace(/[.eE].*$/, '').length || 1;
+  const mantissa = text
+    .replace(/^[-+]/, '')
+    .replace(/[eE].*$/, '')
+    .replace('.', '');
+  const digits = mantissa.replace(/^0+/, '').replace(/0+$/, '').length || 1;
   return Math.ceil(digits / 2) + 1;
 }
 

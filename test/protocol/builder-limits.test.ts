@@ -162,6 +162,23 @@ describe('item size', () => {
     expectInvalidArgument(acquire(largestData + 1), 'ITEM_TOO_LARGE');
   });
 
+  it.each([
+    ['0.12345678901234567', 10],
+    ['123.456', 4],
+    ['-1.5E+10', 2],
+    ['1000', 2],
+    ['0.00100', 2],
+    ['0', 2],
+  ])('counts the number %s as DynamoDB does (a byte per two significant digits, plus one): %i bytes', (number, bytes) => {
+    expect(itemSizeBytes({ n: { N: number } })).toBe('n'.length + bytes);
+  });
+
+  it('counts fractional numbers at their size: 40 000 of them (about 440 KB) give ITEM_TOO_LARGE', () => {
+    const readings = Array.from({ length: 40_000 }, (_, i) => 1 / (i + 3));
+    const big = record(key, { additionalAttributes: { readings } });
+    expectInvalidArgument(() => buildAcquireRequest(hashOnly, big, { kind: 'absent' }), 'ITEM_TOO_LARGE');
+  });
+
   it('counts additional attributes too', () => {
     const big = record(key, { additionalAttributes: { note: 'x'.repeat(MAX_ITEM_BYTES) } });
     expectInvalidArgument(() => buildAcquireRequest(hashOnly, big, { kind: 'absent' }), 'ITEM_TOO_LARGE');
