@@ -10,7 +10,7 @@ import type { MonotonicClock } from './clock.js';
 import type { DynamoDBSender } from './dynamodb/dynamodb-sender.js';
 import { CLIENT_DEFAULTS, defaultSafetyMargin } from './defaults.js';
 import { InvalidArgumentError } from './errors.js';
-import { LockAttribute, MAX_BATCH_STATEMENTS } from './protocol/index.js';
+import { FencingAttribute, LockAttribute, MAX_BATCH_STATEMENTS } from './protocol/index.js';
 
 /** Either your own DynamoDB client, or a configuration for one the lock client creates and owns. */
 export type DynamoDBClientSource =
@@ -167,6 +167,19 @@ function checkKeyName(name: 'partitionKeyName' | 'sortKeyName', value: unknown):
   return checked;
 }
 
+/** The fencing table has the lock table's key schema: a key named like a fencing attribute would overwrite it. */
+function checkFencingKeyNames(settings: Pick<ResolvedSettings, 'partitionKeyName' | 'sortKeyName'>): void {
+  const fencingNames: readonly string[] = Object.values(FencingAttribute);
+  for (const name of ['partitionKeyName', 'sortKeyName'] as const) {
+    const value = settings[name];
+    if (value === undefined || !fencingNames.includes(value)) continue;
+    throw new InvalidArgumentError(
+      'RESERVED_ATTRIBUTE',
+      `${name} ${JSON.stringify(value)} is an attribute every fencing item carries (${fencingNames.join(', ')}); choose another key name`,
+    );
+  }
+}
+
 type LeaseSettings = Pick<ResolvedSettings, 'backgroundHeartbeats' | 'heartbeatPeriod' | 'safetyMargin'>;
 
 /** The safety margin of a lock with this lease. */
@@ -259,6 +272,7 @@ export function resolveSettings(options: LockClientSettings): ResolvedSettings {
       'fencingTableName must name a table of its own, not the lock table: Java clients would read its items as malformed locks',
     );
   }
+  if (settings.fencingTableName !== undefined) checkFencingKeyNames(settings);
   if (settings.partitionKeyName === settings.sortKeyName) {
     throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'partitionKeyName and sortKeyName must differ');
   }
