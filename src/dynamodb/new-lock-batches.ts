@@ -11,12 +11,13 @@
  * PutItem's failed condition, without the item, which the acquisition then
  * reads. Needs the `dynamodb:PartiQLInsert` permission on the table; without
  * it the first refused batch switches the client to one PutItem per write,
- * with the same RVNs, so nothing is written twice.
+ * with the same RVNs, so nothing is written twice. A batch refused for what
+ * it holds (`ValidationException`) goes out as single writes, that burst only.
  */
 import type { BatchStatementRequest, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Logger } from '../logger.js';
 import { MAX_BATCH_STATEMENTS, type LockWriteRequest } from '../protocol/index.js';
-import { refusesPartiQL } from './sdk-errors.js';
+import { isValidationError, refusesPartiQL } from './sdk-errors.js';
 import { sendStatementBatch, StatementFailedError } from './send-statement-batch.js';
 import { sendWrite } from './send-write.js';
 
@@ -107,17 +108,23 @@ export class NewLockBatches {
   }
 
   /**
-   * Whether an error says that this table takes no INSERT batches (no
-   * `dynamodb:PartiQLInsert` permission, or a DynamoDB without PartiQL):
-   * nothing was applied, and batching is switched off for good.
+   * Whether DynamoDB refused the batch as such, applying none of it: its
+   * writes then go out one PutItem each. Without `dynamodb:PartiQLInsert`
+   * (or on a DynamoDB without PartiQL) every batch would be refused, so
+   * batching is switched off for good; a `ValidationException` is about
+   * what this batch holds (one key twice, say), so only this burst goes
+   * out alone.
    */
   #refusesBatches(error: unknown): boolean {
-    const refused = refusesPartiQL(error);
-    if (refused && this.#batching) {
+    if (!refusesPartiQL(error)) return false;
+    const reason = `${(error as Error).name}: ${(error as Error).message}`;
+    if (isValidationError(error)) {
+      this.#logger?.warn({ err: error }, `a batch of new-lock writes was refused (${reason}); sending its writes one PutItem each`);
+    } else if (this.#batching) {
       this.#batching = false;
-      this.#logger?.warn({ err: error }, 'batches of new-lock writes were refused; sending one PutItem per acquisition from now on');
+      this.#logger?.warn({ err: error }, `batches of new-lock writes were refused (${reason}); sending one PutItem per acquisition from now on`);
     }
-    return refused;
+    return true;
   }
 }
 
