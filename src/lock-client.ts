@@ -222,9 +222,11 @@ export class LockClient implements AsyncDisposable {
 
   async #acquireAndTrack(key: LockKey, options: AcquireLockOptions, call: ChildAbortController): Promise<Lock> {
     let acquisition: Acquisition;
+    // The caller may change its data and attributes once acquireLock returned its promise; the check below awaits first.
+    const own = { ...options, data: toBytes(options.data), additionalAttributes: structuredClone(options.additionalAttributes) };
     try {
       await this.#replication?.ensure(key, call.signal);
-      acquisition = await acquire(this.#acquireContext, key, { ...options, signal: call.signal });
+      acquisition = await acquire(this.#acquireContext, key, { ...own, signal: call.signal });
     } catch (error) {
       throw this.#lifetime.signal.aborted ? new LockClientClosedError() : error;
     }
