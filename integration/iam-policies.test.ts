@@ -71,7 +71,8 @@ beforeAll(async () => {
   await run('locking', { heartbeatBatchSize: 1 }, async (client) => {
     const lock = await client.acquireLock('a', { deleteLockOnRelease: false });
     await lock.sendHeartbeat();
-    await waitUntil('a background heartbeat', () => lock.recordVersionNumber !== undefined, { timeoutMs: 1_000 });
+    const manual = lock.recordVersionNumber;
+    await waitUntil('a background heartbeat', () => lock.recordVersionNumber !== manual, { timeoutMs: 2_000 });
     await client.getLock('someone-else');
     await lock.release();
     await (await client.acquireLock('a', { acquireOnlyIfLockAlreadyExists: true })).release();
