@@ -36,7 +36,7 @@ import {
   recordedRequest,
   wireAttributeTypes,
 } from '../test-kit/java-items.js';
-import { recording, rejectionOf, sleep, waitUntil, type RecordingDynamoDB } from '../test-kit/test-locks.js';
+import { lockRequests, recording, rejectionOf, sleep, waitUntil, type RecordingDynamoDB } from '../test-kit/test-locks.js';
 
 const scenarios = loadJavaScenarios();
 const scenario = (name: string): JavaScenario => {
@@ -338,8 +338,8 @@ describe('Java → us: taking over the Java client’s locks', () => {
 
     // 1. Without waiting: unavailable after one call, the refused new-lock write, and nothing written.
     expect(await client.tryAcquireLock('lock-1', { shouldSkipBlockingWait: true })).toBeUndefined();
-    expect(recorder.sent.map((c) => c.name)).toEqual(['PutItemCommand']);
-    expect(isNewLockPut(recorder.sent[0]!)).toBe(true);
+    expect(lockRequests(recorder).map((c) => c.name)).toEqual(['PutItemCommand']);
+    expect(isNewLockPut(lockRequests(recorder)[0]!)).toBe(true);
     expect(await getRaw(table, 'lock-1')).toEqual(javaItem);
 
     // 2. Waiting less than the stored lease (but longer than our own lease): not taken.
@@ -414,9 +414,9 @@ describe('Java → us: taking over the Java client’s locks', () => {
     expect(performance.now() - started).toBeLessThan(1_000); // nowhere near the 20 s lease
 
     // Two calls: the refused new-lock write, whose ALL_OLD item shows the release, then Java's released-lock write.
-    expect(recorder.sent.map((c) => c.name)).toEqual(['PutItemCommand', 'PutItemCommand']);
-    expect(isNewLockPut(recorder.sent[0]!)).toBe(true);
-    const ours = recorder.sent[1]?.input as unknown as PutItemCommandInput;
+    expect(lockRequests(recorder).map((c) => c.name)).toEqual(['PutItemCommand', 'PutItemCommand']);
+    expect(isNewLockPut(lockRequests(recorder)[0]!)).toBe(true);
+    const ours = lockRequests(recorder)[1]?.input as unknown as PutItemCommandInput;
     const java = scenario(compareWith);
     const javas = recordedRequest(java, 'B', 'PutItem', table.tableName);
     expect(ours.ConditionExpression).toBe(javas['ConditionExpression']);

@@ -28,6 +28,8 @@ export const CLIENT_DEFAULTS = Object.freeze({
   holdLockOnServiceUnavailable: false,
   /** Java's. */
   maxLockObservationCacheSize: 10_000,
+  /** Safety first: on such a table two Regions can grant one lock; accepting that is the user's call. */
+  allowEventuallyConsistentGlobalTable: false,
 });
 
 /**

@@ -235,6 +235,7 @@ const LIBRARY_ERROR_NAMES: readonly string[] = [
   'GuardedWriteCanceledError',
   'GuardedWriteOutcomeUnknownError',
   'AlreadyCampaigningError',
+  'LockTableReplicationError',
 ];
 
 /** Any error this library throws on purpose. */

@@ -56,6 +56,7 @@ export {
   type LockLossKind,
   type InvalidArgumentCode,
 } from './errors.js';
+export { LockTableReplicationError, isLockTableReplicationError, type LockTableReplicationCode } from './lock-table-replication-error.js';
 export { StatementFailedError, isStatementFailedError } from './dynamodb/send-statement-batch.js';
 
 export { MAX_GUARDED_ITEMS, type GuardedWriteOptions } from './hold/guarded-write.js';

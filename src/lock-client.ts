@@ -46,6 +46,7 @@ import { checkDuration, checkLockLease, resolveSettings, type LockClientOptions,
 import { buildQueryRequest, buildScanRequest, decodeLockItem, validateLockKey, type LockItem, type LockTable } from './protocol/index.js';
 import type { LockKey } from './lock-key.js';
 import { readLock } from './dynamodb/read-lock.js';
+import { ReplicationCheck } from './dynamodb/table-replication.js';
 
 export interface LockKeyOptions {
   /** The sort key value; required exactly when the table has a sort key. */
@@ -109,9 +110,14 @@ export class LockClient implements AsyncDisposable {
       return released;
     },
     sendHeartbeat: (held, options) => this.#sendHeartbeat(held, options),
-    transactWrite: (held, items, options) => this.#holding.transactWrite(held, items, options),
+    transactWrite: async (held, items, options) => {
+      this.#replication?.refuseTransactions('guarded writes (lock.transactWrite)');
+      return this.#holding.transactWrite(held, items, options);
+    },
     guardCondition: (held) => this.#holding.guardCondition(held),
   };
+  /** Refuses an eventually consistent global table; absent with `allowEventuallyConsistentGlobalTable`. */
+  readonly #replication: ReplicationCheck | undefined;
   /** Listing checks the table's key schema once per client. */
   #listingSchemaCheck: Promise<void> | undefined;
 
@@ -143,6 +149,14 @@ export class LockClient implements AsyncDisposable {
       clock: this.#clock,
       logger: this.#logger,
     });
+    this.#replication = this.#settings.allowEventuallyConsistentGlobalTable
+      ? undefined
+      : new ReplicationCheck({
+          dynamoDB: this.#dynamoDB,
+          table: this.#table,
+          fencing: fencingTableName !== undefined,
+          lifetime: this.#lifetime.signal,
+        });
     this.#observations = new LockObservationCache(this.#settings.maxLockObservationCacheSize, this.#clock);
     const requests = new AcquisitionRequests({
       dynamoDB: this.#dynamoDB,
@@ -208,8 +222,11 @@ export class LockClient implements AsyncDisposable {
 
   async #acquireAndTrack(key: LockKey, options: AcquireLockOptions, call: ChildAbortController): Promise<Lock> {
     let acquisition: Acquisition;
+    // The caller may change its data and attributes once acquireLock returned its promise; the check below awaits first.
+    const own = { ...options, data: toBytes(options.data), additionalAttributes: structuredClone(options.additionalAttributes) };
     try {
-      acquisition = await acquire(this.#acquireContext, key, { ...options, signal: call.signal });
+      await this.#replication?.ensure(key, call.signal);
+      acquisition = await acquire(this.#acquireContext, key, { ...own, signal: call.signal });
     } catch (error) {
       throw this.#lifetime.signal.aborted ? new LockClientClosedError() : error;
     }

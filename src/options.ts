@@ -89,6 +89,15 @@ export interface LockClientSettings {
    * @default none (no fencing tokens)
    */
   readonly fencingTableName?: string;
+  /**
+   * Use a lock table that is a global table with multi-Region eventual
+   * consistency (MREC), which the client otherwise refuses with
+   * `LockTableReplicationError`: each Region grants a lock on its own copy,
+   * so clients in two Regions can hold one lock at once. When true, the
+   * client skips its check of the table (one DescribeTable before its first
+   * acquisition). @default false
+   */
+  readonly allowEventuallyConsistentGlobalTable?: boolean;
   /** Where to log: a pino logger, `console`, or anything with `debug`, `warn` and `error`. @default none, nothing is logged */
   readonly logger?: Logger;
   /** The monotonic clock leases are timed on; replace it only in tests. @default performance.now() */
@@ -239,6 +248,7 @@ export interface ResolvedSettings {
   readonly maxLockObservationCacheSize: number;
   readonly safetyMargin: number | undefined;
   readonly fencingTableName: string | undefined;
+  readonly allowEventuallyConsistentGlobalTable: boolean;
 }
 
 /** Applies defaults and checks every option and their relations. */
@@ -265,6 +275,10 @@ export function resolveSettings(options: LockClientSettings): ResolvedSettings {
     ),
     safetyMargin: options.safetyMargin === undefined ? undefined : checkDuration('safetyMargin', options.safetyMargin),
     fencingTableName: options.fencingTableName === undefined ? undefined : checkTableName(options.fencingTableName, 'fencingTableName'),
+    allowEventuallyConsistentGlobalTable: checkFlag(
+      'allowEventuallyConsistentGlobalTable',
+      options.allowEventuallyConsistentGlobalTable ?? CLIENT_DEFAULTS.allowEventuallyConsistentGlobalTable,
+    ),
   };
   if (settings.fencingTableName === settings.tableName) {
     throw new InvalidArgumentError(

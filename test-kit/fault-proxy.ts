@@ -389,7 +389,12 @@ export class FaultProxy {
   }
 }
 
-const STATUS_TEXT: Readonly<Record<number, string>> = { 400: 'Bad Request', 500: 'Internal Server Error', 503: 'Service Unavailable' };
+const STATUS_TEXT: Readonly<Record<number, string>> = {
+  200: 'OK',
+  400: 'Bad Request',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
 
 function replyBytes(reply: CannedReply): Buffer {
   const body = Buffer.from(reply.body, 'utf8');

@@ -101,6 +101,14 @@ export function recording(inner: DynamoDBClient): RecordingDynamoDB {
 }
 
 /**
+ * The requests on lock items a recorder saw: all but the DescribeTable with
+ * which a client checks its table once, before its first acquisition.
+ */
+export function lockRequests(recorder: RecordingDynamoDB): SentCommand[] {
+  return recorder.sent.filter((command) => command.name !== 'DescribeTableCommand');
+}
+
+/**
  * Makes a recorder answer every BatchExecuteStatement call the way DynamoDB
  * does without the PartiQL `permission` (DynamoDB Local has no IAM).
  */

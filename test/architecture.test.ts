@@ -15,7 +15,18 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
 /** Lower ranks may not import higher ones; equal ranks are one folder (or primitives beside protocol). */
 const RANK: Record<string, number> = { primitives: 0, protocol: 0, dynamodb: 1, heartbeat: 2, hold: 3, acquire: 4 };
 /** Top-level modules any folder may use: they import nothing above dynamodb/. */
-const LEAVES = new Set(['errors', 'guarded-write-errors', 'clock', 'logger', 'events', 'options', 'defaults', 'lock-key', 'lock-holder']);
+const LEAVES = new Set([
+  'errors',
+  'guarded-write-errors',
+  'lock-table-replication-error',
+  'clock',
+  'logger',
+  'events',
+  'options',
+  'defaults',
+  'lock-key',
+  'lock-holder',
+]);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>

@@ -31,6 +31,7 @@ describe('defaults', () => {
       heartbeatBatchSize: 25,
       holdLockOnServiceUnavailable: false,
       maxLockObservationCacheSize: 10_000,
+      allowEventuallyConsistentGlobalTable: false,
     });
     expect(ACQUIRE_DEFAULTS).toEqual({
       refreshPeriod: 1_000,

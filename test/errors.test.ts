@@ -202,6 +202,7 @@ describe('is… guards', () => {
     ['GuardedWriteCanceledError', api.isGuardedWriteCanceledError, new api.GuardedWriteCanceledError(key, [], 'TransactionConflict')],
     ['GuardedWriteOutcomeUnknownError', api.isGuardedWriteOutcomeUnknownError, new api.GuardedWriteOutcomeUnknownError(key, cause)],
     ['AlreadyCampaigningError', api.isAlreadyCampaigningError, new api.AlreadyCampaigningError(key, 'it already leads')],
+    ['LockTableReplicationError', api.isLockTableReplicationError, new api.LockTableReplicationError('EVENTUAL_CONSISTENCY', 'locks')],
   ];
   const byName = guarded.filter(([name]) => name !== 'DynamoDBLockError');
 

@@ -79,6 +79,7 @@ describe('resolveSettings: defaults', () => {
       heartbeatBatchSize: 1,
       holdLockOnServiceUnavailable: true,
       maxLockObservationCacheSize: 1,
+      allowEventuallyConsistentGlobalTable: true,
     });
     expect(resolved).toEqual({
       tableName: 'locks',
@@ -92,6 +93,7 @@ describe('resolveSettings: defaults', () => {
       heartbeatBatchSize: 1,
       holdLockOnServiceUnavailable: true,
       maxLockObservationCacheSize: 1,
+      allowEventuallyConsistentGlobalTable: true,
     });
   });
 });

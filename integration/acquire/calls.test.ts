@@ -3,7 +3,8 @@
  * middleware on the SDK client (test-kit/call-counter.ts) against DynamoDB
  * Local: a free lock in one call, a released one in two, a release in one.
  * The Java client reads before every acquisition write (two calls for a free
- * lock, three for an acquire + release cycle).
+ * lock, three for an acquire + release cycle). Each client's first
+ * acquisition also checks the table's replication once (DescribeTable).
  */
 import { describe, expect, it } from '@jest/globals';
 import { LockCurrentlyUnavailableError, type LockClient } from '../../src/index.js';
@@ -29,7 +30,8 @@ describe('calls per path', () => {
     const { client, counter } = countedClient('free');
 
     const lock = await client.acquireLock('free-key');
-    expect(counter.calls).toEqual(['PutItem']);
+    // The client's first acquisition checks the table once (DescribeTable); later ones do not.
+    expect(counter.calls).toEqual(['DescribeTable', 'PutItem']);
     expect(await bed.owner('free-key')).toBe('free');
 
     counter.reset();
@@ -55,7 +57,7 @@ describe('calls per path', () => {
 
     const taken = await taker.client.acquireLock('kept', { additionalTimeToWaitForLock: 0 });
     // The new-lock write is refused and returns the released item; the released-lock write takes it.
-    expect(taker.counter.calls).toEqual(['PutItem', 'PutItem']);
+    expect(taker.counter.calls).toEqual(['DescribeTable', 'PutItem', 'PutItem']);
     expect(taken.ownerName).toBe('taker');
     expect((await bed.item('kept'))?.['isReleased']).toBeUndefined();
   });
@@ -65,7 +67,7 @@ describe('calls per path', () => {
     const options = { updateExistingLockRecord: true, deleteLockOnRelease: false };
 
     await (await client.acquireLock('upd', options)).release();
-    expect(counter.calls).toEqual(['UpdateItem', 'UpdateItem']);
+    expect(counter.calls).toEqual(['DescribeTable', 'UpdateItem', 'UpdateItem']);
 
     counter.reset();
     const lock = await client.acquireLock('upd', options);
@@ -91,7 +93,7 @@ describe('calls per path', () => {
     const error = await rejectionOf(skipper.client.acquireLock('busy', { shouldSkipBlockingWait: true }));
     expect(error).toBeInstanceOf(LockCurrentlyUnavailableError);
     expect((error as LockCurrentlyUnavailableError).holder?.recordVersionNumber).toBe(lock.recordVersionNumber);
-    expect(skipper.counter.calls).toEqual(['PutItem']);
+    expect(skipper.counter.calls).toEqual(['DescribeTable', 'PutItem']);
     expect(await bed.rvn('busy')).toBe(lock.recordVersionNumber);
   });
 
@@ -102,7 +104,7 @@ describe('calls per path', () => {
 
     // Polls only every 20 s: the takeover one lease after the refused write cannot wait for a poll.
     const taken = await waiter.client.acquireLock('silent-key', { refreshPeriod: 20_000, additionalTimeToWaitForLock: 5_000 });
-    expect(waiter.counter.calls).toEqual(['PutItem', 'PutItem']);
+    expect(waiter.counter.calls).toEqual(['DescribeTable', 'PutItem', 'PutItem']);
     expect(taken.ownerName).toBe('waiter');
     expect(await bed.owner('silent-key')).toBe('waiter');
     expect(await bed.rvn('silent-key')).toBe(taken.recordVersionNumber);
@@ -120,7 +122,7 @@ describe('sort-key clients', () => {
       const client = sortBed.client({ ownerName: 'sk', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT }, dynamoDB);
 
       await (await client.acquireLock('p', { sortKey: 'a' })).release();
-      expect(counter.calls).toEqual(['GetItem', 'PutItem', 'DeleteItem']);
+      expect(counter.calls).toEqual(['DescribeTable', 'GetItem', 'PutItem', 'DeleteItem']);
 
       counter.reset();
       await (await client.acquireLock('p', { sortKey: 'b' })).release();

@@ -7,7 +7,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { LockNotGrantedError, type Lock } from '../../src/index.js';
 import { countCalls } from '../../test-kit/call-counter.js';
-import { recording, sleep, waitUntil, watch } from '../../test-kit/test-locks.js';
+import { lockRequests, recording, sleep, waitUntil, watch } from '../../test-kit/test-locks.js';
 import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
 
 const LEASE = 1_000;
@@ -27,13 +27,14 @@ describe('precise takeover', () => {
 
     // No poll for 20 s: whatever the waiter learns, it learns from its own writes.
     const waiting = watch(waiter.acquireLock('beating', { refreshPeriod: 20_000, additionalTimeToWaitForLock: 10_000 }));
-    await waitUntil('the waiter’s new-lock write was refused', () => answers.answered() === 1);
+    // Answered: the client's one check of the table (DescribeTable), then the new-lock write.
+    await waitUntil('the waiter’s new-lock write was refused', () => answers.answered() === 2);
     await holder.sendHeartbeat(held); // one last heartbeat, then the holder falls silent
     const secondRvn = held.recordVersionNumber;
     expect(secondRvn).not.toBe(firstRvn);
 
     const lock = await waiting.promise;
-    const puts = recorder.sent.map((command) => ({
+    const puts = lockRequests(recorder).map((command) => ({
       name: command.name,
       condition: command.input['ConditionExpression'],
       rvn: (command.input['ExpressionAttributeValues'] as Record<string, { S?: string }> | undefined)?.[':rvn']?.S,
@@ -56,12 +57,13 @@ describe('precise takeover', () => {
     const held = await holder.acquireLock('released-meanwhile', { deleteLockOnRelease: false });
 
     const waiting = watch(waiter.acquireLock('released-meanwhile', { refreshPeriod: 20_000, additionalTimeToWaitForLock: 10_000 }));
-    await waitUntil('the waiter’s new-lock write was refused', () => answers.answered() === 1);
+    // Answered: the client's one check of the table (DescribeTable), then the new-lock write.
+    await waitUntil('the waiter’s new-lock write was refused', () => answers.answered() === 2);
     // Marked released, with a new RVN: the waiter's takeover (conditioned on the old RVN) is refused and returns the released item.
     expect(await held.release()).toBe(true);
 
     const lock = await waiting.promise;
-    expect(recorder.sent.map((command) => [command.name, command.input['ConditionExpression']])).toEqual([
+    expect(lockRequests(recorder).map((command) => [command.name, command.input['ConditionExpression']])).toEqual([
       ['PutItemCommand', 'attribute_not_exists(#pk)'],
       ['PutItemCommand', 'attribute_exists(#pk) AND #rvn = :rvn'],
       ['PutItemCommand', 'attribute_exists(#pk) AND #ir = :ir'],

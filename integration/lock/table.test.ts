@@ -17,6 +17,8 @@ import {
   type LockClientSettings,
 } from '../../src/index.js';
 import { newLocalClient, uniqueTableName } from '../../test-kit/aws.js';
+import { dynamoDBErrorReply, operationOf } from '../../test-kit/fault-proxy.js';
+import { proxiedDynamoDB } from '../../test-kit/proxied-dynamodb.js';
 import { recording, rejectionOf, type RecordingDynamoDB } from '../../test-kit/test-locks.js';
 
 type Sender = Pick<DynamoDBClient, 'send'>;
@@ -197,12 +199,48 @@ describe('createLockTable', () => {
     const { client: second, recorder } = lockClient({ tableName, sortKeyName: 'sortKey' });
     await expect(second.createLockTable({ ifNotExists: true })).resolves.toBeUndefined();
 
-    expect(recorder?.named('CreateTableCommand')).toHaveLength(1);
+    // It looked before creating: DescribeTable found the table, and no CreateTable was sent.
+    expect(recorder?.sent.map((command) => command.name)).toEqual(['DescribeTableCommand']);
     const after = await describeTable(tableName);
     // Nothing changed: still the first creation, still provisioned.
     expect(after.CreationDateTime).toEqual(before.CreationDateTime);
     expect(after.ProvisionedThroughput).toMatchObject({ ReadCapacityUnits: 5, WriteCapacityUnits: 5 });
     expect(await second.lockTableExists()).toBe(true);
+  });
+
+  test('ifNotExists: a role without dynamodb:CreateTable succeeds when the table exists', async () => {
+    const tableName = uniqueTableName('lt-no-create');
+    await lockClient({ tableName }).client.createLockTable();
+    const network = await proxiedDynamoDB('runtime-role', { sdkDefaults: true });
+    try {
+      // The least-privilege runtime policy: DynamoDB refuses CreateTable, as IAM would.
+      network.proxy.setRule((request) =>
+        operationOf(request) === 'CreateTable'
+          ? { action: 'respond', reply: dynamoDBErrorReply('AccessDeniedException') }
+          : { action: 'forward' },
+      );
+      const { client } = lockClient({ tableName }, network.dynamoDB);
+
+      await expect(client.createLockTable({ ifNotExists: true })).resolves.toBeUndefined();
+      expect(network.proxy.exchanges.map((exchange) => operationOf(exchange.request))).toEqual(['DescribeTable']);
+      // Without ifNotExists the table is still created by CreateTable, which this role may not send.
+      const error = await rejectionOf(client.createLockTable());
+      expect((error as Error).name).toBe('AccessDeniedException');
+    } finally {
+      await network.dispose();
+    }
+  });
+
+  test('ifNotExists on a missing table creates it after one DescribeTable', async () => {
+    const tableName = uniqueTableName('lt-if-missing');
+    const { client, recorder } = lockClient({ tableName });
+
+    await client.createLockTable({ ifNotExists: true });
+
+    const names = recorder?.sent.map((command) => command.name) ?? [];
+    expect(names.slice(0, 2)).toEqual(['DescribeTableCommand', 'CreateTableCommand']);
+    expect(names.slice(2).every((name) => name === 'DescribeTableCommand')).toBe(true);
+    expect((await describeTable(tableName)).TableStatus).toBe('ACTIVE');
   });
 
   test('without ifNotExists a second create rejects with LockTableAlreadyExistsError, DynamoDB’s exception as its cause', async () => {

@@ -102,26 +102,35 @@ function billingOf(options: CreateLockTableOptions): LockTableBilling {
 
 /**
  * Creates the table (on-demand unless told otherwise) and waits until it is ACTIVE.
+ * With `ifNotExists` it asks DescribeTable first, so that a role allowed
+ * DescribeTable but not CreateTable (the runtime policies of docs/iam/) gets
+ * through when the table is there.
  * @throws LockTableAlreadyExistsError when it exists, unless `ifNotExists`.
  */
 export async function createLockTable(dynamoDB: Sender, table: LockTable, options: CreateLockTableOptions = {}): Promise<void> {
   const billing = billingOf(options);
   const { signal } = options;
-  try {
-    await dynamoDB.send(new CreateTableCommand(buildCreateTableRequest(table, billing)), { abortSignal: signal });
-  } catch (error) {
-    if (!isResourceInUse(error)) throw error;
-    if (!options.ifNotExists) throw new LockTableAlreadyExistsError(table.tableName, { cause: error });
+  const existing = options.ifNotExists ? await describeLockTable(dynamoDB, table, signal) : undefined;
+  if (existing === undefined) {
+    try {
+      await dynamoDB.send(new CreateTableCommand(buildCreateTableRequest(table, billing)), { abortSignal: signal });
+    } catch (error) {
+      if (!isResourceInUse(error)) throw error;
+      if (!options.ifNotExists) throw new LockTableAlreadyExistsError(table.tableName, { cause: error });
+    }
   }
   const deadline = performance.now() + (options.activeTimeout ?? CREATE_TABLE_DEFAULTS.activeTimeout);
+  // The description ifNotExists read first counts as the first poll.
+  let description = existing;
   for (;;) {
-    const description = await describeLockTable(dynamoDB, table, signal);
+    description ??= await describeLockTable(dynamoDB, table, signal);
     if (description !== undefined) {
       checkKeySchema(description, table);
       if (description.TableStatus === 'ACTIVE') return;
     }
     if (performance.now() > deadline) throw new LockTableDoesNotExistError(table.tableName);
     await abortableSleep(ACTIVE_POLL_MS, signal);
+    description = undefined;
   }
 }
 

@@ -163,6 +163,11 @@ export function refusesPartiQL(error: unknown): boolean {
   return name === 'AccessDeniedException' || name === 'UnknownOperationException' || isValidationError(error);
 }
 
+/** IAM refused the call: the caller lacks the permission for it. */
+export function isAccessDenied(error: unknown): boolean {
+  return shape(error).name === 'AccessDeniedException';
+}
+
 /** The AWS credentials are missing, unknown to AWS, or do not sign the request. */
 export function isCredentialsError(error: unknown): boolean {
   const name = shape(error).name;
