@@ -51,8 +51,8 @@ export default defineConfig(
     rules: { '@typescript-eslint/unbound-method': 'error' },
   },
   {
-    // Compiled against the packed package by integration/package.test.ts; here 'dynamodb-lock' does not resolve.
-    files: ['scripts/consumer-app/**/*.ts'],
+    // Compiled or run against the packed package by integration/package.test.ts; here 'dynamodb-lock' does not resolve.
+    files: ['scripts/consumer-app/**/*.ts', 'scripts/runner-apps/**/*.ts'],
     extends: [tseslint.configs.disableTypeChecked],
   },
   {

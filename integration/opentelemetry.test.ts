@@ -3,41 +3,22 @@
  * DynamoDB Local, checked against what the run did (the client's own events
  * and an independent count of the DynamoDB calls on the SDK's middleware).
  */
-import { describe, expect, it } from '@jest/globals';
-import { SpanStatusCode } from '@opentelemetry/api';
-import { AggregationTemporality, MeterProvider, MetricReader, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics';
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { metrics, SpanStatusCode, trace } from '@opentelemetry/api';
+import { MeterProvider, type Histogram } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { LockClient } from '../src/index.js';
 import { LockClientInstrumentation } from '../src/opentelemetry/index.js';
 import { countCalls } from '../test-kit/call-counter.js';
 import { useLockTestBed } from '../test-kit/jest/lock-test-bed-hook.js';
+import { TestMetricReader } from '../test-kit/metric-reader.js';
+import { sh } from '../test-kit/packed-package.js';
+import { REPO_ROOT } from '../test-kit/processes.js';
 import { deleteLockItem } from '../test-kit/tamper.js';
 import { sleep, waitUntil } from '../test-kit/test-locks.js';
-
-/** Reads the meter provider's current values on demand. */
-class TestReader extends MetricReader {
-  constructor() {
-    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
-  }
-  protected override async onForceFlush(): Promise<void> {}
-  protected override async onShutdown(): Promise<void> {}
-
-  /** Every data point of `name`, with its attributes. */
-  async points(name: string): Promise<DataPoint<number | Histogram>[]> {
-    const { resourceMetrics } = await this.collect();
-    return resourceMetrics.scopeMetrics.flatMap((scope) =>
-      scope.metrics.filter((m) => m.descriptor.name === name).flatMap((m) => m.dataPoints as DataPoint<number | Histogram>[]),
-    );
-  }
-
-  /** The sum of `name`'s points whose attributes include `match`. */
-  async sum(name: string, match: Record<string, unknown> = {}): Promise<number> {
-    const points = await this.points(name);
-    return points
-      .filter((point) => Object.entries(match).every(([key, value]) => point.attributes[key] === value))
-      .reduce((total, point) => total + (typeof point.value === 'number' ? point.value : point.value.count), 0);
-  }
-}
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;
@@ -45,7 +26,7 @@ const bed = useLockTestBed('otel');
 
 describe('LockClientInstrumentation', () => {
   it('counts acquisitions, locks held, heartbeats, losses and DynamoDB calls, and traces acquire and release', async () => {
-    const reader = new TestReader();
+    const reader = new TestMetricReader();
     const meterProvider = new MeterProvider({ readers: [reader] });
     const spans = new InMemorySpanExporter();
     const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
@@ -156,4 +137,54 @@ describe('LockClientInstrumentation', () => {
     expect(Object.hasOwn(lock, 'release')).toBe(false);
     expect(await lock.release()).toBe(true);
   });
+});
+
+describe('LockClientInstrumentation with the global MeterProvider', () => {
+  afterEach(() => {
+    metrics.disable();
+    trace.disable();
+  });
+
+  it.each(['before', 'after'])('records into a global MeterProvider registered %s the instrumentation is constructed', async (order) => {
+    const reader = new TestMetricReader();
+    const meterProvider = new MeterProvider({ readers: [reader] });
+    if (order === 'before') metrics.setGlobalMeterProvider(meterProvider);
+    const telemetry = new LockClientInstrumentation();
+    if (order === 'after') metrics.setGlobalMeterProvider(meterProvider);
+
+    const client = new LockClient({ dynamoDB: telemetry.wrapDynamoDB(bed.dynamoDBClient('global')), tableName: bed.tableName });
+    const instrumentation = telemetry.instrument(client);
+    try {
+      await (await client.acquireLock('global')).release();
+    } finally {
+      await client.close();
+      instrumentation.dispose();
+    }
+    expect(await reader.sum('dynamodb_lock.acquisitions', { 'dynamodb_lock.outcome': 'acquired' })).toBe(1);
+    expect(await reader.sum('dynamodb_lock.dynamodb.calls', { 'rpc.method': 'PutItem' })).toBe(1);
+    await meterProvider.shutdown();
+  });
+
+  it('names DynamoDB operations by their command in a bundle minified with esbuild', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'dynamodb-lock-bundle-'));
+    try {
+      const bundle = join(directory, 'program.cjs');
+      const entry = join(REPO_ROOT, 'test-kit', 'programs', 'instrumented-program.ts');
+      const esbuild = join(REPO_ROOT, 'node_modules', '.bin', 'esbuild');
+      await sh(esbuild, [entry, '--bundle', '--minify', '--platform=node', '--format=cjs', `--outfile=${bundle}`, '--log-level=warning'], {
+        cwd: REPO_ROOT,
+      });
+      const output = await sh(process.execPath, [bundle, bed.tableName], { cwd: directory });
+      const result = JSON.parse(output.trim().split('\n').pop()!) as {
+        calls: Record<string, number>;
+        reference: Record<string, number>;
+        commandClassName: string;
+      };
+      expect(result.commandClassName).not.toBe('PutItemCommand'); // minified indeed
+      expect(result.reference).toEqual({ PutItem: 2, DeleteItem: 2 });
+      expect(result.calls).toEqual(result.reference);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

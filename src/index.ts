@@ -9,7 +9,7 @@ export { Lock, LockSnapshot, type ReleaseLockOptions, type SendHeartbeatOptions 
 export type { LockState } from './hold/held-lock.js';
 export type { AcquireLockOptions } from './acquire/acquire-lock.js';
 export type { CreateLockTableOptions } from './dynamodb/lock-table.js';
-export type { AdditionalAttributes } from './protocol/index.js';
+export { NumberValue, type AdditionalAttributes, type NativeAttributeValue } from './protocol/index.js';
 
 export type { LockClientOptions, LockClientSettings, DynamoDBClientSource } from './options.js';
 export type { DynamoDBSender } from './dynamodb/dynamodb-sender.js';

@@ -68,3 +68,18 @@ export async function installedVersion(name: string): Promise<string> {
   const manifest = JSON.parse(await readFile(join(REPO_ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string };
   return manifest.version;
 }
+
+/** `npm install` in an application, from the local npm cache where it can (CI keeps one across runs). */
+export async function npmInstall(app: string, args: readonly string[]): Promise<string> {
+  return sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...args], { cwd: app });
+}
+
+/** The application's `@aws-sdk/*` and `@smithy/*` packages, path → version, as its package-lock records them. */
+export async function lockedSdkPackages(app: string): Promise<Record<string, string>> {
+  const lock = JSON.parse(await readFile(join(app, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> };
+  return Object.fromEntries(
+    Object.entries(lock.packages)
+      .filter(([path]) => /node_modules\/@(aws-sdk|smithy)\//.test(path))
+      .map(([path, entry]) => [path, entry.version ?? '']),
+  );
+}

@@ -6,30 +6,25 @@
  * nothing without it, and `@opentelemetry/api` is an optional peer dependency.
  */
 import {
-  metrics,
   SpanKind,
   SpanStatusCode,
   trace,
   type Attributes,
-  type Counter,
-  type Histogram,
   type MeterProvider,
   type Span,
   type Tracer,
   type TracerProvider,
-  type UpDownCounter,
 } from '@opentelemetry/api';
 import type { DynamoDBSender } from '../dynamodb/dynamodb-sender.js';
 import { DynamoDBUnavailableError, LockCurrentlyUnavailableError, LockNotGrantedError } from '../errors.js';
 import type { Subscription } from '../events.js';
 import type { Lock, ReleaseLockOptions } from '../lock.js';
 import type { LockClient } from '../lock-client.js';
-
-/** The instrumentation scope: this package. */
-const SCOPE = 'dynamodb-lock';
+import { LazyInstruments, SCOPE, type Instruments } from './instruments.js';
+import { operationOf } from './operation-names.js';
 
 export interface LockClientInstrumentationOptions {
-  /** Where the metrics go. @default the global MeterProvider of `@opentelemetry/api` */
+  /** Where the metrics go. @default the global MeterProvider of `@opentelemetry/api`, whenever it is registered */
   readonly meterProvider?: MeterProvider;
   /** Where the spans go. @default the global TracerProvider of `@opentelemetry/api` */
   readonly tracerProvider?: TracerProvider;
@@ -51,50 +46,16 @@ type ReleaseLock = LockClient['releaseLock'];
  */
 export class LockClientInstrumentation {
   readonly #tracer: Tracer;
-  readonly #locksHeld: UpDownCounter;
-  readonly #acquisitions: Counter;
-  readonly #acquireDuration: Histogram;
-  readonly #heartbeats: Counter;
-  readonly #heartbeatLag: Histogram;
-  readonly #losses: Counter;
-  readonly #endangered: Counter;
-  readonly #dynamoDBCalls: Counter;
+  readonly #instruments: LazyInstruments;
 
   constructor(options: LockClientInstrumentationOptions = {}) {
-    const meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE);
+    // The API's global TracerProvider is a proxy that follows a later registration; the MeterProvider is looked up lazily.
     this.#tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE);
-    this.#locksHeld = meter.createUpDownCounter('dynamodb_lock.locks.held', {
-      description: 'Locks this process holds',
-      unit: '{lock}',
-    });
-    this.#acquisitions = meter.createCounter('dynamodb_lock.acquisitions', {
-      description: 'Acquire calls, by outcome',
-      unit: '{acquisition}',
-    });
-    this.#acquireDuration = meter.createHistogram('dynamodb_lock.acquire.duration', {
-      description: 'How long acquire calls took, waiting included, by outcome',
-      unit: 's',
-    });
-    this.#heartbeats = meter.createCounter('dynamodb_lock.heartbeats', {
-      description: 'Background heartbeat attempts, by outcome',
-      unit: '{heartbeat}',
-    });
-    this.#heartbeatLag = meter.createHistogram('dynamodb_lock.heartbeat.lag', {
-      description: 'How late confirmed background heartbeats started after they were due',
-      unit: 's',
-    });
-    this.#losses = meter.createCounter('dynamodb_lock.losses', {
-      description: 'Locks lost, by kind: taken, deleted, released (by someone else) or expired',
-      unit: '{lock}',
-    });
-    this.#endangered = meter.createCounter('dynamodb_lock.endangered', {
-      description: 'Held locks whose background heartbeat failed since the last confirmed one',
-      unit: '{lock}',
-    });
-    this.#dynamoDBCalls = meter.createCounter('dynamodb_lock.dynamodb.calls', {
-      description: 'Calls sent to DynamoDB through wrapDynamoDB, by operation and outcome',
-      unit: '{call}',
-    });
+    this.#instruments = new LazyInstruments(options.meterProvider);
+  }
+
+  get #metrics(): Instruments {
+    return this.#instruments.current;
   }
 
   /**
@@ -102,17 +63,17 @@ export class LockClientInstrumentation {
    * by `rpc.method` and outcome); give it to the LockClient as `dynamoDB`.
    */
   wrapDynamoDB(dynamoDB: DynamoDBSender): DynamoDBSender {
-    const calls = this.#dynamoDBCalls;
+    const instruments = this.#instruments;
     return {
       async send(command, options) {
-        const operation = command.constructor.name.replace(/Command$/, '');
+        const operation = operationOf(command);
         try {
           const output = await dynamoDB.send(command, options);
-          calls.add(1, { 'rpc.method': operation, 'dynamodb_lock.outcome': 'ok' });
+          instruments.current.dynamoDBCalls.add(1, { 'rpc.method': operation, 'dynamodb_lock.outcome': 'ok' });
           return output;
         } catch (error) {
           const name = error instanceof Error ? error.name : 'unknown';
-          calls.add(1, { 'rpc.method': operation, 'dynamodb_lock.outcome': 'error', 'error.type': name });
+          instruments.current.dynamoDBCalls.add(1, { 'rpc.method': operation, 'dynamodb_lock.outcome': 'error', 'error.type': name });
           throw error;
         }
       },
@@ -130,15 +91,20 @@ export class LockClientInstrumentation {
     const table: Attributes = { 'dynamodb_lock.table': client.tableName };
     const subscriptions: Subscription[] = [
       client.on('heartbeat', ({ lagMs }) => {
-        this.#heartbeats.add(1, { ...table, 'dynamodb_lock.outcome': 'ok' });
-        this.#heartbeatLag.record(lagMs / 1_000, table);
+        this.#metrics.heartbeats.add(1, { ...table, 'dynamodb_lock.outcome': 'ok' });
+        this.#metrics.heartbeatLag.record(lagMs / 1_000, table);
       }),
       client.on('heartbeatError', ({ error, willRetry }) => {
         const name = error instanceof Error ? error.name : 'unknown';
-        this.#heartbeats.add(1, { ...table, 'dynamodb_lock.outcome': 'error', 'dynamodb_lock.will_retry': willRetry, 'error.type': name });
+        this.#metrics.heartbeats.add(1, {
+          ...table,
+          'dynamodb_lock.outcome': 'error',
+          'dynamodb_lock.will_retry': willRetry,
+          'error.type': name,
+        });
       }),
-      client.on('lost', ({ error }) => this.#losses.add(1, { ...table, 'dynamodb_lock.loss': error.kind })),
-      client.on('endangered', () => this.#endangered.add(1, table)),
+      client.on('lost', ({ error }) => this.#metrics.losses.add(1, { ...table, 'dynamodb_lock.loss': error.kind })),
+      client.on('endangered', () => this.#metrics.endangered.add(1, table)),
     ];
 
     /** Held locks acquired through the instrumented client, each counted once. */
@@ -146,7 +112,9 @@ export class LockClientInstrumentation {
     const track = (lock: Lock): void => {
       if (held.has(lock)) return; // a reentrant acquisition returns the lock already counted
       held.add(lock);
-      this.#locksHeld.add(1, table);
+      // Taken off where it was added, should the global MeterProvider change in between.
+      const { locksHeld } = this.#metrics;
+      locksHeld.add(1, table);
       // lock.release() (and `await using`) call the client's records directly: trace them too.
       Object.assign(lock, { release: (options?: ReleaseLockOptions) => instrumented.releaseLock(lock, options) });
       // The signal aborts once the lock ends, however it ends: released, lost or lapsed.
@@ -154,7 +122,7 @@ export class LockClientInstrumentation {
         'abort',
         () => {
           held.delete(lock);
-          this.#locksHeld.add(-1, table);
+          locksHeld.add(-1, table);
         },
         { once: true },
       );
@@ -181,8 +149,8 @@ export class LockClientInstrumentation {
               throw error;
             } finally {
               const attributes = { ...table, 'dynamodb_lock.outcome': outcome };
-              this.#acquisitions.add(1, attributes);
-              this.#acquireDuration.record((performance.now() - started) / 1_000, attributes);
+              this.#metrics.acquisitions.add(1, attributes);
+              this.#metrics.acquireDuration.record((performance.now() - started) / 1_000, attributes);
               span.setAttribute('dynamodb_lock.outcome', outcome);
             }
           },

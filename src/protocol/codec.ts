@@ -2,8 +2,8 @@
  * The item codec: a DynamoDB lock item ⇄ a {@link LockRecord} (PROTOCOL.md §2).
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { marshall, unmarshall, NumberValueImpl, type NativeAttributeValue, type NumberValue } from '@aws-sdk/util-dynamodb';
 import { InvalidArgumentError, MalformedLockItemError } from '../errors.js';
+import { fromAttributeValues, toAttributeValues, UnstorableValueError, type NativeAttributeValue } from './attribute-values.js';
 import type { LockKey } from '../lock-key.js';
 import { LockAttribute, reservedAttributeNames, type KeySchemaNames } from './attributes.js';
 
@@ -47,12 +47,6 @@ function parseLeaseDuration(text: string): number | undefined {
   return Number(value);
 }
 
-/** Numbers stay exact: plain `number` where that is lossless, `NumberValue` otherwise. */
-function readNumber(text: string): number | NumberValue {
-  const n = Number(text);
-  return String(n) === text ? n : new NumberValueImpl(text);
-}
-
 /** DynamoDB nests documents (maps and lists) at most this deep. */
 const MAX_NESTING_DEPTH = 32;
 
@@ -81,9 +75,10 @@ function checkStorableValue(value: AttributeValue, depth: number, path: string):
 }
 
 /**
- * Attribute names the AWS SDK's marshall cannot carry: it drops an own
- * `__proto__` without a word and refuses an object with an own `constructor`
- * with a message about types. Valid DynamoDB names, so refused here by name.
+ * Attribute names refused since the first release, when the AWS SDK's
+ * marshall could not carry them (it dropped an own `__proto__` and refused an
+ * own `constructor`). Valid DynamoDB names, and read back when another client
+ * stored them.
  */
 const UNMARSHALLABLE_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor']);
 
@@ -98,7 +93,7 @@ function checkMarshallableNames(value: unknown, path: string): void {
     if (UNMARSHALLABLE_NAMES.has(name)) {
       throw new InvalidArgumentError(
         'INVALID_ATTRIBUTE_VALUE',
-        `Additional attribute ${JSON.stringify(at)}: the AWS SDK cannot store attributes or map keys named "__proto__" or "constructor"`,
+        `Additional attribute ${JSON.stringify(at)}: attributes or map keys named "__proto__" or "constructor" cannot be stored`,
       );
     }
     checkMarshallableNames((value as Record<string, unknown>)[name], at);
@@ -109,23 +104,17 @@ export function encodeAdditionalAttributes(attributes: AdditionalAttributes): Lo
   checkMarshallableNames(attributes, '');
   let item: LockItem;
   try {
-    item = marshall(attributes, { removeUndefinedValues: true, convertEmptyValues: false });
+    item = toAttributeValues(attributes);
   } catch (error) {
-    throw new InvalidArgumentError('INVALID_ATTRIBUTE_VALUE', `Additional attributes cannot be stored in DynamoDB: ${(error as Error).message}`);
+    if (!(error instanceof UnstorableValueError)) throw error;
+    throw new InvalidArgumentError('INVALID_ATTRIBUTE_VALUE', `Additional attributes cannot be stored in DynamoDB: ${error.message}`);
   }
   checkStorable(item, 0, '');
   return item;
 }
 
 export function decodeAdditionalAttributes(item: LockItem): AdditionalAttributes {
-  const attributes = unmarshall(item, { wrapNumbers: readNumber }) as AdditionalAttributes;
-  if (Object.hasOwn(item, '__proto__')) {
-    // Another client may have stored one; unmarshall would make it the result's prototype.
-    const value = (unmarshall({ value: item['__proto__'] as AttributeValue }, { wrapNumbers: readNumber }) as { value: unknown }).value;
-    Object.setPrototypeOf(attributes, Object.prototype);
-    Object.defineProperty(attributes, '__proto__', { value, enumerable: true, writable: true, configurable: true });
-  }
-  return attributes;
+  return fromAttributeValues(item);
 }
 
 /** Refuses additional attributes that would overwrite or fake a protocol attribute. */

@@ -6,3 +6,5 @@ export * from './requests.js';
 export * from './statements.js';
 export * from './guard.js';
 export * from './fencing.js';
+export { NumberValue } from './number-value.js';
+export type { NativeAttributeValue } from './attribute-values.js';

@@ -1,7 +1,7 @@
 /**
- * Additional attribute names that are valid in DynamoDB but that the AWS
- * SDK's marshall cannot carry (`__proto__`, `constructor`): refused when
- * writing, with the attribute's path, and kept when another client wrote one.
+ * Additional attribute names that are valid in DynamoDB but refused when
+ * writing since the AWS SDK's marshall could not carry them (`__proto__`,
+ * `constructor`), with the attribute's path; kept when another client wrote one.
  * Other names of Object.prototype's members are ordinary names.
  */
 import { describe, expect, it } from '@jest/globals';
@@ -32,7 +32,7 @@ function refusal(attributes: Record<string, unknown>): { code: string; message: 
   return undefined;
 }
 
-describe('names the AWS SDK cannot marshall', () => {
+describe('names refused when writing', () => {
   it.each([
     ['an own __proto__ attribute (the SDK would drop it silently)', '{"__proto__": "x"}', '"__proto__"'],
     ['a constructor attribute', '{"constructor": "x"}', '"constructor"'],

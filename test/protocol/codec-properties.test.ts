@@ -13,9 +13,9 @@ import { reservedAttributeNames } from '../../src/protocol/attributes.js';
 const SCHEMAS = [{ partitionKeyName: 'key' }, { partitionKeyName: 'pk', sortKeyName: 'sk' }] as const;
 
 /**
- * `constructor` and `__proto__` are left out: the SDK's marshall cannot carry
- * them, so they are refused (test/protocol/attribute-names.test.ts). Other
- * names of Object.prototype's members are generated like any name.
+ * `constructor` and `__proto__` are left out: they are refused
+ * (test/protocol/attribute-names.test.ts). Other names of Object.prototype's
+ * members are generated like any name.
  */
 const UNMARSHALLABLE_NAMES = ['constructor', '__proto__'];
 const PROTOTYPE_NAMES_TO_MIX_IN = Object.getOwnPropertyNames(Object.prototype).filter((name) => !UNMARSHALLABLE_NAMES.includes(name));
@@ -54,7 +54,7 @@ function recordFor(schema: (typeof SCHEMAS)[number]) {
         .oneof(fc.string({ minLength: 1, maxLength: 12 }), fc.constantFrom(...PROTOTYPE_NAMES_TO_MIX_IN))
         .filter((name) => !reserved.includes(name) && !UNMARSHALLABLE_NAMES.includes(name)),
       attributeValue,
-      // The SDK's marshall refuses objects without a prototype (a typed InvalidArgumentError here).
+      // Read back with Object.prototype, so objects without one would not compare equal.
       { maxKeys: 5, noNullPrototype: true },
     ),
   }) satisfies fc.Arbitrary<LockRecordToWrite>;
