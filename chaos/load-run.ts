@@ -6,7 +6,7 @@ import type { LoadCheckReport } from './load-check.js';
 import type { LoadShape } from './load-worker.js';
 
 /** What a load worker does at once: hundreds of held locks, and as many asked for in waves and bursts. */
-export const DEFAULT_LOAD_SHAPE: LoadShape = { held: 200, waits: 150, burst: 100, hotKeys: 4, elections: 2 };
+export const DEFAULT_LOAD_SHAPE: LoadShape = { held: 200, waits: 100, burst: 100, hotKeys: 4, elections: 2 };
 
 /**
  * Where a load run's defaults differ from the plain run's: the lease and

@@ -13,7 +13,7 @@
  *
  * `--load` runs load workers instead (chaos/load-worker.ts): each client
  * keeps `--held` locks (200) with background heartbeats while it waits in
- * waves on `--waits` locks other workers hold (150, polled every `--poll`
+ * waves on `--waits` locks other workers hold (100, polled every `--poll`
  * ms), takes `--burst` locks at once (100), contends for hot keys and
  * campaigns in elections; hot keys are throttled and the server is now and
  * then saturated on purpose. Its defaults: 3 workers, lease 3000 ms,
