@@ -18,9 +18,10 @@
  * campaigns in elections; hot keys are throttled and the server is now and
  * then saturated on purpose. Its defaults: 3 workers, lease 3000 ms,
  * heartbeat 750 ms, a process fault every 2–6 s. Its report adds
- * `heldLocksLost` (by kind, and provoked by a pause, a saturation or a fault
- * on the lock's own requests, or not) and `acquisitionsOverdue`; a loss not
- * provoked and an overdue call are violations. `--keys` does not apply.
+ * `heldLocksLost` (by kind, and provoked by a pause, a saturation, a stall
+ * of the worker's event loop or a fault on the lock's own requests, or not)
+ * and `acquisitionsOverdue`; a loss not provoked and an overdue call are
+ * violations (RELIABILITY.md, "The load run"). `--keys` does not apply.
  *
  * Starts DynamoDB Local (unless --endpoint names one), runs the chaos run,
  * prints its report (one JSON line with --json) and exits 1 on any violation.
