@@ -4,6 +4,7 @@
  * killed or paused. Pure: events in, report out.
  */
 import type { ChaosEvent } from './events.js';
+import { pausedWithin, pausesByWorker } from './pauses.js';
 
 export interface CheckOptions {
   readonly leaseMs: number;
@@ -60,17 +61,6 @@ export interface CheckReport {
 
 const ms = (ns: bigint): number => Number(ns / 1_000n) / 1_000;
 
-/** How much of [from, until) the worker spent paused. */
-function pausedWithin(pauses: readonly { from: bigint; to: bigint }[], from: bigint, until: bigint): bigint {
-  let total = 0n;
-  for (const pause of pauses) {
-    const start = pause.from > from ? pause.from : from;
-    const end = pause.to < until ? pause.to : until;
-    if (end > start) total += end - start;
-  }
-  return total;
-}
-
 export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptions): CheckReport {
   const holds = new Map<string, Hold>(); // by worker + RVN
   const lossesByKind: Record<string, number> = {};
@@ -85,8 +75,7 @@ export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptio
   const asksByKey = new Map<string, { worker: string; atNs: bigint }[]>();
   const asksByWorker = new Map<string, bigint[]>();
   const killsByWorker = new Map<string, bigint[]>();
-  /** Each worker's SIGSTOP pauses, [stopped, resumed); a pause not resumed lasts to the end. */
-  const pauses = new Map<string, { from: bigint; to: bigint }[]>();
+  const pauses = pausesByWorker(events, options.endNs);
   let acts = 0;
 
   for (const event of events) {
@@ -96,7 +85,10 @@ export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptio
         const asks = asksByKey.get(event.key) ?? [];
         asks.push({ worker: event.worker, atNs: BigInt(event.atNs) });
         asksByKey.set(event.key, asks);
-        asksByWorker.set(event.worker, [...(asksByWorker.get(event.worker) ?? []), BigInt(event.atNs)]);
+        // Appended in place: a load run logs hundreds of thousands of asks.
+        const workerAsks = asksByWorker.get(event.worker) ?? [];
+        workerAsks.push(BigInt(event.atNs));
+        asksByWorker.set(event.worker, workerAsks);
         break;
       }
       case 'acquired': {
@@ -132,22 +124,20 @@ export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptio
       case 'stop':
         processFaults[event.type]++;
         faults.push({ worker: event.worker, fault: event.type, atNs: BigInt(event.atNs) });
-        if (event.type === 'kill') killsByWorker.set(event.worker, [...(killsByWorker.get(event.worker) ?? []), BigInt(event.atNs)]);
-        if (event.type === 'stop') {
-          const list = pauses.get(event.worker) ?? [];
-          list.push({ from: BigInt(event.atNs), to: options.endNs });
-          pauses.set(event.worker, list);
+        if (event.type === 'kill') {
+          const kills = killsByWorker.get(event.worker) ?? [];
+          kills.push(BigInt(event.atNs));
+          killsByWorker.set(event.worker, kills);
         }
         break;
       case 'start':
         if (!event.worker.endsWith('.1')) processFaults.restart++;
         break;
-      case 'cont': {
-        const open = pauses.get(event.worker)?.at(-1);
-        if (open !== undefined && open.to === options.endNs) open.to = BigInt(event.atNs);
-        break;
-      }
+      case 'cont': // read by pausesByWorker
       case 'write': // judged by fenced-check.ts
+      case 'overdue': // judged by load-check.ts
+      case 'tally':
+      case 'stall':
         break;
     }
   }

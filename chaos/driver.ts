@@ -10,19 +10,29 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { nowNs, type ProcessEvent } from './events.js';
 import { between, pick, seededRandom, type Random } from './random.js';
-import type { WorkerConfig } from './worker.js';
 
 const WORKER_SCRIPT = fileURLToPath(new URL('./worker.ts', import.meta.url));
 /** At most this many workers are dead or paused at once, so that the keys stay contended. */
 const MAX_OUT = 2;
 const STDERR_TAIL_CHARS = 2_000;
 
-export interface DriverOptions {
+/** What the driver adds to the settings it passes every worker program. */
+export interface WorkerIdentity {
+  /** `w<slot>.<incarnation>`. */
+  readonly worker: string;
+  /** From 1; a restarted worker keeps its slot. */
+  readonly slot: number;
+  readonly seed: number;
+  /** JSON lines are appended here, synchronously, so a SIGKILL loses nothing already acted on. */
+  readonly logFile: string;
+}
+
+export interface DriverOptions<Settings extends { readonly leaseMs: number }> {
   readonly workers: number;
   readonly seed: number;
   readonly logDir: string;
-  /** Everything of a worker's config but its name, seed and log file. */
-  readonly worker: Omit<WorkerConfig, 'worker' | 'seed' | 'logFile'>;
+  /** Every worker's settings; each also gets its {@link WorkerIdentity}. */
+  readonly worker: Settings;
   /** Milliseconds between faults. */
   readonly faultGapMs: readonly [number, number];
   /** Milliseconds before a dead worker is started again. @default [200, 1500] */
@@ -48,9 +58,9 @@ interface Slot {
   paused: boolean;
 }
 
-export class ChaosDriver {
+export class ChaosDriver<Settings extends { readonly leaseMs: number }> {
   readonly crashes: WorkerCrash[] = [];
-  readonly #options: DriverOptions;
+  readonly #options: DriverOptions<Settings>;
   readonly #random: Random;
   readonly #slots: Slot[] = [];
   readonly #timers = new Set<NodeJS.Timeout>();
@@ -61,7 +71,7 @@ export class ChaosDriver {
   readonly #logFile: string;
   #stopping = false;
 
-  constructor(options: DriverOptions) {
+  constructor(options: DriverOptions<Settings>) {
     this.#options = options;
     this.#random = seededRandom(options.seed);
     this.#logFile = join(options.logDir, 'driver.jsonl');
@@ -112,9 +122,10 @@ export class ChaosDriver {
     slot.incarnation++;
     slot.name = `w${slot.index}.${slot.incarnation}`;
     slot.paused = false;
-    const config: WorkerConfig = {
+    const config: Settings & WorkerIdentity = {
       ...this.#options.worker,
       worker: slot.name,
+      slot: slot.index,
       seed: this.#options.seed * 1_000 + slot.index * 100 + slot.incarnation,
       logFile: join(this.#options.logDir, `${slot.name}.jsonl`),
     };

@@ -81,6 +81,44 @@ export interface ProcessEvent {
   readonly atNs: string;
 }
 
-export type ChaosEvent = WantingEvent | AcquiredEvent | ActEvent | LostEvent | ReleasedEvent | WriteEvent | ProcessEvent;
+/**
+ * `--load` runs: an acquisition call that had not settled within its bound
+ * (`boundMs`: its wait, the holder's lease, the cut-off that follows, and the
+ * margin), by the worker's clock, paused time included; the checker takes
+ * the driver's pauses out. Logged when the call settles late, and while it is
+ * pending each time another bound has passed.
+ */
+export interface OverdueEvent {
+  readonly type: 'overdue';
+  readonly worker: string;
+  readonly key: string;
+  /** When the call was made: with `worker` and `key`, names the call. */
+  readonly startNs: string;
+  readonly atNs: string;
+  readonly boundMs: number;
+  readonly settled: boolean;
+}
+
+/** `--load` runs: a worker's acquisition calls so far, by how they ended. */
+export interface TallyEvent {
+  readonly type: 'tally';
+  readonly worker: string;
+  /** Calls made; `granted` resolved with a lock; `refused` ended because someone else held it; `failed` by error name. */
+  readonly calls: number;
+  readonly granted: number;
+  readonly refused: number;
+  readonly failed: Record<string, number>;
+}
+
+/** `--load` runs: the worker's event loop ran nothing in [fromNs, toNs) (chaos/stall-watch.ts). */
+export interface StallEvent {
+  readonly type: 'stall';
+  readonly worker: string;
+  readonly fromNs: string;
+  readonly toNs: string;
+}
+
+export type ChaosEvent =
+  WantingEvent | AcquiredEvent | ActEvent | LostEvent | ReleasedEvent | WriteEvent | ProcessEvent | OverdueEvent | TallyEvent | StallEvent;
 
 export const nowNs = (): string => process.hrtime.bigint().toString();

@@ -1,13 +1,27 @@
 /**
  * `npm run chaos -- --seconds N --seed S [--workers W] [--keys K] [--lease MS]
- * [--heartbeat MS] [--poll MS] [--margin MS] [--max-attempts N] [--fenced [guarded|unguarded]]
+ * [--heartbeat MS] [--poll MS] [--margin MS] [--max-attempts N] [--retry-mode standard|adaptive]
+ * [--fenced [guarded|unguarded]] [--load [--held N] [--waits N] [--burst N]]
  * [--endpoint URL] [--keep-logs] [--json]`
  *
  * Workers use the DynamoDB client README tells users to build (the SDK's own
- * retries); `--max-attempts N` sets the SDK's maxAttempts instead.
+ * retries); `--max-attempts N` sets the SDK's maxAttempts instead, and
+ * `--retry-mode` its retryMode (default: the SDK's, standard).
  * `--fenced` makes every act a guarded write to a counter item per key, some
  * of them late on purpose; `--fenced unguarded` sends the same writes
  * without the lock's check, to show the updates that are then lost.
+ *
+ * `--load` runs load workers instead (chaos/load-worker.ts): each client
+ * keeps `--held` locks (200) with background heartbeats while it waits in
+ * waves on `--waits` locks other workers hold (100, polled every `--poll`
+ * ms), takes `--burst` locks at once (100), contends for hot keys and
+ * campaigns in elections; hot keys are throttled and the server is now and
+ * then saturated on purpose. Its defaults: 3 workers, lease 3000 ms,
+ * heartbeat 750 ms, a process fault every 2–6 s. Its report adds
+ * `heldLocksLost` (by kind, and provoked by a pause, a saturation, a stall
+ * of the worker's event loop or a fault on the lock's own requests, or not)
+ * and `acquisitionsOverdue`; a loss not provoked and an overdue call are
+ * violations (RELIABILITY.md, "The load run"). `--keys` does not apply.
  *
  * Starts DynamoDB Local (unless --endpoint names one), runs the chaos run,
  * prints its report (one JSON line with --json) and exits 1 on any violation.
@@ -15,7 +29,10 @@
 import { parseArgs } from 'node:util';
 import { startDynamoDBLocal } from '../src/testing/index.js';
 import type { FencedMode } from './fenced-writes.js';
+import { DEFAULT_LOAD_SHAPE, LOAD_DEFAULTS } from './load-run.js';
+import type { LoadShape } from './load-worker.js';
 import { DEFAULT_CHAOS, runChaos, type ChaosReport } from './runner.js';
+import type { RetryMode } from './worker-dynamodb.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -29,7 +46,12 @@ const { values, positionals } = parseArgs({
     poll: { type: 'string' },
     margin: { type: 'string' },
     'max-attempts': { type: 'string' },
+    'retry-mode': { type: 'string' },
     fenced: { type: 'boolean', default: false },
+    load: { type: 'boolean', default: false },
+    held: { type: 'string' },
+    waits: { type: 'string' },
+    burst: { type: 'string' },
     endpoint: { type: 'string' },
     'keep-logs': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
@@ -56,18 +78,57 @@ function fencedMode(): FencedMode | undefined {
   return values.fenced ? (mode ?? 'guarded') : undefined;
 }
 
+function retryMode(): RetryMode | undefined {
+  const mode = values['retry-mode'];
+  if (mode === undefined || mode === 'standard' || mode === 'adaptive') return mode;
+  process.stderr.write(`--retry-mode must be standard or adaptive, got ${JSON.stringify(mode)}\n`);
+  process.exit(2);
+}
+
+function loadShape(): LoadShape | undefined {
+  if (!values.load) {
+    if (values.held !== undefined || values.waits !== undefined || values.burst !== undefined) {
+      process.stderr.write('--held, --waits and --burst need --load\n');
+      process.exit(2);
+    }
+    return undefined;
+  }
+  return {
+    ...DEFAULT_LOAD_SHAPE,
+    held: whole('held', values.held, DEFAULT_LOAD_SHAPE.held),
+    waits: whole('waits', values.waits, DEFAULT_LOAD_SHAPE.waits),
+    burst: whole('burst', values.burst, DEFAULT_LOAD_SHAPE.burst),
+  };
+}
+
+function loadSummary(report: ChaosReport): string[] {
+  const lost = report.heldLocksLost;
+  if (lost === undefined) return [];
+  const calls = report.acquisitionCalls;
+  return [
+    `load ${JSON.stringify(report.options.load)}: acquisition calls ${calls?.calls} (granted ${calls?.granted}, not granted ${calls?.refused}, ` +
+      `failed ${JSON.stringify(calls?.failed)}), load faults ${JSON.stringify(report.loadFaults)}`,
+    `held locks lost: ${lost.total} ${JSON.stringify(lost.byKind)}; provoked ${lost.provoked.total} ${JSON.stringify(lost.provoked.byCause)}; ` +
+      `outside the injected faults ${lost.unprovoked.total} ${JSON.stringify(lost.unprovoked.byKind)}`,
+    `acquisition calls past their bound: ${report.acquisitionsOverdue}` +
+      (report.worstOverdue === undefined ? '' : ` (worst ${report.worstOverdue.ms} ms of ${report.worstOverdue.boundMs} ms)`),
+    `takeovers slower than lease + poll + margin (reported, not judged, under load): ${report.check.slowTakeovers.length}`,
+  ];
+}
+
 function summary(report: ChaosReport): string {
   const c = report.check;
   const f = report.fenced;
   return [
     `chaos run: ${report.seconds} s, seed ${report.options.seed}, ${report.options.workers} workers, ${report.options.keys} keys, lease ${report.options.leaseMs} ms, ` +
-      `SDK maxAttempts ${report.options.maxAttempts ?? 'default'}`,
+      `SDK maxAttempts ${report.options.maxAttempts ?? 'default'}, retryMode ${report.options.retryMode ?? 'default'}`,
     `acquisitions ${c.acquisitions}, acts ${c.acts}, requests ${report.requests}`,
     `network faults ${JSON.stringify(report.networkFaults)}`,
     `process faults ${JSON.stringify(c.processFaults)}, losses seen by workers ${JSON.stringify(c.lossesByKind)}`,
     `overlapping checked critical sections: ${c.overlaps.length}`,
     `takeovers after a kill or pause: ${c.takeovers}, longest unavailability ${c.maxUnavailableMs} ms (bound ${c.unavailableBoundMs} ms)`,
     `final scan: ${report.scan.items} items, ${report.scan.malformed.length} malformed`,
+    ...loadSummary(report),
     ...(f === undefined
       ? []
       : [
@@ -84,22 +145,31 @@ process.once('SIGINT', () => stop.abort());
 process.once('SIGTERM', () => stop.abort());
 
 const fenced = fencedMode();
+const load = loadShape();
+if (load !== undefined && fenced !== undefined) {
+  process.stderr.write('--load and --fenced are separate runs\n');
+  process.exit(2);
+}
+// A load run starts from its own defaults; explicit flags still win.
+const defaults = load === undefined ? DEFAULT_CHAOS : { ...DEFAULT_CHAOS, ...LOAD_DEFAULTS };
 const local = values.endpoint === undefined ? await startDynamoDBLocal() : undefined;
 let report: ChaosReport;
 try {
   report = await runChaos({
-    ...DEFAULT_CHAOS,
+    ...defaults,
     endpoint: values.endpoint ?? local!.endpoint,
-    seconds: whole('seconds', values.seconds, DEFAULT_CHAOS.seconds),
-    seed: whole('seed', values.seed, DEFAULT_CHAOS.seed),
-    workers: whole('workers', values.workers, DEFAULT_CHAOS.workers),
-    keys: whole('keys', values.keys, DEFAULT_CHAOS.keys),
-    leaseMs: whole('lease', values.lease, DEFAULT_CHAOS.leaseMs),
-    heartbeatMs: whole('heartbeat', values.heartbeat, DEFAULT_CHAOS.heartbeatMs),
-    pollMs: whole('poll', values.poll, DEFAULT_CHAOS.pollMs),
-    marginMs: whole('margin', values.margin, DEFAULT_CHAOS.marginMs),
+    seconds: whole('seconds', values.seconds, defaults.seconds),
+    seed: whole('seed', values.seed, defaults.seed),
+    workers: whole('workers', values.workers, defaults.workers),
+    keys: whole('keys', values.keys, defaults.keys),
+    leaseMs: whole('lease', values.lease, defaults.leaseMs),
+    heartbeatMs: whole('heartbeat', values.heartbeat, defaults.heartbeatMs),
+    pollMs: whole('poll', values.poll, defaults.pollMs),
+    marginMs: whole('margin', values.margin, defaults.marginMs),
     maxAttempts: values['max-attempts'] === undefined ? undefined : whole('max-attempts', values['max-attempts'], 1),
+    retryMode: retryMode(),
     fenced,
+    load,
     keepLogs: values['keep-logs'],
     signal: stop.signal,
   });

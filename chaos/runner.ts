@@ -8,17 +8,24 @@
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { FaultProxy } from '../test-kit/fault-proxy.js';
 import { LockClient } from '../src/index.js';
 import { checkChaosLog, type CheckReport } from './checker.js';
-import { ChaosDriver, type WorkerCrash } from './driver.js';
+import { ChaosDriver, type WorkerCrash, type WorkerIdentity } from './driver.js';
 import type { ChaosEvent } from './events.js';
 import { createCounterTable, scanCounters, summarizeWrites, type FencedReport } from './fenced-check.js';
 import type { FencedMode } from './fenced-writes.js';
 import { seededFaultSchedule, type NetworkFaultKind } from './fault-schedule.js';
 import { scanLockTable, type ScanReport } from './final-scan.js';
+import { checkLoad, type LoadCheckReport } from './load-check.js';
+import { loadFaultSchedule, type LoadFaultCounts } from './load-faults.js';
+import { loadViolations } from './load-run.js';
+import type { LoadShape, LoadWorkerConfig } from './load-worker.js';
+import type { WorkerConfig } from './worker.js';
+import type { RetryMode } from './worker-dynamodb.js';
 
 export interface ChaosOptions {
   /** DynamoDB Local, `http://127.0.0.1:<port>`. */
@@ -35,6 +42,14 @@ export interface ChaosOptions {
   readonly marginMs: number;
   /** The workers' SDK `maxAttempts`; none for the SDK's own default (README's client). */
   readonly maxAttempts: number | undefined;
+  /** The workers' SDK `retryMode`; none for the SDK's own default (standard). */
+  readonly retryMode?: RetryMode | undefined;
+  /**
+   * A load run (chaos/load-worker.ts): each worker keeps hundreds of locks
+   * while it asks for many others, hot keys are throttled, and the server is
+   * now and then saturated on purpose. None: the plain run (chaos/worker.ts).
+   */
+  readonly load?: LoadShape | undefined;
   /** Milliseconds between process faults. */
   readonly faultGapMs: readonly [number, number];
   /** Keep the JSON-lines logs (their directory is in the report) instead of deleting them. */
@@ -48,6 +63,8 @@ export interface ChaosOptions {
   /** Aborting ends the run early (Ctrl-C); the run is still checked. */
   readonly signal?: AbortSignal;
 }
+
+const LOAD_WORKER_SCRIPT = fileURLToPath(new URL('./load-worker.ts', import.meta.url));
 
 export const DEFAULT_CHAOS: Omit<ChaosOptions, 'endpoint'> = {
   seconds: 30,
@@ -63,7 +80,7 @@ export const DEFAULT_CHAOS: Omit<ChaosOptions, 'endpoint'> = {
   keepLogs: false,
 };
 
-export interface ChaosReport {
+export interface ChaosReport extends Partial<LoadCheckReport> {
   readonly options: Omit<ChaosOptions, 'endpoint' | 'signal'>;
   readonly seconds: number;
   readonly requests: number;
@@ -73,6 +90,8 @@ export interface ChaosReport {
   readonly scan: ScanReport;
   /** `--fenced` runs only. */
   readonly fenced?: FencedReport;
+  /** `--load` runs only (with `heldLocksLost`, `acquisitionsOverdue`, …): the faults only they inject. */
+  readonly loadFaults?: LoadFaultCounts;
   readonly violations: string[];
   readonly logDir: string | undefined;
 }
@@ -120,25 +139,36 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const dataTable = `${tableName}-data`;
   if (options.fenced !== undefined) await createCounterTable(endpoint, dataTable);
   const logDir = await mkdtemp(join(tmpdir(), 'dynamodb-lock-chaos-'));
-  const schedule = seededFaultSchedule(options.seed);
+  const load = options.load;
+  const loadSchedule = load === undefined ? undefined : loadFaultSchedule(options.seed, options.leaseMs, options.seconds);
+  const schedule = loadSchedule ?? seededFaultSchedule(options.seed);
   const proxy = await FaultProxy.start(endpoint);
   proxy.setRule(schedule.rule);
-  const driver = new ChaosDriver({
-    workers: options.workers,
-    seed: options.seed,
-    logDir,
-    faultGapMs: options.faultGapMs,
-    worker: {
-      endpoint: proxy.endpoint,
-      tableName,
-      keys: Array.from({ length: options.keys }, (_, i) => `key-${i + 1}`),
-      leaseMs: options.leaseMs,
-      heartbeatMs: options.heartbeatMs,
-      pollMs: options.pollMs,
-      maxAttempts: options.maxAttempts,
-      ...(options.fenced === undefined ? {} : { fenced: { dataTable, mode: options.fenced, fencingTable } }),
-    },
-  });
+  const common = {
+    endpoint: proxy.endpoint,
+    tableName,
+    leaseMs: options.leaseMs,
+    heartbeatMs: options.heartbeatMs,
+    pollMs: options.pollMs,
+    maxAttempts: options.maxAttempts,
+    retryMode: options.retryMode,
+  };
+  const driverOptions = { workers: options.workers, seed: options.seed, logDir, faultGapMs: options.faultGapMs };
+  const driver =
+    load === undefined
+      ? new ChaosDriver({
+          ...driverOptions,
+          worker: {
+            ...common,
+            keys: Array.from({ length: options.keys }, (_, i) => `key-${i + 1}`),
+            ...(options.fenced === undefined ? {} : { fenced: { dataTable, mode: options.fenced, fencingTable } }),
+          } satisfies Omit<WorkerConfig, keyof WorkerIdentity>,
+        })
+      : new ChaosDriver({
+          ...driverOptions,
+          workerScript: LOAD_WORKER_SCRIPT,
+          worker: { ...common, slots: options.workers, marginMs: options.marginMs, load } satisfies Omit<LoadWorkerConfig, keyof WorkerIdentity>,
+        });
   const startedAt = performance.now();
   let requests = 0;
   let endNs: bigint;
@@ -160,15 +190,28 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const events = await readEvents(logDir);
   const check = checkChaosLog(events, { leaseMs: options.leaseMs, pollMs: options.pollMs, marginMs: options.marginMs, endNs });
   const scan = await scanLockTable(endpoint, tableName);
+  const loadCheck =
+    loadSchedule === undefined
+      ? undefined
+      : checkLoad(events, {
+          leaseMs: options.leaseMs,
+          heartbeatMs: options.heartbeatMs,
+          marginMs: options.marginMs,
+          endNs,
+          injected: loadSchedule.injected,
+          windows: loadSchedule.windows(),
+        });
   const fenced: FencedReport | undefined =
     options.fenced === undefined ? undefined : { ...summarizeWrites(events), ...(await scanCounters(endpoint, dataTable)) };
 
   const violations: string[] = [
     ...check.overlaps.map((o) => `overlap on ${o.key}: ${o.first.worker} and ${o.second.worker} for ${o.overlapMs} ms`),
-    ...check.slowTakeovers.map(
+    // A load run's workers ask for many keys at once, which the takeover measure (one ask at a time) does not model: reported only.
+    ...(loadCheck === undefined ? check.slowTakeovers : []).map(
       (u) =>
         `${u.key} unavailable ${u.ms} ms after ${u.worker} ${u.fault === 'kill' ? 'died' : 'was paused'} (bound ${check.unavailableBoundMs} ms)`,
     ),
+    ...(loadCheck === undefined ? [] : loadViolations(loadCheck)),
     ...driver.crashes.map(
       (c) => `${c.worker} exited by itself (code ${c.code}, signal ${c.signal}): ${c.stderrTail.trim().split('\n').slice(-3).join(' | ')}`,
     ),
@@ -194,6 +237,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     crashes: driver.crashes,
     scan,
     ...(fenced === undefined ? {} : { fenced }),
+    ...(loadCheck === undefined || loadSchedule === undefined ? {} : { ...loadCheck, loadFaults: { ...loadSchedule.load } }),
     violations,
     logDir: options.keepLogs || violations.length > 0 ? logDir : undefined,
   };

@@ -16,25 +16,19 @@
  */
 import { appendFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { isLockLostError, isLockNotGrantedError, LockClient, type Lock } from '../src/index.js';
+import type { WorkerIdentity } from './driver.js';
 import { nowNs, type ChaosEvent } from './events.js';
 import { readCounter, writeCounter, writeCounterLate, type CounterWrite, type FencedMode } from './fenced-writes.js';
 import { between, pick, seededRandom } from './random.js';
+import { workerDynamoDB, type WorkerDynamoDBSettings } from './worker-dynamodb.js';
 
-export interface WorkerConfig {
-  readonly worker: string;
-  readonly endpoint: string;
+export interface WorkerConfig extends WorkerIdentity, WorkerDynamoDBSettings {
   readonly tableName: string;
   readonly keys: readonly string[];
   readonly leaseMs: number;
   readonly heartbeatMs: number;
   readonly pollMs: number;
-  /** The SDK's `maxAttempts`; none for the SDK's own default, as README's client has it. */
-  readonly maxAttempts: number | undefined;
-  readonly seed: number;
-  /** JSON lines are appended here, synchronously, so a SIGKILL loses nothing already acted on. */
-  readonly logFile: string;
   /** `--fenced`: the table of the counter items each act writes, whether the writes are guarded, and the fencing table of guarded runs. */
   readonly fenced?: { readonly dataTable: string; readonly mode: FencedMode; readonly fencingTable?: string | undefined };
 }
@@ -59,13 +53,7 @@ process.on('unhandledRejection', (reason) => {
   process.exit(70);
 });
 
-// The client README tells users to build: the SDK's own retries and timeouts, unless the run varies maxAttempts.
-const dynamoDB = new DynamoDBClient({
-  endpoint: config.endpoint,
-  region: 'us-east-1',
-  credentials: { accessKeyId: 'chaos', secretAccessKey: 'chaos' },
-  ...(config.maxAttempts === undefined ? {} : { maxAttempts: config.maxAttempts }),
-});
+const dynamoDB = workerDynamoDB(config);
 const counters = config.fenced === undefined ? undefined : { dynamoDB, dataTable: config.fenced.dataTable, mode: config.fenced.mode };
 const client = new LockClient({
   dynamoDB,
