@@ -181,7 +181,7 @@ describe('LockClientInstrumentation with the global MeterProvider', () => {
         commandClassName: string;
       };
       expect(result.commandClassName).not.toBe('PutItemCommand'); // minified indeed
-      expect(result.reference).toEqual({ PutItem: 2, DeleteItem: 2 });
+      expect(result.reference).toEqual({ DescribeTable: 1, PutItem: 2, DeleteItem: 2 });
       expect(result.calls).toEqual(result.reference);
     } finally {
       await rm(directory, { recursive: true, force: true });

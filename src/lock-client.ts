@@ -188,6 +188,7 @@ export class LockClient implements AsyncDisposable {
         limit: ACQUISITION_REQUESTS_IN_FLIGHT,
         limitWhileBehind: Math.max(1, Math.floor(this.#settings.heartbeatConcurrency * ACQUISITIONS_WHILE_BEHIND_SHARE)),
       }),
+      replication: this.#replication,
     };
   }
 
@@ -222,11 +223,8 @@ export class LockClient implements AsyncDisposable {
 
   async #acquireAndTrack(key: LockKey, options: AcquireLockOptions, call: ChildAbortController): Promise<Lock> {
     let acquisition: Acquisition;
-    // The caller may change its data and attributes once acquireLock returned its promise; the check below awaits first.
-    const own = { ...options, data: toBytes(options.data), additionalAttributes: structuredClone(options.additionalAttributes) };
     try {
-      await this.#replication?.ensure(key, call.signal);
-      acquisition = await acquire(this.#acquireContext, key, { ...own, signal: call.signal });
+      acquisition = await acquire(this.#acquireContext, key, { ...options, signal: call.signal });
     } catch (error) {
       throw this.#lifetime.signal.aborted ? new LockClientClosedError() : error;
     }

@@ -12,7 +12,7 @@ import { LockTableReplicationError, isLockTableReplicationError, type LockClient
 import { createDataTable, increment } from '../../test-kit/data-table.js';
 import { dynamoDBErrorReply, operationOf, type FaultProxy, type RequestFault } from '../../test-kit/fault-proxy.js';
 import { useFaultBed } from '../../test-kit/jest/fault-bed.js';
-import { rejectionOf } from '../../test-kit/test-locks.js';
+import { rejectionOf, waitUntil } from '../../test-kit/test-locks.js';
 
 const faults = useFaultBed('global-table');
 const bed = faults.bed;
@@ -136,5 +136,22 @@ describe('the check itself', () => {
     // Permissions can be granted while the client runs.
     proxy.passThrough();
     expect((await client.acquireLock('job')).ownerName).toBe('denied');
+  });
+
+  it("a throttled DescribeTable is tried again within the call's wait: the lock is taken once it answers, never before", async () => {
+    const { proxy, dynamoDB } = await faults.proxied('outage', { sdkDefaults: true });
+    const throttled: RequestFault = { action: 'respond', reply: dynamoDBErrorReply('ThrottlingException') };
+    proxy.setRule((request) => (operationOf(request) === 'DescribeTable' ? throttled : { action: 'forward' }));
+    const client = bed.client({ ownerName: 'outage' }, dynamoDB);
+
+    const acquiring = client.acquireLock('job', { refreshPeriod: 200, additionalTimeToWaitForLock: Infinity });
+    await waitUntil(
+      "DescribeTable throttled again after the SDK's retries",
+      () => operations(proxy).filter((op) => op === 'DescribeTable').length > 3,
+    );
+    expect(await bed.item('job')).toBeUndefined();
+
+    proxy.passThrough();
+    expect((await acquiring).ownerName).toBe('outage');
   });
 });

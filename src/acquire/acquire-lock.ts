@@ -50,6 +50,8 @@ import { AcquireDeadline } from './acquire-deadline.js';
 import { StaleWatch } from './stale-watch.js';
 import type { LockObservation } from '../dynamodb/read-lock.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
+import type { ReplicationCheck } from '../dynamodb/table-replication.js';
+import { LockTableReplicationError } from '../lock-table-replication-error.js';
 import type { TurnPlan, Turns } from './turns.js';
 
 /** Options of one `acquireLock` call (Java's `AcquireLockOptions`, PROTOCOL.md §8.2). */
@@ -132,6 +134,8 @@ export interface AcquireContext {
   readonly gate: AcquisitionGate;
   /** This client's turns on the locks it releases and asks for again at once. */
   readonly turns: Turns;
+  /** The lock table's replication, checked before the client's first lock write; absent when the user opted out. */
+  readonly replication: ReplicationCheck | undefined;
 }
 
 /** A successful acquisition write. */
@@ -417,6 +421,8 @@ export class AcquireLoop implements Disposable {
     let attempted: RefusedWrite | undefined;
     try {
       let won: Acquisition | undefined;
+      // Before any step that may write; failing transiently, it is tried again within the call's wait.
+      if (step.kind !== 'failed' && this.#ctx.replication?.passed === false) await this.#ctx.replication.ensure(this.#deadline.requestSignal);
       switch (step.kind) {
         case 'create':
           attempted = { path: 'absent', recordVersionNumber: undefined };
@@ -589,7 +595,12 @@ export class AcquireLoop implements Disposable {
       this.#ctx.logger?.warn({ err: error, partitionKey: key.partitionKey, sortKey: key.sortKey }, 'lock acquisition attempt failed; retrying');
       return { kind: 'not-taken', refusal: new DynamoDBUnavailableError(key, error, this.#lastHolder) };
     }
-    if (isMalformedLockItemError(error) || error instanceof LockCurrentlyUnavailableError || error instanceof InvalidArgumentError) {
+    if (
+      isMalformedLockItemError(error) ||
+      error instanceof LockCurrentlyUnavailableError ||
+      error instanceof InvalidArgumentError ||
+      error instanceof LockTableReplicationError
+    ) {
       throw error;
     }
     throw await this.#ctx.explain(error);

@@ -7,8 +7,7 @@
  * otherwise. Checked once per client, before its first acquisition.
  */
 import type { DynamoDBClient, TableDescription } from '@aws-sdk/client-dynamodb';
-import { DynamoDBUnavailableError, LockTableDoesNotExistError } from '../errors.js';
-import type { LockKey } from '../lock-key.js';
+import { LockTableDoesNotExistError } from '../errors.js';
 import { LockTableReplicationError } from '../lock-table-replication-error.js';
 import { deadline } from '../primitives/deadline.js';
 import type { LockTable } from '../protocol/index.js';
@@ -55,22 +54,22 @@ export class ReplicationCheck {
     this.#options = options;
   }
 
+  /** Whether the table is known to be safe for this client's locks: no call is needed any more. */
+  get passed(): boolean {
+    return this.#replication !== undefined;
+  }
+
   /**
    * Resolves once the table is known to be safe for this client's locks.
+   * DescribeTable's own errors come as they are, for the acquisition to
+   * sort (an outage or a throttle is tried again within its wait).
    * @throws LockTableReplicationError for an MREC table, for fencing on MRSC, or without DescribeTable permission.
    * @throws LockTableDoesNotExistError when the table is missing.
-   * @throws DynamoDBUnavailableError when DescribeTable got no answer, naming `key`.
    */
-  async ensure(key: LockKey, signal: AbortSignal): Promise<void> {
+  async ensure(signal: AbortSignal): Promise<void> {
     if (this.#replication !== undefined) return;
     this.#verdict ??= this.#check();
-    const verdict = this.#verdict;
-    try {
-      await raceAbort(verdict, signal);
-    } catch (error) {
-      if (signal.aborted || error instanceof LockTableReplicationError || error instanceof LockTableDoesNotExistError) throw error;
-      throw new DynamoDBUnavailableError(key, error);
-    }
+    await raceAbort(this.#verdict, signal);
   }
 
   /** Refuses a transaction on an MRSC table, from the verdict already known; no call. */

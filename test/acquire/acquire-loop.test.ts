@@ -66,6 +66,7 @@ function loopOf(
     explain: (error) => Promise.resolve(error),
     gate: new AcquisitionGate({ heartbeatsBehind: () => false, limit: 10, limitWhileBehind: 1 }),
     turns: shared.turns ?? new Turns(clock, 10),
+    replication: undefined,
   };
   const turn =
     shared.mayWait === undefined
