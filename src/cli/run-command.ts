@@ -28,11 +28,8 @@ import type { CliIO } from './io.js';
 import { SignalRelay } from './signal-relay.js';
 import { InterruptedError, UsageError } from './usage-error.js';
 import { runExitCode, WatchedCommand, type CommandExit } from './watched-command.js';
-import { machineClockMs, type Deadlines } from './watchdog-messages.js';
+import { machineClockMs, RELAYED_SIGNALS, type Deadlines } from './watchdog-messages.js';
 import { WITH_LOCK_DEFAULTS } from '../defaults.js';
-
-/** Signals passed on to the command while it runs. */
-const FORWARDED_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
 
 export const runCommand: Command = {
   name: 'run',
@@ -88,7 +85,7 @@ export const runCommand: Command = {
     const key = describeLockKey({ partitionKey, sortKey });
 
     const interrupt = new AbortController();
-    const signals = new SignalRelay(FORWARDED_SIGNALS, (signal) => interrupt.abort(new InterruptedError(signal)));
+    const signals = new SignalRelay(RELAYED_SIGNALS, (signal) => interrupt.abort(new InterruptedError(signal)));
     try {
       const connection = await connect();
       try {

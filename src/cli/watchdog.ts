@@ -12,11 +12,17 @@
  * is stopped all the same. When the command exits, whatever it left running
  * in its group is killed before `run` hears of the exit and releases the lock.
  *
+ * Signals that stop a service (SIGTERM, SIGINT, SIGHUP, SIGQUIT) do not stop
+ * the watchdog: a service manager may send them to every process of the
+ * service at once, `run` passes them on to the command, and the watchdog
+ * must be there to let the command stop gracefully within the lock's safe
+ * time, and to kill it when that time ends. It exits only after the command.
+ *
  * Started by watched-command.ts only; it takes no arguments.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { signalProcessGroup } from './process-group.js';
-import { machineClockMs, type Deadlines, type FromWatchdog, type ToWatchdog } from './watchdog-messages.js';
+import { machineClockMs, RELAYED_SIGNALS, type Deadlines, type FromWatchdog, type ToWatchdog } from './watchdog-messages.js';
 
 /** setTimeout's longest delay; a later instant is reached in several steps. */
 const MAX_DELAY_MS = 2 ** 31 - 1;
@@ -107,3 +113,6 @@ process.on('disconnect', () => {
   if (command === undefined) process.exit(0);
   terminate();
 });
+
+// Left to `run`, which passes them on to the command: dying of one would leave the command unwatched.
+for (const signal of RELAYED_SIGNALS) process.on(signal, () => undefined);
