@@ -24,6 +24,7 @@ import type { LeaseTimes } from './connection.js';
 import { formatDuration } from './durations.js';
 import { ExitCode } from './exit-codes.js';
 import { errorSummary } from './explain-error.js';
+import { longDeadline } from './long-timer.js';
 import type { CliIO } from './io.js';
 import { SignalRelay } from './signal-relay.js';
 import { InterruptedError, UsageError } from './usage-error.js';
@@ -215,7 +216,7 @@ interface AcquireChoice {
 async function acquire(client: LockClient, io: CliIO, key: string, partitionKey: string, choice: AcquireChoice): Promise<Lock | undefined> {
   const options = { sortKey: choice.sortKey, data: choice.data };
   if (choice.wait !== 'no') {
-    const timeout = typeof choice.wait === 'number' ? deadline(choice.wait) : undefined;
+    const timeout = typeof choice.wait === 'number' ? longDeadline(choice.wait) : undefined;
     try {
       return await client.acquireLock(partitionKey, {
         ...options,

@@ -4,6 +4,7 @@ import type { Command } from './command.js';
 import { formatDuration } from './durations.js';
 import { describeLockKey } from '../lock-key.js';
 import { lockJson, previewData, type ShownLock } from './lock-format.js';
+import { setLongTimeout, type LongTimer } from './long-timer.js';
 
 /** What a read showed, compared with the read before. */
 export type WatchEvent = 'held' | 'acquired' | 'heartbeat' | 'free' | 'stale';
@@ -54,22 +55,22 @@ export const watchCommand: Command = {
       );
     };
     const connection = await connect();
-    let staleTimer: NodeJS.Timeout | undefined;
+    let staleTimer: LongTimer | undefined;
     try {
       connection.lockKey(partitionKey, sortKey);
       let first = true;
       let previous: ShownLock | undefined;
       for await (const view of watchLock(connection.client, partitionKey, { sortKey, pollInterval, signal: interrupted })) {
-        clearTimeout(staleTimer);
+        staleTimer?.clear();
         print(watchEventOf(previous, view, first), view);
         // Timed from the first read showing this RVN, as a waiting client times it.
-        if (view !== undefined) staleTimer = setTimeout(() => print('stale', view), view.leaseDuration);
+        if (view !== undefined) staleTimer = setLongTimeout(() => print('stale', view), view.leaseDuration);
         first = false;
         previous = view;
       }
       return 0;
     } finally {
-      clearTimeout(staleTimer);
+      staleTimer?.clear();
       await connection.close();
     }
   },

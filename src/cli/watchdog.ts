@@ -21,17 +21,15 @@
  * Started by watched-command.ts only; it takes no arguments.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { setLongTimeout, type LongTimer } from './long-timer.js';
 import { signalProcessGroup } from './process-group.js';
 import { machineClockMs, RELAYED_SIGNALS, type Deadlines, type FromWatchdog, type ToWatchdog } from './watchdog-messages.js';
-
-/** setTimeout's longest delay; a later instant is reached in several steps. */
-const MAX_DELAY_MS = 2 ** 31 - 1;
 
 let command: ChildProcess | undefined;
 let deadlines: Deadlines = { termAt: Infinity, killAt: Infinity };
 let graceMs = 0;
 let terminating = false;
-let timer: NodeJS.Timeout | undefined;
+let timer: LongTimer | undefined;
 
 function tell(message: FromWatchdog, then?: () => void): void {
   if (process.connected) process.send?.(message, undefined, {}, () => then?.());
@@ -44,9 +42,9 @@ function signalGroup(signal: NodeJS.Signals): void {
 
 /** One timer, for the next deadline to act on. */
 function schedule(): void {
-  clearTimeout(timer);
+  timer?.clear();
   const next = terminating ? deadlines.killAt : deadlines.termAt;
-  if (Number.isFinite(next)) timer = setTimeout(check, Math.min(MAX_DELAY_MS, Math.max(0, next - machineClockMs())));
+  if (Number.isFinite(next)) timer = setLongTimeout(check, next - machineClockMs());
 }
 
 function check(): void {
@@ -78,7 +76,7 @@ function start(message: Extract<ToWatchdog, { type: 'start' }>): void {
     if (child.pid === undefined) tell({ type: 'spawn-error', code: error.code, message: error.message }, () => process.exit(0));
   });
   child.once('exit', (code, signal) => {
-    clearTimeout(timer);
+    timer?.clear();
     signalGroup('SIGKILL'); // what the command left running in its group
     tell({ type: 'exited', code, signal }, () => process.exit(0));
   });
