@@ -49,6 +49,14 @@ describe('create-table', () => {
     expect(accepted.code).toBe(0);
     expect(accepted.stdout).toContain('is ACTIVE');
   });
+
+  it('says in text what it created: the keys and the billing mode, on-demand by default', async () => {
+    const table = uniqueTableName('cli-create');
+    const created = await runCli(['create-table', '--endpoint', localEndpoint(), '--table', table]);
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    expect(created.stdout).toBe(`Table "${table}" is ACTIVE (partition key "key", on-demand).\n`);
+  });
 });
 
 describe('list and get', () => {
