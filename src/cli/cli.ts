@@ -110,7 +110,7 @@ async function execute(command: Command, line: CommandLine, io: CliIO): Promise<
     commandArgv: line.commandArgv,
     lease: settings.lease,
     interrupted: interrupt.signal,
-    connect: (options) => connect(settings, io, options),
+    connect: (options) => connect(settings, io, { signal: interrupt.signal, ...options }),
   };
   try {
     return await command.run(context);

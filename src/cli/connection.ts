@@ -33,6 +33,8 @@ export interface Connection {
 export interface ConnectOptions {
   /** The command creates the table itself: `--local` leaves that to it, and the key names are the flags'. */
   readonly createsTable?: boolean;
+  /** Ends the calls made to connect (the table's key names, `--local`'s table): a Ctrl-C does not wait for their retries. */
+  readonly signal?: AbortSignal;
 }
 
 export interface ConnectionSettings {
@@ -119,10 +121,10 @@ export async function connect(settings: ConnectionSettings, io: CliIO, options: 
   const logger = operatorLogger(io);
   try {
     // A table made here or by the command has the key names of the flags.
-    if (!local && !settings.keyNamesGiven && !options.createsTable) table = await tableWithItsKeyNames(dynamoDB, table);
+    if (!local && !settings.keyNamesGiven && !options.createsTable) table = await tableWithItsKeyNames(dynamoDB, table, options.signal);
     client = new LockClient({ dynamoDB, ...lockClientSettings(settings, table), logger });
     if (local && !options.createsTable) {
-      await client.createLockTable({ ifNotExists: true });
+      await client.createLockTable({ ifNotExists: true, signal: options.signal });
       io.err(`dynamodb-lock: created table ${JSON.stringify(settings.table.tableName)} in DynamoDB Local\n`);
     }
   } catch (error) {
@@ -154,11 +156,12 @@ export async function connect(settings: ConnectionSettings, io: CliIO, options: 
  * otherwise (no permission, throttled), the default names stand and the
  * command's own calls report what is wrong.
  */
-async function tableWithItsKeyNames(dynamoDB: DynamoDBClient, table: LockTable): Promise<LockTable> {
+async function tableWithItsKeyNames(dynamoDB: DynamoDBClient, table: LockTable, signal: AbortSignal | undefined): Promise<LockTable> {
   let description: TableDescription | undefined;
   try {
-    description = await describeLockTable(dynamoDB, table);
+    description = await describeLockTable(dynamoDB, table, signal);
   } catch (error) {
+    signal?.throwIfAborted();
     if (isClientSideError(error)) throw error;
     return table;
   }

@@ -61,11 +61,11 @@ export const runCommand: Command = {
   flags: ['sort-key', 'wait', 'timeout', 'grace', 'lease', 'heartbeat', 'owner', 'data'],
   arguments: { min: 1, max: 1, names: 'KEY' },
   exitCodes: [
-    ['N', "COMMAND's exit code"],
     ['75', 'someone else holds the lock (at once, or still when --timeout passed)'],
     ['76', 'lock lost while COMMAND ran; COMMAND was terminated'],
     ['126, 127', 'COMMAND could not be executed, or was not found'],
     ['128+N', 'COMMAND was killed by signal N (or dynamodb-lock was, while waiting)'],
+    ['other', "COMMAND's own exit code"],
   ],
   examples: [
     '# crontab on every machine: the report runs once per night, wherever the lock is free',
@@ -88,7 +88,7 @@ export const runCommand: Command = {
     const interrupt = new AbortController();
     const signals = new SignalRelay(RELAYED_SIGNALS, (signal) => interrupt.abort(new InterruptedError(signal)));
     try {
-      const connection = await connect();
+      const connection = await connect({ signal: interrupt.signal });
       try {
         connection.lockKey(partitionKey, sortKey);
         interrupt.signal.throwIfAborted();

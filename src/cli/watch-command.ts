@@ -1,6 +1,7 @@
 /** `dynamodb-lock watch KEY`: a line for each change of holder or RVN, until interrupted. */
 import { watchLock } from '../election/watch-lock.js';
 import type { Command } from './command.js';
+import type { Connection } from './connection.js';
 import { formatDuration } from './durations.js';
 import { describeLockKey } from '../lock-key.js';
 import { lockJson, previewData, type ShownLock } from './lock-format.js';
@@ -34,11 +35,11 @@ export const watchCommand: Command = {
     'read), acquired (a new holder), heartbeat (the same holder wrote a new record version number),\n' +
     'free (no item, or a released one), and stale once an RVN stood still for its whole lease on this\n' +
     "watcher's clock: the holder stopped heartbeating and a waiting client may take the lock over.\n" +
-    'Times are wall-clock (UTC), for matching with logs. Runs until interrupted (Ctrl-C), then exits\n' +
-    'with 0. With --json, one object per line: {"time", "event", "lock"}.',
+    'Times are wall-clock (UTC), for matching with logs. Runs until stopped by SIGINT (Ctrl-C), SIGTERM\n' +
+    'or SIGHUP, then exits with 0. With --json, one object per line: {"time", "event", "lock"}.',
   flags: ['sort-key', 'interval', 'json'],
   arguments: { min: 1, max: 1, names: 'KEY' },
-  exitCodes: [],
+  exitCodes: [['0', 'stopped by SIGINT (Ctrl-C), SIGTERM or SIGHUP: its normal end']],
   examples: ['dynamodb-lock watch --table locks nightly-report', 'dynamodb-lock watch --table locks nightly-report --json --interval 250ms'],
   async run({ flags, io, positionals, connect, interrupted }) {
     const partitionKey = positionals[0] as string;
@@ -54,7 +55,14 @@ export const watchCommand: Command = {
           : `${time}  ${event.padEnd(9)}  ${describe(event, key, view)}\n`,
       );
     };
-    const connection = await connect();
+    let connection: Connection;
+    try {
+      connection = await connect();
+    } catch (error) {
+      // Interrupted before the first read: the end of a watch all the same.
+      if (interrupted.aborted) return 0;
+      throw error;
+    }
     let staleTimer: LongTimer | undefined;
     try {
       connection.lockKey(partitionKey, sortKey);
