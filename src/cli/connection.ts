@@ -15,6 +15,7 @@ import type { LockKey } from '../lock-key.js';
 import type { LockTable } from '../protocol/index.js';
 import type { DynamoDBLocal } from '../testing/dynamodb-local.js';
 import type { Flags } from './flags.js';
+import { refuseForeignAnswers } from './foreign-answer.js';
 import type { CliIO } from './io.js';
 import { operatorLogger } from './operator-logger.js';
 import { UsageError } from './usage-error.js';
@@ -115,6 +116,7 @@ export async function connect(settings: ConnectionSettings, io: CliIO, options: 
     ...config,
     requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, throwOnRequestTimeout: true },
   });
+  refuseForeignAnswers(dynamoDB);
   let client: LockClient;
   let table = settings.table;
   // Without a logger, a wait through an outage would retry in silence.

@@ -12,6 +12,7 @@ import {
 } from '../errors.js';
 import { describeLockKey } from '../lock-key.js';
 import { ExitCode, signalExitCode } from './exit-codes.js';
+import { ForeignAnswerError } from './foreign-answer.js';
 import { InterruptedError, UsageError } from './usage-error.js';
 
 export interface Explanation {
@@ -36,6 +37,12 @@ export function explainError(error: unknown): Explanation {
   }
   if (error instanceof LockTableAlreadyExistsError || isResourceInUse(error)) {
     return { message: `${message} (to accept an existing table with the same keys, pass --if-not-exists)`, exitCode: ExitCode.error };
+  }
+  if (error instanceof ForeignAnswerError) {
+    return {
+      message: `the endpoint ${message}: check --endpoint, AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL`,
+      exitCode: ExitCode.error,
+    };
   }
   if (/region is missing/i.test(message)) {
     return { message: 'no AWS region: set AWS_REGION or pass --region', exitCode: ExitCode.error };
