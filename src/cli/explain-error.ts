@@ -13,7 +13,7 @@ import {
 import { describeLockKey } from '../lock-key.js';
 import { ExitCode, signalExitCode } from './exit-codes.js';
 import { ForeignAnswerError } from './foreign-answer.js';
-import { InterruptedError, UsageError } from './usage-error.js';
+import { InterruptedError, SetupError, UsageError } from './usage-error.js';
 
 export interface Explanation {
   /** What to print after "dynamodb-lock: ", or nothing. */
@@ -28,6 +28,9 @@ export function explainError(error: unknown): Explanation {
     return { message: `${message} (see ${help})`, exitCode: ExitCode.usage };
   }
   if (error instanceof InterruptedError) return { message: undefined, exitCode: signalExitCode(error.signal) };
+  if (error instanceof SetupError) {
+    return { message: error.cause === undefined ? message : `${message}: ${errorSummary(error.cause)}`, exitCode: ExitCode.error };
+  }
   if (error instanceof InvalidArgumentError) return { message: inFlagWords(message), exitCode: ExitCode.usage };
   if (error instanceof LockTableDoesNotExistError) {
     return { message: `${message}; create it with: dynamodb-lock create-table --table ${error.tableName}`, exitCode: ExitCode.error };
