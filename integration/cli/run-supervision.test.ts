@@ -79,6 +79,12 @@ function ranPids(label = ''): number[] {
     .map((match) => Number(match[2]));
 }
 
+/** The parent of process `pid`: the watchdog, for the command of `run` (Linux, /proc). */
+function parentOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
+
 async function tickingGroupStarted(label: string): Promise<number[]> {
   await waitUntil(`${label} and its child started`, () => ranPids(label).length === 2, { timeoutMs: 30_000 });
   return ranPids(label);
@@ -136,16 +142,51 @@ describe('run: the command never outlives its lock', () => {
     const first = run(localEndpoint(), ['job'], tickingGroup('A'));
     const pids = await tickingGroupStarted('A');
     const commandPid = Number(/^A start (\d+)$/m.exec(readFileSync(log, 'utf8'))?.[1]);
-    const stat = readFileSync(`/proc/${commandPid}/stat`, 'utf8');
-    const watchdogPid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]); // the command's parent
 
-    process.kill(watchdogPid, 'SIGKILL');
+    process.kill(parentOf(commandPid), 'SIGKILL');
     const result = await first.exited;
 
     expect(result.stderr).toContain('the watchdog process ended');
     expect(result.code).toBe(1);
     for (const pid of pids) await waitUntil(`process ${pid} of the command is gone`, () => !isRunning(pid), { timeoutMs: 20_000 });
     expect(await bed.item('job')).toBeUndefined();
+  }, 60_000);
+
+  it('stopped as a service manager stops a service (SIGTERM to every process), lets the command stop gracefully and releases the lock', async () => {
+    // A graceful stop that takes a while: the lock's safe time (18 s of the default 20 s lease) has many seconds left.
+    const script =
+      "const fs = require('fs'); const log = process.argv[1]; let stopping = false;" +
+      "process.on('SIGTERM', () => { fs.appendFileSync(log, 'A SIGTERM\\n'); if (stopping) return; stopping = true;" +
+      "  setTimeout(() => { fs.appendFileSync(log, 'A stopped\\n'); process.exit(0); }, 1500); });" +
+      "fs.appendFileSync(log, 'A start ' + process.pid + '\\n'); setInterval(() => {}, 1000);";
+    const cli = run(localEndpoint(), ['job'], [process.execPath, '-e', script, log]);
+    await waitUntil('the command started', () => ranPids('A').length === 1, { timeoutMs: 30_000 });
+    const [commandPid] = ranPids('A') as [number];
+
+    // systemd's KillMode=control-group: the same SIGTERM to dynamodb-lock, its watchdog and the command.
+    for (const pid of [cli.child.pid as number, parentOf(commandPid), commandPid]) process.kill(pid, 'SIGTERM');
+    const result = await cli.exited;
+
+    expect(lines()).toContain('A stopped');
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(await bed.item('job')).toBeUndefined();
+  }, 60_000);
+
+  it('stopped as a service manager stops a service, still kills a command that ignores SIGTERM once the lock can no longer be trusted', async () => {
+    const first = run(localEndpoint(), ['--lease', '3s', 'job'], tickingGroup('A'));
+    const pids = await tickingGroupStarted('A');
+    const watchdogPid = parentOf(pids[0] as number);
+
+    for (const pid of [first.child.pid as number, watchdogPid, ...pids]) process.kill(pid, 'SIGTERM');
+    first.child.kill('SIGSTOP'); // no renewal reaches the watchdog any more: it is on its own
+    const second = run(localEndpoint(), ['--wait', 'job'], oneLine('B'));
+    expect((await second.exited).code).toBe(0);
+    for (const pid of pids) await waitUntil(`process ${pid} of the first command is gone`, () => !isRunning(pid), { timeoutMs: 20_000 });
+
+    expect(linesOfAfter('A', 'B start')).toEqual([]);
+    first.child.kill('SIGCONT');
+    expect((await first.exited).code).toBe(76);
   }, 60_000);
 
   it('lets a command run for several leases while heartbeats renew the lock', async () => {

@@ -12,7 +12,7 @@ import { CliProcess, cliEnvironment, runCli } from '../../test-kit/cli-process.j
 import { FaultProxy, dynamoDBErrorReply } from '../../test-kit/fault-proxy.js';
 import { isRunning } from '../../test-kit/processes.js';
 import { putForeignLock } from '../../test-kit/tamper.js';
-import { LockTestBed, text, waitUntil } from '../../test-kit/test-locks.js';
+import { LockTestBed, sleep, text, waitUntil } from '../../test-kit/test-locks.js';
 
 let bed: LockTestBed;
 let dir: string;
@@ -65,6 +65,31 @@ describe('run KEY -- COMMAND', () => {
 
     expect(existsSync(marker)).toBe(false);
     expect(await bed.owner('busy')).toBe('busy-holder');
+  });
+
+  it("waits as long as a --timeout longer than Node's timers take (600h), and runs the command once the lock is free", async () => {
+    const holder = bed.client({ ownerName: 'long-holder' });
+    const lock = await holder.acquireLock('long-wait');
+    const marker = join(dir, 'ran');
+    const cli = new CliProcess([
+      'run',
+      ...connection(),
+      '--timeout',
+      '600h',
+      'long-wait',
+      '--',
+      ...nodeScript("require('fs').writeFileSync(process.argv[1], 'ran')", marker),
+    ]);
+    started.push(cli);
+    await sleep(3_000); // started, read the lock, and waits
+    expect(cli.stderr).toBe('');
+    expect(isRunning(cli.child)).toBe(true);
+
+    await lock.release();
+    const result = await cli.exited;
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(existsSync(marker)).toBe(true);
   });
 
   describe('exits with 1, not 75, when DynamoDB gives no usable answer: nobody is known to hold the lock', () => {

@@ -79,7 +79,11 @@ function showHelp(line: CommandLine, io: CliIO): number {
 function checkUsage(command: Command, line: CommandLine): void {
   const allowed = new Set([...CONNECTION_FLAGS, ...command.flags]);
   const foreign = line.flags.given().find((flag) => !allowed.has(flag));
-  if (foreign !== undefined) throw new UsageError(`--${foreign} does not apply to ${command.name}`, command.name);
+  if (foreign !== undefined) {
+    const takers = COMMANDS.filter((candidate) => candidate.flags.includes(foreign)).map((candidate) => candidate.name);
+    const elsewhere = takers.length === 0 ? '' : ` (the commands with --${foreign}: ${takers.join(', ')})`;
+    throw new UsageError(`--${foreign} does not apply to ${command.name}${elsewhere}`, command.name);
+  }
   const { min, max, names } = command.arguments;
   const count = line.positionals.length;
   if (count < min) throw new UsageError(`${command.name} needs ${names}`, command.name);
@@ -110,7 +114,7 @@ async function execute(command: Command, line: CommandLine, io: CliIO): Promise<
     commandArgv: line.commandArgv,
     lease: settings.lease,
     interrupted: interrupt.signal,
-    connect: (options) => connect(settings, io, options),
+    connect: (options) => connect(settings, io, { signal: interrupt.signal, ...options }),
   };
   try {
     return await command.run(context);

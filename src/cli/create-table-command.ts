@@ -54,7 +54,7 @@ export const createTableCommand: Command = {
           table.sortKeyName === undefined
             ? `partition key "${table.partitionKeyName}"`
             : `partition key "${table.partitionKeyName}", sort key "${table.sortKeyName}"`;
-        io.out(`Table ${JSON.stringify(table.tableName)} is ACTIVE (${keys}, ${modeName}).\n`);
+        io.out(`Table ${JSON.stringify(table.tableName)} is ACTIVE (${keys}, ${billingModeName(billingMode)}).\n`);
       }
       return 0;
     } finally {
@@ -62,3 +62,8 @@ export const createTableCommand: Command = {
     }
   },
 };
+
+/** The flag's word for a billing mode: `on-demand`, `provisioned`. */
+function billingModeName(billingMode: string): string {
+  return Object.entries(BILLING_MODES).find(([, mode]) => mode === billingMode)?.[0] ?? billingMode;
+}

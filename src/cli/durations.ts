@@ -22,9 +22,10 @@ export function parseDuration(flag: string, text: string): number {
   return ms;
 }
 
-/** A duration for people: `500 ms`, `20 s`, `1.5 s`, `2 min`. */
+/** A duration for people: `500 ms`, `20 s`, `1.5 s`, `2 min`, `600 h`. */
 export function formatDuration(ms: number): string {
   if (ms < 1_000) return `${ms} ms`;
   if (ms < 120_000) return `${Number((ms / 1_000).toFixed(2))} s`;
-  return `${Number((ms / 60_000).toFixed(1))} min`;
+  if (ms < 7_200_000) return `${Number((ms / 60_000).toFixed(1))} min`;
+  return `${Number((ms / 3_600_000).toFixed(1))} h`;
 }

@@ -1,5 +1,5 @@
 /**
- * The CLI's exit codes, documented in `--help` and the README. 75 is
+ * The CLI's exit codes, documented in `--help` and docs/cli.md. 75 is
  * sysexits' EX_TEMPFAIL ("try again later"), which cron wrappers and
  * schedulers already treat as a retryable failure.
  */
@@ -26,3 +26,24 @@ export const ExitCode = Object.freeze({
 export function signalExitCode(signal: NodeJS.Signals): number {
   return 128 + (constants.signals[signal] ?? 0);
 }
+
+/**
+ * Every exit code and what it means, as `dynamodb-lock --help` and the table
+ * of docs/cli.md show it (a test keeps that table equal to this one). Each
+ * command's own wording in its `--help` names it here.
+ */
+export const EXIT_CODES: readonly (readonly [code: string, meaning: string])[] = Object.freeze([
+  ['0', 'success; watch: also when stopped by SIGINT (Ctrl-C), SIGTERM or SIGHUP, its normal end'],
+  [
+    '1',
+    'error: DynamoDB unreachable or throttled, credentials missing or refused, table missing, … (the reason on stderr); release: also the confirmation was declined',
+  ],
+  ['2', 'usage error: unknown flag, missing argument, bad value'],
+  ['3', 'get, release: nobody holds the lock'],
+  ['75', 'run: someone else holds the lock (at once, or still when --timeout passed); never for an outage'],
+  ['76', 'run: lock lost while the command ran; the command was terminated'],
+  ['77', 'release: refused, the lock changed while it was watched (its holder is alive), or differs from --rvn'],
+  ['126, 127', 'run: the command could not be executed, or was not found'],
+  ['128+N', 'run: the command was killed by signal N; run while it waits, and any other command but watch: interrupted by signal N'],
+  ['other', "run: the command's own exit code"],
+]);

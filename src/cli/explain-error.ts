@@ -12,7 +12,8 @@ import {
 } from '../errors.js';
 import { describeLockKey } from '../lock-key.js';
 import { ExitCode, signalExitCode } from './exit-codes.js';
-import { InterruptedError, UsageError } from './usage-error.js';
+import { ForeignAnswerError } from './foreign-answer.js';
+import { InterruptedError, SetupError, UsageError } from './usage-error.js';
 
 export interface Explanation {
   /** What to print after "dynamodb-lock: ", or nothing. */
@@ -27,6 +28,9 @@ export function explainError(error: unknown): Explanation {
     return { message: `${message} (see ${help})`, exitCode: ExitCode.usage };
   }
   if (error instanceof InterruptedError) return { message: undefined, exitCode: signalExitCode(error.signal) };
+  if (error instanceof SetupError) {
+    return { message: error.cause === undefined ? message : `${message}: ${errorSummary(error.cause)}`, exitCode: ExitCode.error };
+  }
   if (error instanceof InvalidArgumentError) return { message: inFlagWords(message), exitCode: ExitCode.usage };
   if (error instanceof LockTableDoesNotExistError) {
     return { message: `${message}; create it with: dynamodb-lock create-table --table ${error.tableName}`, exitCode: ExitCode.error };
@@ -36,6 +40,12 @@ export function explainError(error: unknown): Explanation {
   }
   if (error instanceof LockTableAlreadyExistsError || isResourceInUse(error)) {
     return { message: `${message} (to accept an existing table with the same keys, pass --if-not-exists)`, exitCode: ExitCode.error };
+  }
+  if (error instanceof ForeignAnswerError) {
+    return {
+      message: `the endpoint ${message}: check --endpoint, AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL`,
+      exitCode: ExitCode.error,
+    };
   }
   if (/region is missing/i.test(message)) {
     return { message: 'no AWS region: set AWS_REGION or pass --region', exitCode: ExitCode.error };

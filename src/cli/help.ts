@@ -1,6 +1,7 @@
 /** The text of `--help`: the command list, each command's usage, flags, exit codes and examples. */
 import type { Command } from './command.js';
 import { DURATION_SYNTAX } from './durations.js';
+import { EXIT_CODES } from './exit-codes.js';
 import { CONNECTION_FLAGS, FLAGS, type FlagName, type FlagSpec } from './flags.js';
 
 const PROGRAM = 'dynamodb-lock';
@@ -53,16 +54,7 @@ export function generalHelp(commands: readonly Command[]): string {
     DURATION_SYNTAX,
     '',
     'Exit codes:',
-    ...codeLines([
-      ...COMMON_EXIT_CODES,
-      ['3', 'get, release: nobody holds the lock'],
-      ['75', 'run: someone else holds the lock (at once, or still when --timeout passed)'],
-      ['76', 'run: lock lost while the command ran; the command was terminated'],
-      ['77', 'release: refused, the lock changed while it was watched (its holder is alive)'],
-      ['126, 127', 'run: the command could not be executed, or was not found'],
-      ['128+N', 'run: the command was killed by signal N; any command: interrupted by signal N'],
-      ['other', "run: the command's own exit code"],
-    ]),
+    ...codeLines(EXIT_CODES),
     '',
     `Run "${PROGRAM} COMMAND --help" for a command's flags and examples.`,
     '',

@@ -24,15 +24,13 @@ import type { LeaseTimes } from './connection.js';
 import { formatDuration } from './durations.js';
 import { ExitCode } from './exit-codes.js';
 import { errorSummary } from './explain-error.js';
+import { longDeadline } from './long-timer.js';
 import type { CliIO } from './io.js';
 import { SignalRelay } from './signal-relay.js';
 import { InterruptedError, UsageError } from './usage-error.js';
 import { runExitCode, WatchedCommand, type CommandExit } from './watched-command.js';
-import { machineClockMs, type Deadlines } from './watchdog-messages.js';
+import { machineClockMs, RELAYED_SIGNALS, type Deadlines } from './watchdog-messages.js';
 import { WITH_LOCK_DEFAULTS } from '../defaults.js';
-
-/** Signals passed on to the command while it runs. */
-const FORWARDED_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
 
 export const runCommand: Command = {
   name: 'run',
@@ -63,11 +61,11 @@ export const runCommand: Command = {
   flags: ['sort-key', 'wait', 'timeout', 'grace', 'lease', 'heartbeat', 'owner', 'data'],
   arguments: { min: 1, max: 1, names: 'KEY' },
   exitCodes: [
-    ['N', "COMMAND's exit code"],
     ['75', 'someone else holds the lock (at once, or still when --timeout passed)'],
     ['76', 'lock lost while COMMAND ran; COMMAND was terminated'],
     ['126, 127', 'COMMAND could not be executed, or was not found'],
     ['128+N', 'COMMAND was killed by signal N (or dynamodb-lock was, while waiting)'],
+    ['other', "COMMAND's own exit code"],
   ],
   examples: [
     '# crontab on every machine: the report runs once per night, wherever the lock is free',
@@ -88,9 +86,9 @@ export const runCommand: Command = {
     const key = describeLockKey({ partitionKey, sortKey });
 
     const interrupt = new AbortController();
-    const signals = new SignalRelay(FORWARDED_SIGNALS, (signal) => interrupt.abort(new InterruptedError(signal)));
+    const signals = new SignalRelay(RELAYED_SIGNALS, (signal) => interrupt.abort(new InterruptedError(signal)));
     try {
-      const connection = await connect();
+      const connection = await connect({ signal: interrupt.signal });
       try {
         connection.lockKey(partitionKey, sortKey);
         interrupt.signal.throwIfAborted();
@@ -218,7 +216,7 @@ interface AcquireChoice {
 async function acquire(client: LockClient, io: CliIO, key: string, partitionKey: string, choice: AcquireChoice): Promise<Lock | undefined> {
   const options = { sortKey: choice.sortKey, data: choice.data };
   if (choice.wait !== 'no') {
-    const timeout = typeof choice.wait === 'number' ? deadline(choice.wait) : undefined;
+    const timeout = typeof choice.wait === 'number' ? longDeadline(choice.wait) : undefined;
     try {
       return await client.acquireLock(partitionKey, {
         ...options,

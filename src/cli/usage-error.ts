@@ -18,3 +18,8 @@ export class InterruptedError extends Error {
     this.signal = signal;
   }
 }
+
+/** Something a command needs is missing on this machine (a package, a program). Exit code 1; the message says what to install. */
+export class SetupError extends Error {
+  override name = 'SetupError';
+}

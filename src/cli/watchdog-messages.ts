@@ -4,6 +4,15 @@
  * clock ({@link machineClockMs}), which both processes read alike.
  */
 
+/**
+ * The signals `run` passes on to the command's process group while it runs.
+ * The watchdog outlives them: when a service manager signals every process
+ * of the service at once (systemd's `KillMode=control-group`), the command
+ * gets its graceful stop from them and the watchdog still holds the lock's
+ * deadlines.
+ */
+export const RELAYED_SIGNALS: readonly NodeJS.Signals[] = Object.freeze(['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT']);
+
 /** The times the watchdog enforces: the command's whole process group gets SIGTERM at `termAt` and SIGKILL at `killAt`. */
 export interface Deadlines {
   readonly termAt: number;

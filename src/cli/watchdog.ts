@@ -12,20 +12,24 @@
  * is stopped all the same. When the command exits, whatever it left running
  * in its group is killed before `run` hears of the exit and releases the lock.
  *
+ * Signals that stop a service (SIGTERM, SIGINT, SIGHUP, SIGQUIT) do not stop
+ * the watchdog: a service manager may send them to every process of the
+ * service at once, `run` passes them on to the command, and the watchdog
+ * must be there to let the command stop gracefully within the lock's safe
+ * time, and to kill it when that time ends. It exits only after the command.
+ *
  * Started by watched-command.ts only; it takes no arguments.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { setLongTimeout, type LongTimer } from './long-timer.js';
 import { signalProcessGroup } from './process-group.js';
-import { machineClockMs, type Deadlines, type FromWatchdog, type ToWatchdog } from './watchdog-messages.js';
-
-/** setTimeout's longest delay; a later instant is reached in several steps. */
-const MAX_DELAY_MS = 2 ** 31 - 1;
+import { machineClockMs, RELAYED_SIGNALS, type Deadlines, type FromWatchdog, type ToWatchdog } from './watchdog-messages.js';
 
 let command: ChildProcess | undefined;
 let deadlines: Deadlines = { termAt: Infinity, killAt: Infinity };
 let graceMs = 0;
 let terminating = false;
-let timer: NodeJS.Timeout | undefined;
+let timer: LongTimer | undefined;
 
 function tell(message: FromWatchdog, then?: () => void): void {
   if (process.connected) process.send?.(message, undefined, {}, () => then?.());
@@ -38,9 +42,9 @@ function signalGroup(signal: NodeJS.Signals): void {
 
 /** One timer, for the next deadline to act on. */
 function schedule(): void {
-  clearTimeout(timer);
+  timer?.clear();
   const next = terminating ? deadlines.killAt : deadlines.termAt;
-  if (Number.isFinite(next)) timer = setTimeout(check, Math.min(MAX_DELAY_MS, Math.max(0, next - machineClockMs())));
+  if (Number.isFinite(next)) timer = setLongTimeout(check, next - machineClockMs());
 }
 
 function check(): void {
@@ -72,7 +76,7 @@ function start(message: Extract<ToWatchdog, { type: 'start' }>): void {
     if (child.pid === undefined) tell({ type: 'spawn-error', code: error.code, message: error.message }, () => process.exit(0));
   });
   child.once('exit', (code, signal) => {
-    clearTimeout(timer);
+    timer?.clear();
     signalGroup('SIGKILL'); // what the command left running in its group
     tell({ type: 'exited', code, signal }, () => process.exit(0));
   });
@@ -107,3 +111,6 @@ process.on('disconnect', () => {
   if (command === undefined) process.exit(0);
   terminate();
 });
+
+// Left to `run`, which passes them on to the command: dying of one would leave the command unwatched.
+for (const signal of RELAYED_SIGNALS) process.on(signal, () => undefined);

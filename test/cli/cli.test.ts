@@ -75,6 +75,17 @@ describe('help', () => {
   });
 });
 
+describe('--json', () => {
+  it('README and docs/cli.md name the commands without it', () => {
+    const without = COMMANDS.filter((command) => !command.flags.includes('json')).map((command) => `\`${command.name}\``);
+    expect(without.length).toBeGreaterThan(0);
+    for (const file of ['README.md', 'docs/cli.md']) {
+      const text = readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8').replace(/\s+/g, ' ');
+      expect(text).toContain(`\`--json\` for scripts on every command but ${without.join(', ')},`);
+    }
+  });
+});
+
 describe('usage errors exit with 2 before anything is started', () => {
   it.each([
     [['frobnicate'], 'unknown command "frobnicate"'],
@@ -83,7 +94,10 @@ describe('usage errors exit with 2 before anything is started', () => {
     [['list'], '--table is required'],
     [['list', '--table', 'locks', '--wait'], '--wait does not apply to list'],
     [['list', '--table', 'locks', '--lease', '5s'], '--lease does not apply to list'],
-    [['run', '--table', 'locks', '--json', 'job', '--', 'true'], '--json does not apply to run'],
+    [
+      ['run', '--table', 'locks', '--json', 'job', '--', 'true'],
+      '--json does not apply to run (the commands with --json: create-table, list, get, watch, release)',
+    ],
     [['get', '--table', 'locks'], 'get needs KEY'],
     [['get', '--table', 'locks', 'a', 'b'], 'unexpected "b"'],
     [['get', '--table', 'locks', 'a', '--', 'echo'], 'only run takes a command after --'],

@@ -22,6 +22,13 @@ describe('durations', () => {
   });
 
   it('reads back for people', () => {
-    expect([250, 1_000, 1_500, 20_000, 300_000].map(formatDuration)).toEqual(['250 ms', '1 s', '1.5 s', '20 s', '5 min']);
+    expect([250, 1_000, 1_500, 20_000, 300_000, 2_160_000_000].map(formatDuration)).toEqual([
+      '250 ms',
+      '1 s',
+      '1.5 s',
+      '20 s',
+      '5 min',
+      '600 h',
+    ]);
   });
 });
