@@ -10,7 +10,7 @@ import { describe, expect, it } from '@jest/globals';
 import { LeaderElection } from '../../src/index.js';
 import { useFaultBed } from '../../test-kit/jest/fault-bed.js';
 import { recordEvents, within } from '../../test-kit/jest/lock-events.js';
-import { FaultProxy, operationOf, type ProxiedRequest } from '../../test-kit/fault-proxy.js';
+import { dynamoDBErrorReply, FaultProxy, operationOf, type ProxiedRequest } from '../../test-kit/fault-proxy.js';
 
 const faults = useFaultBed('retried-resignation');
 
@@ -57,5 +57,35 @@ describe('a resignation whose SDK retry meets the next leader', () => {
     expect(await released).toBe(false);
     expect(network.proxy.exchanges.filter((e) => isDeleteItem(e.request)).length).toBeGreaterThan(1);
     expect(await faults.bed.owner('taken-over')).toBe('taker');
+  });
+  it('a safe time kept through 503s (holdLockOnServiceUnavailable) proves nothing: a retry that meets the taker is no release', async () => {
+    const network = await faults.proxied('kept', { sdkDefaults: true });
+    const holder = faults.bed.client(
+      { ownerName: 'kept', leaseDuration: 1_500, heartbeatPeriod: 300, holdLockOnServiceUnavailable: true },
+      network.dynamoDB,
+    );
+    const events = recordEvents(holder);
+    const lock = await holder.acquireLock('kept-through-503');
+    // Every heartbeat meets a 503: the holder keeps counting its lease from each answer, while the
+    // RVN in the table stands still and a waiter takes the lock over after a lease.
+    let deletes = 0;
+    network.proxy.setRule((request) => {
+      const operation = operationOf(request);
+      if (operation === 'UpdateItem') return { action: 'respond', reply: dynamoDBErrorReply('ServiceUnavailable') };
+      // The release's first attempt meets a 503 too (nothing applied); the SDK's retry reaches the table.
+      if (operation === 'DeleteItem' && ++deletes === 1) return { action: 'respond', reply: dynamoDBErrorReply('ServiceUnavailable') };
+      return { action: 'forward' };
+    });
+    const taker = faults.bed.client({ ownerName: 'taker' });
+    await within(taker.acquireLock('kept-through-503', { refreshPeriod: 100, additionalTimeToWaitForLock: 5_000 }), 10_000, 'the takeover');
+    expect(lock.state).toBe('held'); // the unsafe option at work: two holders
+
+    const released = await lock.release();
+
+    expect(deletes).toBeGreaterThan(1);
+    expect(await faults.bed.owner('kept-through-503')).toBe('taker');
+    // Our delete was never applied: the taker's item is not a hand-over, and the holder must learn it was taken.
+    expect(released).toBe(false);
+    expect(events.of('lost').map((lost) => lost.event.error.kind)).toEqual(['taken']);
   });
 });

@@ -19,14 +19,21 @@ const bed = faults.bed;
 
 type Consistency = 'EVENTUAL' | 'STRONG' | undefined;
 
-/** Makes the proxy describe the bed's table as a global table with replicas in two Regions. */
-async function describeAsGlobal(proxy: FaultProxy, consistency: Consistency): Promise<void> {
+/** The bed's table as DynamoDB Local describes it, in the fields the check reads (JSON-safe: no dates). */
+async function plainDescription(): Promise<Record<string, unknown>> {
   const { Table } = await bed.raw.send(new DescribeTableCommand({ TableName: bed.tableName }));
-  const table = {
+  return {
     TableName: Table?.TableName,
     TableStatus: Table?.TableStatus,
     KeySchema: Table?.KeySchema,
     AttributeDefinitions: Table?.AttributeDefinitions,
+  };
+}
+
+/** Makes the proxy describe the bed's table as a global table with replicas in two Regions. */
+async function describeAsGlobal(proxy: FaultProxy, consistency: Consistency): Promise<void> {
+  const table = {
+    ...(await plainDescription()),
     Replicas: [
       { RegionName: 'us-east-1', ReplicaStatus: 'ACTIVE' },
       { RegionName: 'eu-west-1', ReplicaStatus: 'ACTIVE' },
@@ -153,5 +160,40 @@ describe('the check itself', () => {
 
     proxy.passThrough();
     expect((await acquiring).ownerName).toBe('outage');
+  });
+});
+
+describe('a global table of version 2017.11.29 (Legacy)', () => {
+  // Known defect: the legacy version of global tables replicates with last-writer-wins (eventual
+  // consistency) like MREC, but DescribeTable shows no `Replicas` for it: only DescribeGlobalTable
+  // (which the check never calls, and the documented policies do not grant) lists its Regions.
+  // Such a lock table passes the check as a single-Region table, and two Regions can each grant
+  // one lock. A fix needs a DescribeGlobalTable call (and its permission in docs/iam/), or a
+  // refusal of tables that carry the legacy version's marks; not a small change.
+  it.failing('is refused with LockTableReplicationError before any lock write', async () => {
+    const { proxy, dynamoDB } = await faults.proxied('legacy', { sdkDefaults: true });
+    // What DynamoDB answers for a legacy replica: its own description, streams on, no Replicas;
+    // the Regions show only in DescribeGlobalTable.
+    const table = {
+      ...(await plainDescription()),
+      StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
+    };
+    const globalTable = {
+      GlobalTableName: bed.tableName,
+      GlobalTableStatus: 'ACTIVE',
+      ReplicationGroup: [{ RegionName: 'us-east-1' }, { RegionName: 'eu-west-1' }],
+    };
+    const respond = (body: unknown): RequestFault => ({ action: 'respond', reply: { status: 200, body: JSON.stringify(body) } });
+    proxy.setRule((request) => {
+      const operation = operationOf(request);
+      if (operation === 'DescribeTable') return respond({ Table: table });
+      if (operation === 'DescribeGlobalTable') return respond({ GlobalTableDescription: globalTable });
+      return { action: 'forward' };
+    });
+    const client = bed.client({ ownerName: 'legacy', leaseDuration: 2_000, heartbeatPeriod: 500 }, dynamoDB);
+
+    const error = await rejectionOf(client.acquireLock('job'));
+    expect(error).toBeInstanceOf(LockTableReplicationError);
+    expect(await bed.item('job')).toBeUndefined();
   });
 });

@@ -86,6 +86,8 @@ export class HeldLock {
   #uncertain: string[] | undefined;
   /** The earliest safe time any of those writes allows, had it been applied; Infinity when there are none. */
   #uncertainSafeUntil = Infinity;
+  /** Java's `holdLockOnServiceUnavailable` restarted the lease since the last confirmed write, without a confirmed one. */
+  #keptUnconfirmed = false;
   /** The last write queued, while any is; none when the lock is idle. */
   #tail: Promise<unknown> | undefined;
   #writes = 0;
@@ -250,6 +252,12 @@ export class HeldLock {
     else if (write.data !== undefined) this.#data = write.data;
     this.#uncertain = undefined;
     this.#uncertainSafeUntil = Infinity;
+    this.#keptUnconfirmed = false;
+  }
+
+  /** Whether the safe time rests on confirmed writes only: nobody could have taken the item over within it. */
+  get safeTimeConfirmed(): boolean {
+    return !this.#keptUnconfirmed;
   }
 
   /**
@@ -280,6 +288,7 @@ export class HeldLock {
    * outcome still bounds the lock (a shortened lease).
    */
   keepWithoutConfirmation(): void {
+    this.#keptUnconfirmed = true;
     this.#lookupTime = this.#clock.now();
     this.#lookupWallTime = this.#clock.wallNow?.();
   }

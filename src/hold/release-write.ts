@@ -49,10 +49,11 @@ export async function writeRelease(
       case 'applied':
         return { outcome: 'released' };
       case 'refused':
-        if (failed.item !== undefined && (attemptsOf(error) ?? 1) > 1 && held.safeTimeLeft() > 0) {
+        if (failed.item !== undefined && (attemptsOf(error) ?? 1) > 1 && held.safeTimeLeft() > 0 && held.safeTimeConfirmed) {
           // An SDK retry met someone else's item while the lock was still within its safe time: nobody
           // can have taken our item over before the earlier attempt landed, so that attempt removed it,
-          // and the next holder came after (DESIGN.md, "A retried release").
+          // and the next holder came after (DESIGN.md, "A retried release"). Not so for a safe time that
+          // `holdLockOnServiceUnavailable` counted on from a 503: the RVN may have stood still meanwhile.
           return { outcome: 'released' };
         }
         loseByRefusal(table, held, 'its release was refused', failed.item, error);
