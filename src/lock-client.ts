@@ -15,6 +15,7 @@ import { deadline } from './primitives/deadline.js';
 import { toBytes } from './primitives/bytes.js';
 import { sdkClientOf } from './dynamodb/dynamodb-sender.js';
 import { AcquisitionRequests } from './dynamodb/acquisition-requests.js';
+import { HeartbeatLane } from './dynamodb/heartbeat-lane.js';
 import {
   DynamoDBUnavailableError,
   InvalidArgumentError,
@@ -29,6 +30,7 @@ import type { Subscription } from './events.js';
 import type { HeldLock } from './hold/held-lock.js';
 import { lockId } from './lock-key.js';
 import { AcquisitionGate } from './acquire/acquisition-gate.js';
+import { withinBound } from './acquire/request-bound.js';
 import { ACQUISITION_REQUESTS_IN_FLIGHT, ACQUISITIONS_WHILE_BEHIND_SHARE } from './heartbeat/tuning.js';
 import { HeldLocks } from './hold/held-locks.js';
 import { heldLockBehind, Lock, LockSnapshot, type LockOperations, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
@@ -85,6 +87,7 @@ export class LockClient implements AsyncDisposable {
   readonly #fencingTable: LockTable | undefined;
   readonly #dynamoDB: Pick<DynamoDBClient, 'send'>;
   readonly #ownedClient: DynamoDBClient | undefined;
+  readonly #heartbeatLane: HeartbeatLane;
   readonly #clock: MonotonicClock;
   readonly #logger: Logger | undefined;
   readonly #holding: HeldLocks;
@@ -136,8 +139,10 @@ export class LockClient implements AsyncDisposable {
     if (!this.#settings.backgroundHeartbeats && this.#settings.leaseDuration < 2 * this.#settings.heartbeatPeriod) {
       this.#logger?.warn({}, 'leaseDuration is less than twice heartbeatPeriod; heartbeat manually well within each lease');
     }
+    this.#heartbeatLane = new HeartbeatLane(this.#dynamoDB);
     this.#holding = new HeldLocks({
       dynamoDB: this.#dynamoDB,
+      heartbeatDynamoDB: this.#heartbeatLane.dynamoDB,
       table: this.#table,
       settings: this.#settings,
       clock: this.#clock,
@@ -153,6 +158,11 @@ export class LockClient implements AsyncDisposable {
       batching: this.#settings.heartbeatBatchSize > 1,
       logger: this.#logger,
     });
+    const gate = new AcquisitionGate({
+      heartbeatsBehind: () => this.#holding.heartbeatsBehind(),
+      limit: ACQUISITION_REQUESTS_IN_FLIGHT,
+      limitWhileBehind: Math.max(1, Math.floor(this.#settings.heartbeatConcurrency * ACQUISITIONS_WHILE_BEHIND_SHARE)),
+    });
     this.#acquireContext = {
       requests,
       table: this.#table,
@@ -163,17 +173,18 @@ export class LockClient implements AsyncDisposable {
       safetyMargin: this.#settings.safetyMargin,
       clock: this.#clock,
       observations: this.#observations,
-      pollers: new LockPollers({ clock: this.#clock, read: (key, signal) => requests.read(key, signal) }),
+      // Polls count against the acquisition limit; one unanswered for a lease is abandoned, and the next poll reads again.
+      pollers: new LockPollers({
+        clock: this.#clock,
+        read: (key, signal) =>
+          gate.run(() => withinBound(this.#settings.leaseDuration, signal, (bounded) => requests.read(key, bounded)), signal),
+      }),
       keySchema: new KeySchemaProof(this.#table),
       logger: this.#logger,
       explain: (error) => explainTableError(this.#dynamoDB, this.#table, error),
       // Few enough that heartbeats get nearly all of the server while they catch up.
       turns: new Turns(this.#clock, REMEMBERED_TURNS),
-      gate: new AcquisitionGate({
-        heartbeatsBehind: () => this.#holding.heartbeatsBehind(),
-        limit: ACQUISITION_REQUESTS_IN_FLIGHT,
-        limitWhileBehind: Math.max(1, Math.floor(this.#settings.heartbeatConcurrency * ACQUISITIONS_WHILE_BEHIND_SHARE)),
-      }),
+      gate,
     };
   }
 
@@ -521,6 +532,7 @@ export class LockClient implements AsyncDisposable {
     } finally {
       bound.clear();
       this.#holding.stop();
+      this.#heartbeatLane.destroy();
       this.#ownedClient?.destroy();
     }
     if (failures.length > 0) throw new LockClientCloseError(failures);

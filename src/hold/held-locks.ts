@@ -24,6 +24,8 @@ import { writeRelease } from './release-write.js';
 
 export interface HeldLocksOptions {
   readonly dynamoDB: Pick<DynamoDBClient, 'send'>;
+  /** What heartbeats are sent through: their own lane (heartbeat-lane.ts). */
+  readonly heartbeatDynamoDB: Pick<DynamoDBClient, 'send'>;
   readonly table: LockTable;
   readonly settings: ResolvedSettings;
   readonly clock: MonotonicClock;
@@ -65,7 +67,7 @@ export class HeldLocks {
     this.#logger = options.logger;
     const settings = this.#settings;
     this.#writer = new HeartbeatWriter({
-      dynamoDB: this.#dynamoDB,
+      dynamoDB: options.heartbeatDynamoDB,
       table: this.#table,
       clock: this.#clock,
       batching: settings.heartbeatBatchSize > 1,
