@@ -46,57 +46,44 @@ async function holdMany(client: LockClient, prefix: string, count: number): Prom
   return Promise.all(Array.from({ length: count }, (_, i) => client.acquireLock(`${prefix}-${i}`, { additionalTimeToWaitForLock: 0 })));
 }
 
-// Still failing with the heartbeat lane: its heartbeats go unanswered within their deadline while the
-// user's client retries the throttled reads (cause not found yet). `failing` turns red once fixed.
-it.failing(
-  "adaptive retries: throttled reads of a hot key do not hold back the client's heartbeats",
-  async () => {
-    const network = await faults.proxied('adaptive', { sdkDefaults: true, retries: { retryMode: 'adaptive' } });
-    const client = faults.bed.client({ ownerName: 'adaptive', leaseDuration: 3_000, heartbeatPeriod: 600 }, network.dynamoDB);
-    const events = recordEvents(client);
-    const held = await holdMany(client, 'held', 20);
+it("adaptive retries: throttled reads of a hot key do not hold back the client's heartbeats", async () => {
+  const network = await faults.proxied('adaptive', { sdkDefaults: true, retries: { retryMode: 'adaptive' } });
+  const client = faults.bed.client({ ownerName: 'adaptive', leaseDuration: 3_000, heartbeatPeriod: 600 }, network.dynamoDB);
+  const events = recordEvents(client);
+  const held = await holdMany(client, 'held', 20);
 
-    // Every read of the hot key is throttled, as DynamoDB throttles a partition read too often.
-    network.proxy.setRule((request) => (operationOf(request) === 'GetItem' && names(request, '"hot"') ? THROTTLE : FORWARD));
-    for (let i = 0; i < 3; i++) void client.getLock('hot').catch(() => undefined);
-    await sleep(6_000);
+  // Every read of the hot key is throttled, as DynamoDB throttles a partition read too often.
+  network.proxy.setRule((request) => (operationOf(request) === 'GetItem' && names(request, '"hot"') ? THROTTLE : FORWARD));
+  for (let i = 0; i < 3; i++) void client.getLock('hot').catch(() => undefined);
+  await sleep(6_000);
 
-    expect(events.of('lost').map((seen) => `${seen.event.lock.partitionKey}: ${seen.event.error.message}`)).toEqual([]);
-    expect(held.filter((lock) => lock.state !== 'held')).toHaveLength(0);
-    network.proxy.passThrough();
-  },
-  45_000,
-);
+  expect(events.of('lost').map((seen) => `${seen.event.lock.partitionKey}: ${seen.event.error.message}`)).toEqual([]);
+  expect(held.filter((lock) => lock.state !== 'held')).toHaveLength(0);
+  network.proxy.passThrough();
+}, 45_000);
 
-// The polls now stay within the limit (was 228 in flight), but the held locks are still lost here: `failing` until fixed.
-it.failing(
-  'polls of waiting acquisitions count against the acquisition limit, and cost no held lock',
-  async () => {
-    const network = await faults.proxied('waiter', { sdkDefaults: true });
-    const reads = peakInFlight(network.dynamoDB, 'GetItem');
-    const client = faults.bed.client({ ownerName: 'waiter', leaseDuration: 3_000, heartbeatPeriod: 750 }, network.dynamoDB);
-    const events = recordEvents(client);
-    const held = await holdMany(client, 'held', 100);
-    const other = faults.bed.client({ ownerName: 'other', leaseDuration: 20_000, heartbeatPeriod: 5_000 });
-    await holdMany(other, 'theirs', 800);
+it('polls of waiting acquisitions count against the acquisition limit, and cost no held lock', async () => {
+  const network = await faults.proxied('waiter', { sdkDefaults: true });
+  const reads = peakInFlight(network.dynamoDB, 'GetItem');
+  const client = faults.bed.client({ ownerName: 'waiter', leaseDuration: 3_000, heartbeatPeriod: 750 }, network.dynamoDB);
+  const events = recordEvents(client);
+  const held = await holdMany(client, 'held', 100);
+  const other = faults.bed.client({ ownerName: 'other', leaseDuration: 20_000, heartbeatPeriod: 5_000 });
+  await holdMany(other, 'theirs', 800);
 
-    const stop = new AbortController();
-    setMaxListeners(0, stop.signal);
-    const waits = Array.from({ length: 800 }, (_, i) =>
-      client
-        .acquireLock(`theirs-${i}`, { refreshPeriod: 250, additionalTimeToWaitForLock: Infinity, signal: stop.signal })
-        .catch(() => undefined),
-    );
-    await sleep(6_000);
-    stop.abort();
-    await Promise.all(waits);
+  const stop = new AbortController();
+  setMaxListeners(0, stop.signal);
+  const waits = Array.from({ length: 800 }, (_, i) =>
+    client.acquireLock(`theirs-${i}`, { refreshPeriod: 250, additionalTimeToWaitForLock: Infinity, signal: stop.signal }).catch(() => undefined),
+  );
+  await sleep(6_000);
+  stop.abort();
+  await Promise.all(waits);
 
-    expect(reads.peak).toBeLessThanOrEqual(ACQUISITION_REQUESTS_IN_FLIGHT);
-    expect(events.of('lost').length).toBe(0);
-    expect(held.filter((lock) => lock.state !== 'held')).toHaveLength(0);
-  },
-  60_000,
-);
+  expect(reads.peak).toBeLessThanOrEqual(ACQUISITION_REQUESTS_IN_FLIGHT);
+  expect(events.of('lost').length).toBe(0);
+  expect(held.filter((lock) => lock.state !== 'held')).toHaveLength(0);
+}, 60_000);
 
 it('campaign writes that never get an answer are abandoned; a call queued behind them still settles near its cut-off', async () => {
   const network = await faults.proxied('campaigner', { sdkDefaults: true });

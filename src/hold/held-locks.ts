@@ -105,12 +105,14 @@ export class HeldLocks {
   }
 
   /**
-   * True while a due heartbeat has waited to be sent longer than a share of
-   * a heartbeat period (for a free slot, a free batch slot or a fuller
-   * batch): the locks held are falling behind.
+   * True while a due heartbeat has waited longer than a share of a
+   * heartbeat period, either to be sent (for a free slot, a free batch slot
+   * or a fuller batch) or, once sent, for its reply (a server busy with the
+   * client's other requests): the locks held are falling behind.
    */
   heartbeatsBehind(): boolean {
-    return this.#keeper.overdueMs() > this.#settings.heartbeatPeriod * BEHIND_SHARE_OF_PERIOD;
+    const waitedMs = Math.max(this.#keeper.overdueMs(), this.#writer.oldestUnansweredMs());
+    return waitedMs > this.#settings.heartbeatPeriod * BEHIND_SHARE_OF_PERIOD;
   }
 
   /**
