@@ -85,7 +85,7 @@ it('polls of waiting acquisitions count against the acquisition limit, and cost 
   expect(held.filter((lock) => lock.state !== 'held')).toHaveLength(0);
 }, 60_000);
 
-it('campaign writes that never get an answer are abandoned; a call queued behind them still settles near its cut-off', async () => {
+it('campaign writes that never get an answer are abandoned; calls queued behind them end at their own cut-off, unavailable', async () => {
   const network = await faults.proxied('campaigner', { sdkDefaults: true });
   const client = faults.bed.client({ ownerName: 'campaigner', leaseDuration: 2_000, heartbeatPeriod: 500 }, network.dynamoDB);
   // The campaigns' writes hit dead connections; every other request is answered.
@@ -101,14 +101,21 @@ it('campaign writes that never get an answer are abandoned; a call queued behind
   await waitUntil('every campaign has sent its write', () => network.proxy.exchanges.filter((e) => e.fault.action === 'blackhole').length >= 4);
   await sleep(500);
 
-  // Its cut-off: 1 s beyond the (absent) holder's lease, then a lease (2 s) for its requests.
+  // Their cut-off: 1 s beyond the (absent) holder's lease, then a lease (2 s) for requests. No slot comes free
+  // before the campaigns' writes are abandoned (a lease of theirs, 8 s): both calls end at their own cut-off.
   const free = watch(client.acquireLock('free', { additionalTimeToWaitForLock: 1_000 }));
-  await waitUntil('the call settled', () => free.settled(), { timeoutMs: 8_000 });
-  const outcome = await free.promise.then(
-    (lock) => lock.state,
-    (error: unknown) => error,
-  );
-  if (typeof outcome !== 'string') expect(outcome).toBeInstanceOf(DynamoDBUnavailableError);
+  const tried = watch(client.tryAcquireLock('tried', { additionalTimeToWaitForLock: 1_000 }));
+  await waitUntil('both calls settled', () => free.settled() && tried.settled(), { timeoutMs: 8_000 });
+  for (const call of [free, tried]) {
+    const error = await call.promise.then(
+      () => 'acquired',
+      (rejected: unknown) => rejected,
+    );
+    expect(error).toBeInstanceOf(DynamoDBUnavailableError);
+    expect((error as Error).message).toMatch(/no request slot came free for \d+ ms/);
+  }
+  const theirs = network.proxy.exchanges.filter((exchange) => names(exchange.request, '"free"') || names(exchange.request, '"tried"'));
+  expect(theirs.map((exchange) => operationOf(exchange.request))).toEqual([]);
 
   // The campaigns' writes are abandoned (a lease of theirs, 8 s) and sent again; healed, every campaign wins.
   network.proxy.passThrough();

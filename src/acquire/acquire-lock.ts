@@ -313,6 +313,7 @@ export class AcquireLoop implements Disposable {
       waitMs: options.additionalTimeToWaitForLock ?? ACQUIRE_DEFAULTS.additionalTimeToWaitForLock,
       graceMs: Math.max(this.#refreshMs, this.#leaseDurationMs),
       signal: options.signal,
+      queueMovedAt: () => ctx.gate.lastAdmittedAt,
     });
   }
 
@@ -449,17 +450,17 @@ export class AcquireLoop implements Disposable {
 
   /**
    * Runs a request once the gate lets it through (heartbeats first, a bounded
-   * number in flight). The wait for that turn follows the caller's signal
-   * only, and does not count against the call's deadline. The request
-   * follows the call's cut-off, and is abandoned once unanswered for the
-   * request bound (request-bound.ts), also when the call has no deadline.
+   * number in flight). The wait for that turn counts against the call's
+   * deadline only while the queue stands still (acquire-deadline.ts). The
+   * request follows the call's cut-off, and is abandoned once unanswered for
+   * the request bound (request-bound.ts), also when the call has no deadline.
    */
   #inTurn<T>(request: (signal: AbortSignal) => Promise<T>): Promise<T> {
     this.#deadline.pause();
     return this.#ctx.gate.run(() => {
       this.#deadline.resume();
       return withinBound(this.#requestBoundMs, this.#deadline.requestSignal, request);
-    }, this.#options.signal);
+    }, this.#deadline.requestSignal);
   }
 
   /** A request unanswered this long is abandoned: the cut-off's grace, a lease (or a refresh period if longer). */
