@@ -30,7 +30,7 @@ import type { Subscription } from './events.js';
 import type { HeldLock } from './hold/held-lock.js';
 import { lockId } from './lock-key.js';
 import { AcquisitionGate } from './acquire/acquisition-gate.js';
-import { withinBound } from './acquire/request-bound.js';
+import { inTurnWithinBound } from './acquire/request-bound.js';
 import { ACQUISITION_REQUESTS_IN_FLIGHT, ACQUISITIONS_WHILE_BEHIND_SHARE } from './heartbeat/tuning.js';
 import { HeldLocks } from './hold/held-locks.js';
 import { heldLockBehind, Lock, LockSnapshot, type LockOperations, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
@@ -177,8 +177,7 @@ export class LockClient implements AsyncDisposable {
       // Polls count against the acquisition limit; one unanswered for a lease is abandoned, and the next poll reads again.
       pollers: new LockPollers({
         clock: this.#clock,
-        read: (key, signal) =>
-          gate.run(() => withinBound(this.#settings.leaseDuration, signal, (bounded) => requests.read(key, bounded)), signal),
+        read: (key, signal) => this.#lookingRequest(signal, (bounded) => requests.read(key, bounded)),
       }),
       keySchema: new KeySchemaProof(this.#table),
       logger: this.#logger,
@@ -391,11 +390,20 @@ export class LockClient implements AsyncDisposable {
 
   async #readSnapshot(key: LockKey, signal?: AbortSignal): Promise<LockSnapshot | undefined> {
     try {
-      const observation = await readLock(this.#dynamoDB, this.#table, key, this.#clock, signal);
+      const observation = await this.#lookingRequest(signal, (bounded) => readLock(this.#dynamoDB, this.#table, key, this.#clock, bounded));
       return observation === undefined ? undefined : new LockSnapshot(observation.record, observation.observedAt);
     } catch (error) {
       throw await explainTableError(this.#dynamoDB, this.#table, error);
     }
+  }
+
+  /**
+   * A request that only looks at locks (a poll, `getLock`, a listing page):
+   * it counts against the acquisition limit, and one unanswered for a lease
+   * is abandoned (a `TimeoutError`), so that it never holds a slot for ever.
+   */
+  #lookingRequest<T>(signal: AbortSignal | undefined, request: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    return inTurnWithinBound(this.#acquireContext.gate, this.#settings.leaseDuration, signal, request);
   }
 
   /** True while this client holds the lock and may act on it (`Lock.isHeld()`). No DynamoDB call. */
@@ -408,7 +416,7 @@ export class LockClient implements AsyncDisposable {
     const consistentRead = options.consistentRead ?? LIST_LOCKS_DEFAULTS.consistentRead;
     return this.#list(
       (exclusiveStartKey) => buildScanRequest(this.#table, { exclusiveStartKey, consistentRead }),
-      (input) => this.#dynamoDB.send(new ScanCommand(input), { abortSignal: options.signal }),
+      (input) => this.#lookingRequest(options.signal, (abortSignal) => this.#dynamoDB.send(new ScanCommand(input), { abortSignal })),
     );
   }
 
@@ -417,7 +425,7 @@ export class LockClient implements AsyncDisposable {
     const consistentRead = options.consistentRead ?? LIST_LOCKS_DEFAULTS.consistentRead;
     return this.#list(
       (exclusiveStartKey) => buildQueryRequest(this.#table, partitionKey, { exclusiveStartKey, consistentRead }),
-      (input) => this.#dynamoDB.send(new QueryCommand(input), { abortSignal: options.signal }),
+      (input) => this.#lookingRequest(options.signal, (abortSignal) => this.#dynamoDB.send(new QueryCommand(input), { abortSignal })),
     );
   }
 

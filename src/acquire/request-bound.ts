@@ -6,6 +6,7 @@
  * write whose reply was lost (read before deciding).
  */
 import { childAbortController } from '../primitives/child-abort-controller.js';
+import type { AcquisitionGate } from './acquisition-gate.js';
 
 /** Runs `request` with a signal that follows `signal` and aborts once `boundMs` pass without an answer. */
 export async function withinBound<T>(
@@ -29,4 +30,18 @@ export async function withinBound<T>(
     clearTimeout(timer);
     bounded.dispose();
   }
+}
+
+/**
+ * Runs `request` once `gate` lets it through (heartbeats first, a bounded
+ * number in flight), within `boundMs`: how polls, reads and listings,
+ * which only look at locks, are sent.
+ */
+export function inTurnWithinBound<T>(
+  gate: AcquisitionGate,
+  boundMs: number,
+  signal: AbortSignal | undefined,
+  request: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  return gate.run(() => withinBound(boundMs, signal, request), signal);
 }
