@@ -2,10 +2,13 @@
  * Child process of `npm run bench -- many`: one client takes N free locks at
  * once (`Promise.all` over `acquireLock`, as README shows) while it already
  * holds `held` others, and keeps them all for one lease after the last is
- * taken. Reports how long taking them took, and how late heartbeats started
- * after they were due (`lagMs` of the `heartbeat` event), from the start of
- * the burst to the end of that lease: for the locks held before it, and for
- * all.
+ * taken. With `waiting`, it also waits (`additionalTimeToWaitForLock:
+ * Infinity`, polling every `refreshPeriod`, the default) on that many locks
+ * another client of the same process holds, from just before the burst to
+ * the end. Reports how long taking them took, and how late heartbeats
+ * started after they were due (`lagMs` of the `heartbeat` event), from the
+ * start of the burst to the end of that lease: for the locks held before it,
+ * and for all.
  *
  * Usage: acquire-many-worker.ts <json: ManyConfig>
  */
@@ -24,11 +27,14 @@ export interface ManyConfig {
   readonly held: number;
   readonly leaseMs: number;
   readonly heartbeatPeriodMs: number;
+  /** Locks held by another client that this one waits on meanwhile. */
+  readonly waiting: number;
 }
 
 export interface ManyResult {
   readonly locks: number;
   readonly held: number;
+  readonly waiting: number;
   readonly acquireSeconds: number;
   /** Calls that rejected, by error name (none expected: the locks are free). */
   readonly failures: Record<string, number>;
@@ -43,6 +49,8 @@ export interface ManyResult {
   /** Locks the client presented as held whose last confirmed write was more than a lease old. */
   readonly locksLostSilently: number;
   readonly cpuSeconds: number;
+  /** Waits that ended before the run did (none expected: the other client keeps its locks). */
+  readonly waitsEnded: number;
 }
 
 const config = JSON.parse(process.argv[2] ?? '') as ManyConfig;
@@ -54,6 +62,39 @@ const dynamoDB = new DynamoDBClient({
 });
 const tableName = `bench-many-${config.locks}-${randomUUID().slice(0, 8)}`;
 const client = new LockClient({ dynamoDB, tableName, leaseDuration: config.leaseMs, heartbeatPeriod: config.heartbeatPeriodMs });
+
+/** Waits on `count` locks another client (its own DynamoDBClient) holds; `stop()` ends them and tells how many had ended before. */
+async function startWaits(count: number): Promise<{ stop: () => Promise<number> }> {
+  if (count === 0) return { stop: () => Promise.resolve(0) };
+  const elsewhere = new LockClient({
+    dynamoDB: new DynamoDBClient({
+      endpoint: config.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
+    }),
+    tableName,
+    ownerName: 'elsewhere',
+    leaseDuration: config.leaseMs,
+    heartbeatPeriod: config.heartbeatPeriodMs,
+  });
+  await Promise.all(Array.from({ length: count }, (_, i) => elsewhere.acquireLock(`theirs-${i}`)));
+  const stopped = new AbortController();
+  setMaxListeners(count + 16, stopped.signal);
+  let ended = 0;
+  const waits = Array.from({ length: count }, (_, i) =>
+    client.acquireLock(`theirs-${i}`, { additionalTimeToWaitForLock: Infinity, signal: stopped.signal }).then(
+      () => ended++,
+      () => (stopped.signal.aborted ? undefined : ended++),
+    ),
+  );
+  return {
+    stop: async () => {
+      stopped.abort();
+      await Promise.all(waits);
+      return ended;
+    },
+  };
+}
 
 try {
   await client.createLockTable();
@@ -84,6 +125,7 @@ try {
     lostByKind[error.kind] = (lostByKind[error.kind] ?? 0) + 1;
   });
 
+  const waits = await startWaits(config.waiting);
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
   const giveUp = AbortSignal.timeout(600_000);
@@ -111,10 +153,12 @@ try {
   let lostSilently = 0;
   for (const [lock, writtenAt] of lastWrite) if (lock.state === 'held' && end - writtenAt > config.leaseMs) lostSilently++;
   const cpu = process.cpuUsage(cpuBefore);
+  const waitsEnded = await waits.stop();
 
   const result: ManyResult = {
     locks: config.locks,
     held: config.held,
+    waiting: config.waiting,
     acquireSeconds,
     failures,
     firstFailure,
@@ -127,6 +171,7 @@ try {
     lostByKind,
     locksLostSilently: lostSilently,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    waitsEnded,
   };
   report('done', result);
 } finally {

@@ -1,8 +1,9 @@
 /**
- * `npm run bench -- many [--locks 10000,40000] [--held 1000] [--rounds 2]`:
+ * `npm run bench -- many [--locks 10000,40000] [--held 1000] [--waiting 1000] [--rounds 2]`:
  * one client takes N free locks at once with `Promise.all` over
  * `acquireLock`, while it already holds `held` others (lease 20 s, heartbeat
- * period 5 s, the defaults). Each row is one fresh worker process
+ * period 5 s, the defaults); with `--waiting`, each size runs again, side by
+ * side, while the same client waits on that many locks held elsewhere. Each row is one fresh worker process
  * (bench/acquire-many-worker.ts) on a fresh table; rounds interleave the
  * sizes, and each row carries the load average at its start, since the
  * machine may be shared.
@@ -19,6 +20,8 @@ import type { Row } from './report.js';
 export interface ManyOptions {
   readonly locks?: readonly number[] | undefined;
   readonly held?: number | undefined;
+  /** Locks held elsewhere to wait on: each size runs alone, then beside that many waits. */
+  readonly waiting?: number | undefined;
   readonly rounds?: number | undefined;
 }
 
@@ -28,13 +31,15 @@ const HEARTBEAT_PERIOD_MS = 5_000;
 export async function benchAcquireMany(endpoint: string, options: ManyOptions = {}): Promise<Row[]> {
   const sizes = options.locks ?? [10_000, 40_000];
   const held = options.held ?? 1_000;
+  const waitings = options.waiting === undefined ? [0] : [0, options.waiting];
   const rounds = options.rounds ?? 2;
   const rows: Row[] = [];
   for (let round = 1; round <= rounds; round++) {
-    for (const locks of sizes) {
+    for (const [locks, waiting] of sizes.flatMap((size) => waitings.map((w) => [size, w] as const))) {
       const load = loadavg()[0] ?? NaN;
-      process.stderr.write(`many bench: round ${round}, ${locks} locks beside ${held} held (load average ${load.toFixed(1)})\n`);
-      const config: ManyConfig = { endpoint, locks, held, leaseMs: LEASE_MS, heartbeatPeriodMs: HEARTBEAT_PERIOD_MS };
+      const beside = `${held} held${waiting > 0 ? `, waiting on ${waiting}` : ''}`;
+      process.stderr.write(`many bench: round ${round}, ${locks} locks beside ${beside} (load average ${load.toFixed(1)})\n`);
+      const config: ManyConfig = { endpoint, locks, held, waiting, leaseMs: LEASE_MS, heartbeatPeriodMs: HEARTBEAT_PERIOD_MS };
       const worker = startProcess('./acquire-many-worker.ts', [JSON.stringify(config)]);
       try {
         const result = (await worker.next('done', 600_000 + 2 * LEASE_MS + locks * 10)) as unknown as ManyResult;
@@ -56,6 +61,7 @@ function manyRow(round: number, load: number, r: ManyResult): Row {
     loadAverage: Number(load.toFixed(1)),
     locks: r.locks,
     heldBefore: r.held,
+    waitingOn: r.waiting,
     acquireSeconds: Number(r.acquireSeconds.toFixed(2)),
     acquiredPerSecond: Math.round(r.locks / r.acquireSeconds),
     failed:
@@ -70,5 +76,6 @@ function manyRow(round: number, load: number, r: ManyResult): Row {
     locksLost: r.locksLost,
     locksLostSilently: r.locksLostSilently,
     cpuSeconds: Number(r.cpuSeconds.toFixed(1)),
+    waitsEnded: r.waitsEnded,
   };
 }

@@ -3,7 +3,7 @@
  * embedded DynamoDB Local. Not part of the test suite.
  * `npm run bench -- heartbeat [--locks 1000,10000,40000] [--seconds 40] [--setups default/default,default/1,1/1]`: see bench/heartbeat.ts.
  * `npm run bench -- guarded [--cycles N] [--json]`: guarded writes beside plain ones, fenced acquisitions beside plain ones; see bench/guarded.ts.
- * `npm run bench -- many [--locks 10000,40000] [--held 1000] [--rounds 2]`: taking many free locks at once; see bench/acquire-many.ts.
+ * `npm run bench -- many [--locks 10000,40000] [--held 1000] [--waiting 1000] [--rounds 2]`: taking many free locks at once; see bench/acquire-many.ts.
  * `npm run bench -- floor [--scenarios uncontended,concurrent,heartbeat,batch] [--settings default,...|all] [--cycles N] [--rounds N] [--window S] [--cpu-profile DIR] [--signals] [--json]`:
  *   the library against bare SDK calls sending the same requests, in CPU per cycle; see bench/floor.ts.
  */
@@ -33,6 +33,7 @@ const BENCHMARKS: Record<string, (endpoint: string, cycles: number) => Promise<R
     benchAcquireMany(endpoint, {
       locks: values.locks === undefined ? undefined : parseList(values.locks, 'locks'),
       held: values.held === undefined ? undefined : parseList(values.held, 'held')[0],
+      waiting: values.waiting === undefined ? undefined : parseList(values.waiting, 'waiting')[0],
       rounds: values.rounds === undefined ? undefined : parseList(values.rounds, 'rounds')[0],
     }),
   floor: (endpoint) =>
@@ -62,6 +63,7 @@ const { values, positionals } = parseArgs({
     // heartbeat, many, floor
     locks: { type: 'string' },
     held: { type: 'string' },
+    waiting: { type: 'string' },
     rounds: { type: 'string' },
     seconds: { type: 'string' },
     setups: { type: 'string' },

@@ -72,3 +72,34 @@ describe('acquiring while DynamoDB does not answer', () => {
     expect(error).toBeInstanceOf(DynamoDBUnavailableError);
   }, 30_000);
 });
+
+describe('looking at locks while DynamoDB does not answer', () => {
+  /** Every item of a listing, or the error it ends with. */
+  async function drain(listing: AsyncIterable<unknown>): Promise<unknown[]> {
+    const items: unknown[] = [];
+    for await (const item of listing) items.push(item);
+    return items;
+  }
+
+  it('a listing or a getLock over a dead connection is abandoned after a lease with a TimeoutError', async () => {
+    const network = await faults.proxied('looking', { sdkDefaults: true });
+    const client = faults.bed.client({ ownerName: 'looking', leaseDuration: 1_500, heartbeatPeriod: 300 }, network.dynamoDB);
+    await drain(client.getAllLocks()); // the key schema check behind listings, answered
+    network.proxy.blackhole();
+
+    const [scan, query, read] = await within(
+      Promise.all([
+        rejectionOf(drain(client.getAllLocks())),
+        rejectionOf(drain(client.getLocksByPartitionKey('job'))),
+        rejectionOf(client.getLock('job')),
+      ]),
+      10_000,
+      'the listings and the read end',
+    );
+
+    for (const error of [scan, query, read])
+      expect(error).toMatchObject({ name: 'TimeoutError', message: expect.stringMatching(/^no answer within 1500 ms/) });
+    network.proxy.passThrough();
+    await expect(client.getLock('job')).resolves.toBeUndefined();
+  }, 30_000);
+});

@@ -15,6 +15,7 @@ import { deadline } from './primitives/deadline.js';
 import { toBytes } from './primitives/bytes.js';
 import { sdkClientOf } from './dynamodb/dynamodb-sender.js';
 import { AcquisitionRequests } from './dynamodb/acquisition-requests.js';
+import { HeartbeatLane } from './dynamodb/heartbeat-lane.js';
 import {
   DynamoDBUnavailableError,
   InvalidArgumentError,
@@ -29,6 +30,7 @@ import type { Subscription } from './events.js';
 import type { HeldLock } from './hold/held-lock.js';
 import { lockId } from './lock-key.js';
 import { AcquisitionGate } from './acquire/acquisition-gate.js';
+import { inTurnWithinBound } from './acquire/request-bound.js';
 import { ACQUISITION_REQUESTS_IN_FLIGHT, ACQUISITIONS_WHILE_BEHIND_SHARE } from './heartbeat/tuning.js';
 import { HeldLocks } from './hold/held-locks.js';
 import { heldLockBehind, Lock, LockSnapshot, type LockOperations, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
@@ -86,6 +88,7 @@ export class LockClient implements AsyncDisposable {
   readonly #fencingTable: LockTable | undefined;
   readonly #dynamoDB: Pick<DynamoDBClient, 'send'>;
   readonly #ownedClient: DynamoDBClient | undefined;
+  readonly #heartbeatLane: HeartbeatLane;
   readonly #clock: MonotonicClock;
   readonly #logger: Logger | undefined;
   readonly #holding: HeldLocks;
@@ -142,8 +145,10 @@ export class LockClient implements AsyncDisposable {
     if (!this.#settings.backgroundHeartbeats && this.#settings.leaseDuration < 2 * this.#settings.heartbeatPeriod) {
       this.#logger?.warn({}, 'leaseDuration is less than twice heartbeatPeriod; heartbeat manually well within each lease');
     }
+    this.#heartbeatLane = new HeartbeatLane(this.#dynamoDB);
     this.#holding = new HeldLocks({
       dynamoDB: this.#dynamoDB,
+      heartbeatDynamoDB: this.#heartbeatLane.dynamoDB,
       table: this.#table,
       settings: this.#settings,
       clock: this.#clock,
@@ -167,6 +172,12 @@ export class LockClient implements AsyncDisposable {
       batching: this.#settings.heartbeatBatchSize > 1,
       logger: this.#logger,
     });
+    const gate = new AcquisitionGate({
+      clock: this.#clock,
+      heartbeatsBehind: () => this.#holding.heartbeatsBehind(),
+      limit: ACQUISITION_REQUESTS_IN_FLIGHT,
+      limitWhileBehind: Math.max(1, Math.floor(this.#settings.heartbeatConcurrency * ACQUISITIONS_WHILE_BEHIND_SHARE)),
+    });
     this.#acquireContext = {
       requests,
       table: this.#table,
@@ -177,17 +188,17 @@ export class LockClient implements AsyncDisposable {
       safetyMargin: this.#settings.safetyMargin,
       clock: this.#clock,
       observations: this.#observations,
-      pollers: new LockPollers({ clock: this.#clock, read: (key, signal) => requests.read(key, signal) }),
+      // Polls count against the acquisition limit; one unanswered for a lease is abandoned, and the next poll reads again.
+      pollers: new LockPollers({
+        clock: this.#clock,
+        read: (key, signal) => this.#lookingRequest(signal, (bounded) => requests.read(key, bounded)),
+      }),
       keySchema: new KeySchemaProof(this.#table),
       logger: this.#logger,
       explain: (error) => explainTableError(this.#dynamoDB, this.#table, error),
       // Few enough that heartbeats get nearly all of the server while they catch up.
       turns: new Turns(this.#clock, REMEMBERED_TURNS),
-      gate: new AcquisitionGate({
-        heartbeatsBehind: () => this.#holding.heartbeatsBehind(),
-        limit: ACQUISITION_REQUESTS_IN_FLIGHT,
-        limitWhileBehind: Math.max(1, Math.floor(this.#settings.heartbeatConcurrency * ACQUISITIONS_WHILE_BEHIND_SHARE)),
-      }),
+      gate,
       replication: this.#replication,
     };
   }
@@ -394,11 +405,20 @@ export class LockClient implements AsyncDisposable {
 
   async #readSnapshot(key: LockKey, signal?: AbortSignal): Promise<LockSnapshot | undefined> {
     try {
-      const observation = await readLock(this.#dynamoDB, this.#table, key, this.#clock, signal);
+      const observation = await this.#lookingRequest(signal, (bounded) => readLock(this.#dynamoDB, this.#table, key, this.#clock, bounded));
       return observation === undefined ? undefined : new LockSnapshot(observation.record, observation.observedAt);
     } catch (error) {
       throw await explainTableError(this.#dynamoDB, this.#table, error);
     }
+  }
+
+  /**
+   * A request that only looks at locks (a poll, `getLock`, a listing page):
+   * it counts against the acquisition limit, and one unanswered for a lease
+   * is abandoned (a `TimeoutError`), so that it never holds a slot for ever.
+   */
+  #lookingRequest<T>(signal: AbortSignal | undefined, request: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    return inTurnWithinBound(this.#acquireContext.gate, this.#settings.leaseDuration, signal, request);
   }
 
   /** True while this client holds the lock and may act on it (`Lock.isHeld()`). No DynamoDB call. */
@@ -411,7 +431,7 @@ export class LockClient implements AsyncDisposable {
     const consistentRead = options.consistentRead ?? LIST_LOCKS_DEFAULTS.consistentRead;
     return this.#list(
       (exclusiveStartKey) => buildScanRequest(this.#table, { exclusiveStartKey, consistentRead }),
-      (input) => this.#dynamoDB.send(new ScanCommand(input), { abortSignal: options.signal }),
+      (input) => this.#lookingRequest(options.signal, (abortSignal) => this.#dynamoDB.send(new ScanCommand(input), { abortSignal })),
     );
   }
 
@@ -420,7 +440,7 @@ export class LockClient implements AsyncDisposable {
     const consistentRead = options.consistentRead ?? LIST_LOCKS_DEFAULTS.consistentRead;
     return this.#list(
       (exclusiveStartKey) => buildQueryRequest(this.#table, partitionKey, { exclusiveStartKey, consistentRead }),
-      (input) => this.#dynamoDB.send(new QueryCommand(input), { abortSignal: options.signal }),
+      (input) => this.#lookingRequest(options.signal, (abortSignal) => this.#dynamoDB.send(new QueryCommand(input), { abortSignal })),
     );
   }
 
@@ -536,6 +556,7 @@ export class LockClient implements AsyncDisposable {
     } finally {
       bound.clear();
       this.#holding.stop();
+      this.#heartbeatLane.destroy();
       this.#ownedClient?.destroy();
     }
     if (failures.length > 0) throw new LockClientCloseError(failures);

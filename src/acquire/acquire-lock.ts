@@ -47,6 +47,7 @@ import type { KeySchemaProof } from './key-schema-proof.js';
 import type { AcquisitionGate } from './acquisition-gate.js';
 import type { LockPollers, PollSubscription } from './lock-poller.js';
 import { AcquireDeadline } from './acquire-deadline.js';
+import { withinBound } from './request-bound.js';
 import { StaleWatch } from './stale-watch.js';
 import type { LockObservation } from '../dynamodb/read-lock.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
@@ -323,6 +324,7 @@ export class AcquireLoop implements Disposable {
       waitMs: options.additionalTimeToWaitForLock ?? ACQUIRE_DEFAULTS.additionalTimeToWaitForLock,
       graceMs: Math.max(this.#refreshMs, this.#leaseDurationMs),
       signal: options.signal,
+      queueMovedAt: () => ctx.gate.lastAdmittedAt,
     });
   }
 
@@ -455,8 +457,7 @@ export class AcquireLoop implements Disposable {
 
   /** A consistent read of our own, through the gate (heartbeats first). */
   async #read(): Promise<LockObservation | undefined> {
-    const signal = this.#deadline.requestSignal;
-    const existing = await this.#inTurn(() => this.#ctx.requests.read(this.#key, signal));
+    const existing = await this.#inTurn((signal) => this.#ctx.requests.read(this.#key, signal));
     this.#newestAt = this.#ctx.clock.now();
     this.#ctx.keySchema.confirm();
     return existing;
@@ -464,15 +465,22 @@ export class AcquireLoop implements Disposable {
 
   /**
    * Runs a request once the gate lets it through (heartbeats first, a bounded
-   * number in flight). The wait for that turn follows the caller's signal
-   * only, and does not count against the call's deadline.
+   * number in flight). The wait for that turn counts against the call's
+   * deadline only while the queue stands still (acquire-deadline.ts). The
+   * request follows the call's cut-off, and is abandoned once unanswered for
+   * the request bound (request-bound.ts), also when the call has no deadline.
    */
-  #inTurn<T>(request: () => Promise<T>): Promise<T> {
+  #inTurn<T>(request: (signal: AbortSignal) => Promise<T>): Promise<T> {
     this.#deadline.pause();
     return this.#ctx.gate.run(() => {
       this.#deadline.resume();
-      return request();
-    }, this.#options.signal);
+      return withinBound(this.#requestBoundMs, this.#deadline.requestSignal, request);
+    }, this.#deadline.requestSignal);
+  }
+
+  /** A request unanswered this long is abandoned: the cut-off's grace, a lease (or a refresh period if longer). */
+  get #requestBoundMs(): number {
+    return Math.max(this.#refreshMs, this.#leaseDurationMs);
   }
 
   async #act(decision: Decision): Promise<Acquisition | undefined> {
@@ -501,7 +509,7 @@ export class AcquireLoop implements Disposable {
       data: !replaceData && existing?.record.data !== undefined ? existing.record.data : this.#newData,
       additionalAttributes: this.#options.additionalAttributes ?? {},
     };
-    return this.#inTurn(() => this.#send(record, path));
+    return this.#inTurn((signal) => this.#send(record, path, signal));
   }
 
   /**
@@ -509,7 +517,7 @@ export class AcquireLoop implements Disposable {
    * remembered; a refusal that shows one of this call's writes in the table
    * means that write was applied, and the lock is ours.
    */
-  async #send(record: LockRecordToWrite, path: AcquisitionPath): Promise<Acquisition> {
+  async #send(record: LockRecordToWrite, path: AcquisitionPath, signal: AbortSignal): Promise<Acquisition> {
     // Stamped before sending: the lease counts from the earliest moment the write can have taken effect.
     const acquisition: Acquisition = {
       record,
@@ -519,7 +527,7 @@ export class AcquireLoop implements Disposable {
     };
     const options = { updateExistingLockRecord: this.#options.updateExistingLockRecord };
     try {
-      await this.#ctx.requests.write(record, path, options, this.#deadline.requestSignal, (token) => (acquisition.fencingToken = token));
+      await this.#ctx.requests.write(record, path, options, signal, (token) => (acquisition.fencingToken = token));
     } catch (error) {
       const applied = this.#rememberUnconfirmed(acquisition, error);
       if (applied === undefined) throw error;

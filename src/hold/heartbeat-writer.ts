@@ -66,10 +66,22 @@ export class HeartbeatWriter {
   readonly #options: HeartbeatWriterOptions;
   /** Off for good once the table refuses a batch. */
   #batching: boolean;
+  /** When each heartbeat request still awaiting its reply was sent, oldest first (a Set keeps insertion order). */
+  readonly #unanswered = new Set<{ readonly sentAt: number }>();
 
   constructor(options: HeartbeatWriterOptions) {
     this.#options = options;
     this.#batching = options.batching && canBatchHeartbeats(options.table);
+  }
+
+  /**
+   * How long the oldest heartbeat request still unanswered has waited, in
+   * ms; 0 when none is. A slow reply says the server (or the way to it) is
+   * busy, before any heartbeat falls overdue.
+   */
+  oldestUnansweredMs(): number {
+    const oldest = this.#unanswered.values().next();
+    return oldest.done === true ? 0 : this.#options.clock.now() - oldest.value.sentAt;
   }
 
   /** Whether heartbeats may go out in batches (false once the table has refused one). */
@@ -89,7 +101,7 @@ export class HeartbeatWriter {
         buildHeartbeatRequest(this.#options.table, held, { ...write, newRecordVersionNumber, refuseReleased: true }),
       );
       try {
-        await held.unlessReleaseStarts(sendWrite(this.#options.dynamoDB, request, until));
+        await held.unlessReleaseStarts(this.#timed(sendWrite(this.#options.dynamoDB, request, until)));
       } catch (error) {
         return this.#notConfirmed(held, write, error);
       }
@@ -156,8 +168,19 @@ export class HeartbeatWriter {
       }),
     );
     await allReady;
-    send(statements.length === 0 ? Promise.resolve([]) : sendStatementBatch(this.#options.dynamoDB, statements, until));
+    send(statements.length === 0 ? Promise.resolve([]) : this.#timed(sendStatementBatch(this.#options.dynamoDB, statements, until)));
     return Promise.all(results);
+  }
+
+  /** Counts `reply` among the unanswered requests until it settles. */
+  async #timed<T>(reply: Promise<T>): Promise<T> {
+    const entry = { sentAt: this.#options.clock.now() };
+    this.#unanswered.add(entry);
+    try {
+      return await reply;
+    } finally {
+      this.#unanswered.delete(entry);
+    }
   }
 
   /**

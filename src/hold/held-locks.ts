@@ -24,6 +24,8 @@ import { writeRelease } from './release-write.js';
 
 export interface HeldLocksOptions {
   readonly dynamoDB: Pick<DynamoDBClient, 'send'>;
+  /** What heartbeats are sent through: their own lane (heartbeat-lane.ts). */
+  readonly heartbeatDynamoDB: Pick<DynamoDBClient, 'send'>;
   readonly table: LockTable;
   readonly settings: ResolvedSettings;
   readonly clock: MonotonicClock;
@@ -65,7 +67,7 @@ export class HeldLocks {
     this.#logger = options.logger;
     const settings = this.#settings;
     this.#writer = new HeartbeatWriter({
-      dynamoDB: this.#dynamoDB,
+      dynamoDB: options.heartbeatDynamoDB,
       table: this.#table,
       clock: this.#clock,
       batching: settings.heartbeatBatchSize > 1,
@@ -103,12 +105,14 @@ export class HeldLocks {
   }
 
   /**
-   * True while a due heartbeat has waited to be sent longer than a share of
-   * a heartbeat period (for a free slot, a free batch slot or a fuller
-   * batch): the locks held are falling behind.
+   * True while a due heartbeat has waited longer than a share of a
+   * heartbeat period, either to be sent (for a free slot, a free batch slot
+   * or a fuller batch) or, once sent, for its reply (a server busy with the
+   * client's other requests): the locks held are falling behind.
    */
   heartbeatsBehind(): boolean {
-    return this.#keeper.overdueMs() > this.#settings.heartbeatPeriod * BEHIND_SHARE_OF_PERIOD;
+    const waitedMs = Math.max(this.#keeper.overdueMs(), this.#writer.oldestUnansweredMs());
+    return waitedMs > this.#settings.heartbeatPeriod * BEHIND_SHARE_OF_PERIOD;
   }
 
   /**

@@ -1,0 +1,47 @@
+/**
+ * Every acquisition request has a bound: one that goes unanswered this long
+ * is abandoned, so that it frees its gate slot even when its call waits
+ * without a deadline (elections, `additionalTimeToWaitForLock: Infinity`).
+ * An abandoned write may still have been applied: the caller treats it as a
+ * write whose reply was lost (read before deciding).
+ */
+import { childAbortController } from '../primitives/child-abort-controller.js';
+import type { AcquisitionGate } from './acquisition-gate.js';
+
+/** Runs `request` with a signal that follows `signal` and aborts once `boundMs` pass without an answer. */
+export async function withinBound<T>(
+  boundMs: number,
+  signal: AbortSignal | undefined,
+  request: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const bounded = childAbortController(signal);
+  const timer = setTimeout(
+    () => bounded.abort(new DOMException(`no answer within ${Math.ceil(boundMs)} ms: the request was abandoned`, 'TimeoutError')),
+    Math.max(1, Math.ceil(boundMs)),
+  );
+  timer.unref();
+  try {
+    return await request(bounded.signal);
+  } catch (error) {
+    // The SDK rejects with an error of its own on abort; what ended the request is the bound.
+    if (bounded.signal.aborted && signal?.aborted !== true) throw bounded.signal.reason;
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    bounded.dispose();
+  }
+}
+
+/**
+ * Runs `request` once `gate` lets it through (heartbeats first, a bounded
+ * number in flight), within `boundMs`: how polls, reads and listings,
+ * which only look at locks, are sent.
+ */
+export function inTurnWithinBound<T>(
+  gate: AcquisitionGate,
+  boundMs: number,
+  signal: AbortSignal | undefined,
+  request: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  return gate.run(() => withinBound(boundMs, signal, request), signal);
+}
