@@ -40,6 +40,8 @@ export interface LostEvent {
   readonly acquiredRvn: string;
   readonly atNs: string;
   readonly kind: string;
+  /** Why, as the lock client told it (load workers). */
+  readonly reason?: string;
 }
 
 /** The worker's release call returned (whatever its outcome): its hold of `key` is over. */

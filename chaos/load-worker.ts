@@ -94,6 +94,7 @@ client.on('lost', ({ lock, error }) => {
     acquiredRvn: mine?.acquiredRvn ?? lock.recordVersionNumber,
     atNs: nowNs(),
     kind: error.kind,
+    reason: error.message,
   });
 });
 

@@ -65,6 +65,16 @@ export interface LockKeeperOptions {
  * and only take server capacity from locks that can still be kept. It is
  * given up then, while its holder can still be told in time.
  */
+/**
+ * A round trip as the estimates count it: never longer than the period that
+ * bounds an attempt. A reply seen later than that was held up by this
+ * process (stopped, or too busy to run its timers), not by the server, and
+ * would make locks acquired afterwards look too late to heartbeat.
+ */
+function roundTripSample(ms: number, heartbeatPeriod: number): number {
+  return Math.min(ms, heartbeatPeriod);
+}
+
 function tooLateReason(safeFor: number, roundTrip: number): string {
   return `its heartbeat could not be sent in time: ${Math.max(0, Math.round(safeFor))} ms of safe time were left, and a heartbeat takes about ${Math.round(roundTrip)} ms`;
 }
@@ -264,7 +274,10 @@ export class LockKeeper {
     } finally {
       attempt.clear();
     }
-    this.#batchRoundTrip.add(clock.now() - startedAt);
+    // Only an answered batch tells how long a heartbeat takes; a failed one may have waited out its whole deadline.
+    if (results.some((result) => result.outcome === 'confirmed' || result.outcome === 'kept')) {
+      this.#batchRoundTrip.add(roundTripSample(clock.now() - startedAt, heartbeatPeriod));
+    }
     batch.forEach(({ held, lagMs }, i) => {
       const result = results[i];
       if (result?.outcome === 'confirmed' || result?.outcome === 'kept') {
@@ -305,7 +318,7 @@ export class LockKeeper {
       attempt.clear();
     }
     if (result.outcome === 'confirmed' || result.outcome === 'kept') {
-      this.#roundTrip.add(clock.now() - sentAt);
+      this.#roundTrip.add(roundTripSample(clock.now() - sentAt, heartbeatPeriod));
       if (result.outcome === 'confirmed') this.confirmed(held);
       else this.kept(held);
       return;

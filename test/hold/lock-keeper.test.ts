@@ -434,6 +434,8 @@ describe('batches', () => {
     /** Outcome per partition key for the next batch; missing keys are confirmed. */
     next: Map<string, Outcome>;
     keeper: LockKeeper;
+    /** Tracks one more lock, acquired now. */
+    track: (partitionKey: string) => HeldLock;
   }
 
   const resultOf = (outcome: Outcome): HeartbeatResult =>
@@ -458,7 +460,12 @@ describe('batches', () => {
     });
     const helds = Array.from({ length: count }, (_, i) => newHeldLock(`lock-${i}`));
     for (const held of helds) keeper.track(held);
-    return { helds, hooks, next, keeper };
+    const track = (partitionKey: string): HeldLock => {
+      const held = newHeldLock(partitionKey);
+      keeper.track(held);
+      return held;
+    };
+    return { helds, hooks, next, keeper, track };
   }
 
   /** Moves a lock's last confirmed write back by `ms`. */
@@ -536,6 +543,22 @@ describe('batches', () => {
     expect(hooks.heartbeatBatch).not.toHaveBeenCalled();
     expect(hooks.heartbeat.mock.calls.map(([held]) => held.partitionKey)).toEqual(['lock-0']);
     expect(hooks.heartbeatConfirmed).toHaveBeenCalledTimes(1);
+    keeper.close();
+  });
+
+  it('a batch that failed slowly says nothing of how long a heartbeat takes: locks acquired after it are heartbeated, not given up', async () => {
+    const { hooks, keeper, track } = batchHarness(3);
+    // The first batch gets no answer and ends 3 periods later, failed (as a request cut off by a stalled process would).
+    hooks.heartbeatBatch.mockImplementationOnce(async (batch) => {
+      await new Promise((resolve) => setTimeout(resolve, 3 * PERIOD));
+      return batch.map(() => ({ outcome: 'failed', error: throttled() }));
+    });
+    await jest.advanceTimersByTimeAsync(PERIOD + 3 * PERIOD);
+    hooks.giveUp.mockClear();
+    const fresh = [0, 1, 2].map((i) => track(`fresh-${i}`));
+    await jest.advanceTimersByTimeAsync(PERIOD);
+    expect(hooks.giveUp.mock.calls.map(([held]) => held.partitionKey).filter((key) => key.startsWith('fresh'))).toEqual([]);
+    expect(fresh.every((held) => held.state === 'held')).toBe(true);
     keeper.close();
   });
 
