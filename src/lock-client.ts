@@ -173,7 +173,6 @@ export class LockClient implements AsyncDisposable {
       logger: this.#logger,
     });
     const gate = new AcquisitionGate({
-      clock: this.#clock,
       heartbeatsBehind: () => this.#holding.heartbeatsBehind(),
       limit: ACQUISITION_REQUESTS_IN_FLIGHT,
       limitWhileBehind: Math.max(1, Math.floor(this.#settings.heartbeatConcurrency * ACQUISITIONS_WHILE_BEHIND_SHARE)),

@@ -10,12 +10,13 @@
  * end by themselves. The call then ends with `DynamoDBUnavailableError`.
  *
  * Time the call spends waiting for its turn among the client's own requests
- * (the acquisition gate) does not count while the queue moves: nothing has
- * been asked of DynamoDB then, and a burst of thousands of acquisitions must
- * not end its last ones for the time the first ones took. It counts from
- * the last time the gate let a request through: when every slot is held by
- * requests that get no answer, the call still ends at its own cut-off, with
- * a reason that says no request slot came free.
+ * (the acquisition gate) does not count against its wait: nothing has been
+ * asked of DynamoDB then, and a burst of thousands of acquisitions must not
+ * give up on its last locks for the time the first ones took. It does count
+ * against the cut-off, which stays where the call's wait and grace put it:
+ * a call whose turn never comes (every slot held by requests that get no
+ * answer, or a queue that moves too slowly) still ends by then, with a
+ * reason that says no request slot came free.
  */
 import type { MonotonicClock } from '../clock.js';
 import { MAX_DURATION_MS } from '../options.js';
@@ -28,8 +29,6 @@ export interface AcquireDeadlineOptions {
   readonly graceMs: number;
   /** The caller's signal, if any. */
   readonly signal?: AbortSignal | undefined;
-  /** Monotonic time at which the queue for turns last moved (`AcquisitionGate.lastAdmittedAt`). */
-  readonly queueMovedAt: () => number;
 }
 
 export class AcquireDeadline implements Disposable {
@@ -37,19 +36,18 @@ export class AcquireDeadline implements Disposable {
   readonly #start: number;
   readonly #graceMs: number;
   readonly #callerSignal: AbortSignal | undefined;
-  readonly #queueMovedAt: () => number;
   #budgetMs: number;
   #holderLeaseAdded = false;
   /** Set while the call waits for its turn. */
   #pausedAt: number | undefined;
-  /** Time spent waiting for its turn while the queue moved, so far. */
+  /** Time spent waiting for its turn, so far. */
   #pausedMs = 0;
   readonly #requests = new AbortController();
   #cutOff = false;
   /**
-   * Falls at or before the cut-off: pauses and a holder's lease only move
-   * the cut-off later, so they leave the timer be, and it sets itself again
-   * for the rest when it falls early.
+   * Falls at or before the cut-off: a holder's lease only moves the cut-off
+   * later, so it leaves the timer be, and it sets itself again for the rest
+   * when it falls early.
    */
   #timer: NodeJS.Timeout | undefined;
   readonly #onCallerAbort = (): void => this.#requests.abort(this.#callerSignal?.reason);
@@ -60,7 +58,6 @@ export class AcquireDeadline implements Disposable {
     this.#graceMs = options.graceMs;
     this.#budgetMs = options.waitMs;
     this.#callerSignal = options.signal;
-    this.#queueMovedAt = options.queueMovedAt;
     if (options.signal?.aborted) this.#onCallerAbort();
     else options.signal?.addEventListener('abort', this.#onCallerAbort, { once: true });
     this.#arm();
@@ -71,9 +68,10 @@ export class AcquireDeadline implements Disposable {
     return this.#requests.signal;
   }
 
-  /** Milliseconds since the call started, but for its waits for its turn while the queue moved. */
+  /** Milliseconds since the call started, but for its waits for its turn. */
   get elapsed(): number {
-    return this.#clock.now() - this.#start - this.#pausedMs - this.#pausedInQueue();
+    const pausedNow = this.#pausedAt === undefined ? 0 : this.#clock.now() - this.#pausedAt;
+    return this.#clock.now() - this.#start - this.#pausedMs - pausedNow;
   }
 
   /** Milliseconds the call may still wait; `Infinity` when it waits until acquired or aborted. */
@@ -98,7 +96,7 @@ export class AcquireDeadline implements Disposable {
     this.#budgetMs += leaseDurationMs;
   }
 
-  /** The call waits for its turn among the client's own requests: its time stands still while the queue moves. */
+  /** The call waits for its turn among the client's own requests: its wait stands still (its cut-off does not). */
   pause(): void {
     if (this.#pausedAt !== undefined) return;
     this.#pausedAt = this.#clock.now();
@@ -107,7 +105,6 @@ export class AcquireDeadline implements Disposable {
   /** Its turn came: its time runs again. */
   resume(): void {
     if (this.#pausedAt === undefined) return;
-    // Its own turn moved the queue: the whole wait is forgiven.
     this.#pausedMs += this.#clock.now() - this.#pausedAt;
     this.#pausedAt = undefined;
   }
@@ -125,19 +122,13 @@ export class AcquireDeadline implements Disposable {
     this.#timer.unref();
   }
 
-  /** The part of the current wait for a turn that passed before the queue last moved. */
-  #pausedInQueue(): number {
-    if (this.#pausedAt === undefined) return 0;
-    return Math.max(0, Math.min(this.#clock.now(), this.#queueMovedAt()) - this.#pausedAt);
-  }
-
   #cutOffAt(): number {
-    return this.#start + this.#pausedMs + this.#pausedInQueue() + this.#budgetMs + this.#graceMs;
+    return this.#start + this.#budgetMs + this.#graceMs;
   }
 
   #fall(): void {
     this.#timer = undefined;
-    // Early (the cut-off moved later since: a holder's lease, or the queue moved): the rest.
+    // Early (a holder's lease moved the cut-off later since): the rest.
     if (this.#clock.now() < this.#cutOffAt()) {
       this.#arm();
       return;
@@ -146,7 +137,7 @@ export class AcquireDeadline implements Disposable {
     const reason =
       this.#pausedAt === undefined
         ? "the acquisition's deadline passed without an answer"
-        : `no request slot came free for ${Math.round(this.#clock.now() - Math.max(this.#pausedAt, this.#queueMovedAt()))} ms: the client's requests in flight got no answer`;
+        : `no request slot came free for ${Math.round(this.#clock.now() - this.#pausedAt)} ms: the client's requests in flight got no answer in time`;
     this.#requests.abort(new DOMException(reason, 'TimeoutError'));
   }
 }

@@ -324,7 +324,6 @@ export class AcquireLoop implements Disposable {
       waitMs: options.additionalTimeToWaitForLock ?? ACQUIRE_DEFAULTS.additionalTimeToWaitForLock,
       graceMs: Math.max(this.#refreshMs, this.#leaseDurationMs),
       signal: options.signal,
-      queueMovedAt: () => ctx.gate.lastAdmittedAt,
     });
   }
 

@@ -13,15 +13,8 @@
  * a burst of thousands would otherwise queue behind the SDK's sockets, where
  * a request waits unsent while its acquisition's time runs, and is cut off
  * as if DynamoDB had not answered. Requests waiting here have not been sent.
- *
- * The gate tells when it last let a request through: a wait for a turn is
- * free while turns come (the queue moves), and counts once they stop
- * (acquire-deadline.ts).
  */
-import type { MonotonicClock } from '../clock.js';
-
 export interface AcquisitionGateOptions {
-  readonly clock: MonotonicClock;
   /** True while the client's heartbeats are behind schedule. */
   readonly heartbeatsBehind: () => boolean;
   /** Acquisition requests in flight at once while heartbeats are on time. */
@@ -38,15 +31,9 @@ export class AcquisitionGate {
   readonly #options: AcquisitionGateOptions;
   readonly #waiting: Waiter[] = [];
   #inFlight = 0;
-  #lastAdmittedAt = -Infinity;
 
   constructor(options: AcquisitionGateOptions) {
     this.#options = options;
-  }
-
-  /** Monotonic time at which the gate last let a request through; `-Infinity` before the first. */
-  get lastAdmittedAt(): number {
-    return this.#lastAdmittedAt;
   }
 
   /** Acquisition requests under way. */
@@ -64,7 +51,7 @@ export class AcquisitionGate {
    * at admission); a waiting request gives up when `signal` aborts.
    */
   async run<T>(request: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    if (this.#mayPass()) this.#admitted();
+    if (this.#mayPass()) this.#inFlight++;
     else await this.#wait(signal); // counted in by #admitNext
     try {
       return await request();
@@ -112,13 +99,8 @@ export class AcquisitionGate {
       if (!this.#hasRoom()) return;
       const next = this.#waiting.shift() as Waiter;
       // Counted now, not when its continuation runs, so that one completion admits one request.
-      this.#admitted();
+      this.#inFlight++;
       next.admit();
     }
-  }
-
-  #admitted(): void {
-    this.#inFlight++;
-    this.#lastAdmittedAt = this.#options.clock.now();
   }
 }

@@ -11,12 +11,9 @@ import { useFakeTime } from '../../test-kit/jest/fake-time.js';
 
 const { advanceTo } = useFakeTime();
 
-/** A queue for turns that is always moving. */
-const queueMovedAt = (): number => systemClock.now();
-
 describe('AcquireDeadline', () => {
   it('passes after the wait, and cuts requests off a grace later', async () => {
-    using deadline = new AcquireDeadline({ clock: systemClock, waitMs: 1_000, graceMs: 500, queueMovedAt });
+    using deadline = new AcquireDeadline({ clock: systemClock, waitMs: 1_000, graceMs: 500 });
     await advanceTo(1_000);
     expect(deadline.passed).toBe(false);
     await advanceTo(1_001);
@@ -30,7 +27,7 @@ describe('AcquireDeadline', () => {
   });
 
   it('adds the lease of the first holder seen, and no later one', async () => {
-    using deadline = new AcquireDeadline({ clock: systemClock, waitMs: 1_000, graceMs: 500, queueMovedAt });
+    using deadline = new AcquireDeadline({ clock: systemClock, waitMs: 1_000, graceMs: 500 });
     deadline.addHolderLease(2_000);
     deadline.addHolderLease(60_000);
     await advanceTo(3_000);
@@ -42,42 +39,33 @@ describe('AcquireDeadline', () => {
     expect(deadline.cutOff).toBe(true);
   });
 
-  it("does not count the time the call waits for its turn among the client's own requests while the queue moves", async () => {
-    using deadline = new AcquireDeadline({ clock: systemClock, waitMs: 1_000, graceMs: 500, queueMovedAt });
+  it("does not count the time the call waits for its turn among the client's own requests against its wait", async () => {
+    using deadline = new AcquireDeadline({ clock: systemClock, waitMs: 1_000, graceMs: 500 });
     await advanceTo(300);
     deadline.pause();
-    await advanceTo(5_000); // far past where the cut-off would have fallen
-    expect(deadline.cutOff).toBe(false);
+    await advanceTo(1_200);
     expect(deadline.passed).toBe(false);
     deadline.resume();
     expect(deadline.elapsed).toBeCloseTo(300, 0);
-    await advanceTo(5_700);
+    await advanceTo(1_400);
     expect(deadline.passed).toBe(false);
-    await advanceTo(5_701);
-    expect(deadline.passed).toBe(true);
-    await advanceTo(6_199);
-    expect(deadline.cutOff).toBe(false);
-    await advanceTo(6_200);
-    expect(deadline.cutOff).toBe(true);
+    expect(deadline.remaining).toBeCloseTo(500, 0);
   });
 
-  it('counts a wait for a turn from the last time the queue moved, and cuts off with a reason that says so', async () => {
-    let movedAt = 0;
-    using deadline = new AcquireDeadline({ clock: systemClock, waitMs: 1_000, graceMs: 500, queueMovedAt: () => movedAt });
+  it('cuts off at its own time however long it waited for a turn, with a reason that says no slot came free', async () => {
+    using deadline = new AcquireDeadline({ clock: systemClock, waitMs: 1_000, graceMs: 500 });
     await advanceTo(300);
     deadline.pause();
-    await advanceTo(700);
-    movedAt = 700; // the queue moved; the call still waits
-    await advanceTo(1_899);
+    await advanceTo(1_499);
     expect(deadline.cutOff).toBe(false);
-    await advanceTo(1_900); // 300 ms before the wait and 1 200 ms since the queue last moved: 1 500 ms, the cut-off
+    await advanceTo(1_500); // the wait and the grace from the call's start, queue or no queue
     expect(deadline.cutOff).toBe(true);
     expect((deadline.requestSignal.reason as DOMException).name).toBe('TimeoutError');
     expect((deadline.requestSignal.reason as DOMException).message).toMatch(/^no request slot came free for 1200 ms/);
   });
 
   it('never cuts off a call that waits for ever', async () => {
-    using deadline = new AcquireDeadline({ clock: systemClock, waitMs: Infinity, graceMs: 500, queueMovedAt });
+    using deadline = new AcquireDeadline({ clock: systemClock, waitMs: Infinity, graceMs: 500 });
     deadline.addHolderLease(1_000);
     await advanceTo(10_000_000);
     expect(deadline.passed).toBe(false);
@@ -86,7 +74,7 @@ describe('AcquireDeadline', () => {
 
   it("lets requests follow the caller's signal too", () => {
     const caller = new AbortController();
-    using deadline = new AcquireDeadline({ clock: systemClock, waitMs: 1_000, graceMs: 500, signal: caller.signal, queueMovedAt });
+    using deadline = new AcquireDeadline({ clock: systemClock, waitMs: 1_000, graceMs: 500, signal: caller.signal });
     caller.abort(new Error('caller gave up'));
     expect(deadline.requestSignal.aborted).toBe(true);
     expect(deadline.cutOff).toBe(false);
@@ -94,7 +82,7 @@ describe('AcquireDeadline', () => {
 
   it("leaves the caller's signal once disposed: a long-lived signal collects no listener per call", () => {
     const caller = new AbortController();
-    const deadline = new AcquireDeadline({ clock: systemClock, waitMs: 1_000, graceMs: 500, signal: caller.signal, queueMovedAt });
+    const deadline = new AcquireDeadline({ clock: systemClock, waitMs: 1_000, graceMs: 500, signal: caller.signal });
     deadline[Symbol.dispose]();
     caller.abort(new Error('caller gave up'));
     expect(deadline.requestSignal.aborted).toBe(false);

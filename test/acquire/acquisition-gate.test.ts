@@ -5,7 +5,6 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { AcquisitionGate } from '../../src/acquire/acquisition-gate.js';
-import { systemClock } from '../../src/clock.js';
 
 /** A request the test finishes by hand. */
 function deferred(): { promise: Promise<string>; finish: (value: string) => void } {
@@ -20,7 +19,7 @@ const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolv
 
 function harness(limitWhileBehind: number, limit = 100) {
   const state = { behind: false };
-  const gate = new AcquisitionGate({ clock: systemClock, heartbeatsBehind: () => state.behind, limit, limitWhileBehind });
+  const gate = new AcquisitionGate({ heartbeatsBehind: () => state.behind, limit, limitWhileBehind });
   const started: string[] = [];
   const requests = new Map<string, ReturnType<typeof deferred>>();
   const send = (name: string, signal?: AbortSignal): Promise<string> =>
@@ -123,7 +122,7 @@ describe('AcquisitionGate', () => {
 
   it('a request that fails frees its place', async () => {
     const state = { behind: true };
-    const gate = new AcquisitionGate({ clock: systemClock, heartbeatsBehind: () => state.behind, limit: 10, limitWhileBehind: 1 });
+    const gate = new AcquisitionGate({ heartbeatsBehind: () => state.behind, limit: 10, limitWhileBehind: 1 });
     await expect(gate.run(() => Promise.reject(new Error('throttled')))).rejects.toThrow('throttled');
     expect(gate.inFlight).toBe(0);
     expect(await gate.run(async () => 'next')).toBe('next');
