@@ -5,7 +5,8 @@
  *
  * A loss at T is provoked when, within the lock's lease plus the margin
  * before T, the driver paused its worker (`paused`), the server was
- * saturated on purpose (`saturated`), the worker's event loop stood still
+ * saturated on purpose (`saturated`) or found saturated by the runner's
+ * probe (`serverBusy`, server-probe.ts), the worker's event loop stood still
  * for a heartbeat period or more in all (`stalled`: the host was too busy to
  * run it, see stall-watch.ts), or the schedule faulted a request of that
  * worker naming that key (`requestFaulted`): throttled, 5xx, dropped.
@@ -25,9 +26,11 @@ export interface LoadCheckOptions {
   readonly endNs: bigint;
   readonly injected: readonly InjectedFault[];
   readonly windows: readonly SaturationWindow[];
+  /** Windows in which the server was slow to answer the runner's probe. */
+  readonly busy: readonly SaturationWindow[];
 }
 
-export type Provocation = 'paused' | 'saturated' | 'stalled' | 'requestFaulted';
+export type Provocation = 'paused' | 'saturated' | 'serverBusy' | 'stalled' | 'requestFaulted';
 
 export interface HeldLocksLost {
   readonly total: number;
@@ -92,13 +95,18 @@ export function checkLoad(events: readonly ChaosEvent[], options: LoadCheckOptio
     const from = at - reachNs;
     if (pausedWithin(pauses.get(loss.worker) ?? [], from, at) > 0n) return 'paused';
     if (options.windows.some((w) => w.fromNs < at && w.toNs > from)) return 'saturated';
+    if (options.busy.some((w) => w.fromNs < at && w.toNs > from)) return 'serverBusy';
     if (pausedWithin(stalls.get(loss.worker) ?? [], from, at) >= stallNs) return 'stalled';
     if ((faultsOf.get(`${accessKeyOf(loss.worker)} ${loss.key}`) ?? []).some((t) => t >= from && t <= at)) return 'requestFaulted';
     return undefined;
   };
 
   const byKind: Record<string, number> = {};
-  const provoked = { total: 0, byKind: {} as Record<string, number>, byCause: { paused: 0, saturated: 0, stalled: 0, requestFaulted: 0 } };
+  const provoked = {
+    total: 0,
+    byKind: {} as Record<string, number>,
+    byCause: { paused: 0, saturated: 0, serverBusy: 0, stalled: 0, requestFaulted: 0 },
+  };
   const unprovoked = { total: 0, byKind: {} as Record<string, number>, first: [] as LostEvent[] };
   const overdue = new Map<string, OverdueAcquisition>(); // by worker, key and start: the latest sighting
   const tallies = new Map<string, Extract<ChaosEvent, { type: 'tally' }>>();

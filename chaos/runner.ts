@@ -21,6 +21,7 @@ import type { FencedMode } from './fenced-writes.js';
 import { seededFaultSchedule, type NetworkFaultKind } from './fault-schedule.js';
 import { scanLockTable, type ScanReport } from './final-scan.js';
 import { checkLoad, type LoadCheckReport } from './load-check.js';
+import { ServerProbe, type ServerProbeReport } from './server-probe.js';
 import { loadFaultSchedule, type LoadFaultCounts } from './load-faults.js';
 import { loadViolations } from './load-run.js';
 import type { LoadShape, LoadWorkerConfig } from './load-worker.js';
@@ -92,6 +93,8 @@ export interface ChaosReport extends Partial<LoadCheckReport> {
   readonly fenced?: FencedReport;
   /** `--load` runs only (with `heldLocksLost`, `acquisitionsOverdue`, …): the faults only they inject. */
   readonly loadFaults?: LoadFaultCounts;
+  /** `--load` runs only: how often the server was slow to answer the runner's own probe. */
+  readonly serverProbe?: ServerProbeReport;
   readonly violations: string[];
   readonly logDir: string | undefined;
 }
@@ -169,10 +172,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           workerScript: LOAD_WORKER_SCRIPT,
           worker: { ...common, slots: options.workers, marginMs: options.marginMs, load } satisfies Omit<LoadWorkerConfig, keyof WorkerIdentity>,
         });
+  const probe =
+    load === undefined ? undefined : new ServerProbe({ endpoint, tableName, partitionKeyName: 'key', thresholdMs: options.heartbeatMs / 4 });
   const startedAt = performance.now();
   let requests = 0;
   let endNs: bigint;
+  let probed: ServerProbeReport | undefined;
   try {
+    probe?.start();
     driver.start();
     const until = startedAt + options.seconds * 1_000;
     while (performance.now() < until && signal?.aborted !== true) {
@@ -185,6 +192,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     endNs = process.hrtime.bigint();
     await driver.stop();
     await proxy.close();
+    probed = await probe?.stop();
   }
   requests += proxy.exchanges.length;
   const events = await readEvents(logDir);
@@ -200,6 +208,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           endNs,
           injected: loadSchedule.injected,
           windows: loadSchedule.windows(),
+          busy: probe?.windows() ?? [],
         });
   const fenced: FencedReport | undefined =
     options.fenced === undefined ? undefined : { ...summarizeWrites(events), ...(await scanCounters(endpoint, dataTable)) };
@@ -237,7 +246,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     crashes: driver.crashes,
     scan,
     ...(fenced === undefined ? {} : { fenced }),
-    ...(loadCheck === undefined || loadSchedule === undefined ? {} : { ...loadCheck, loadFaults: { ...loadSchedule.load } }),
+    ...(loadCheck === undefined || loadSchedule === undefined
+      ? {}
+      : { ...loadCheck, loadFaults: { ...loadSchedule.load }, serverProbe: probed }),
     violations,
     logDir: options.keepLogs || violations.length > 0 ? logDir : undefined,
   };

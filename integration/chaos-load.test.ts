@@ -17,7 +17,7 @@ import { LOAD_DEFAULTS } from '../chaos/load-run.js';
 
 const s = (seconds: number): string => String(BigInt(Math.round(seconds * 1e9)));
 const ns = (seconds: number): bigint => BigInt(s(seconds));
-const OPTIONS: LoadCheckOptions = { leaseMs: 1_000, heartbeatMs: 250, marginMs: 500, endNs: ns(100), injected: [], windows: [] };
+const OPTIONS: LoadCheckOptions = { leaseMs: 1_000, heartbeatMs: 250, marginMs: 500, endNs: ns(100), injected: [], windows: [], busy: [] };
 const lost = (worker: string, key: string, at: number, kind = 'expired'): ChaosEvent => ({
   type: 'lost',
   worker,
@@ -38,7 +38,7 @@ describe("the load run's verdict on held locks lost", () => {
     });
   });
 
-  it("sorts losses by what provoked them within the lease and margin before: a pause, a saturation, a stall, a fault on the lock's own request", () => {
+  it("sorts losses by what provoked them within the lease and margin before: a pause, a saturation, a server the probe found slow, a stall, a fault on the lock's own request", () => {
     const events: ChaosEvent[] = [
       { type: 'stop', worker: 'w1.1', atNs: s(9) },
       { type: 'cont', worker: 'w1.1', atNs: s(9.6) },
@@ -47,16 +47,18 @@ describe("the load run's verdict on held locks lost", () => {
       { type: 'stall', worker: 'w3.1', fromNs: s(29), toNs: s(29.3) },
       lost('w3.1', 'held/3/0', 30),
       lost('w1.1', 'held/1/1', 40),
+      lost('w2.1', 'held/2/1', 50),
     ];
     const report = checkLoad(events, {
       ...OPTIONS,
       windows: [{ fromNs: ns(18), toNs: ns(19) }],
+      busy: [{ fromNs: ns(48.8), toNs: ns(49.1) }],
       injected: [{ atNs: ns(39.2), sender: accessKeyOf('w1.1'), keys: ['held/1/1', 'held/1/2'] }],
     });
     expect(report.heldLocksLost.provoked).toEqual({
-      total: 4,
-      byKind: { expired: 3, taken: 1 },
-      byCause: { paused: 1, saturated: 1, stalled: 1, requestFaulted: 1 },
+      total: 5,
+      byKind: { expired: 4, taken: 1 },
+      byCause: { paused: 1, saturated: 1, serverBusy: 1, stalled: 1, requestFaulted: 1 },
     });
     expect(report.heldLocksLost.unprovoked.total).toBe(0);
   });
@@ -71,6 +73,7 @@ describe("the load run's verdict on held locks lost", () => {
     const report = checkLoad(events, {
       ...OPTIONS,
       windows: [{ fromNs: ns(3), toNs: ns(8) }],
+      busy: [{ fromNs: ns(2), toNs: ns(8.4) }],
       injected: [
         { atNs: ns(9.5), sender: accessKeyOf('w2.1'), keys: ['held/1/0'] },
         { atNs: ns(9.5), sender: accessKeyOf('w1.1'), keys: ['hot/0'] },

@@ -1,0 +1,93 @@
+/**
+ * How busy DynamoDB Local itself is during a `--load` run: a probe in the
+ * runner reads one item straight from the server (not through the fault
+ * proxy) every 200 ms. A read that takes longer than a quarter of the
+ * heartbeat period, or fails, marks a window in which the server had no
+ * capacity to spare; a held lock lost within reach of such a window was
+ * lost to a saturated server (on a 2-core machine, three worker processes
+ * starting their bursts at once are enough), not to its client's own
+ * traffic while the server could answer, which is the promise the run
+ * judges. The windows are reported with the run, so a reader sees how much
+ * of it the server spent saturated.
+ */
+import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import type { SaturationWindow } from './load-faults.js';
+
+const PROBE_EVERY_MS = 200;
+/** A probe read that gets no answer within this long is abandoned (and its whole time marked busy). */
+const PROBE_TIMEOUT_MS = 5_000;
+
+export interface ServerProbeReport {
+  readonly probes: number;
+  /** Probes slower than the threshold, or failed. */
+  readonly slow: number;
+  readonly slowestMs: number;
+  readonly thresholdMs: number;
+}
+
+export class ServerProbe {
+  readonly #client: DynamoDBClient;
+  readonly #tableName: string;
+  readonly #partitionKeyName: string;
+  readonly #thresholdMs: number;
+  readonly #windows: SaturationWindow[] = [];
+  readonly #stop = new AbortController();
+  #probes = 0;
+  #slowestMs = 0;
+  #running: Promise<void> | undefined;
+
+  constructor(options: { endpoint: string; tableName: string; partitionKeyName: string; thresholdMs: number }) {
+    this.#client = new DynamoDBClient({
+      endpoint: options.endpoint,
+      region: 'us-east-1',
+      // DynamoDB Local takes access key ids of letters and digits only.
+      credentials: { accessKeyId: 'chaosprobe', secretAccessKey: 'chaos' },
+      maxAttempts: 1,
+    });
+    this.#tableName = options.tableName;
+    this.#partitionKeyName = options.partitionKeyName;
+    this.#thresholdMs = options.thresholdMs;
+  }
+
+  start(): void {
+    this.#running ??= this.#loop();
+  }
+
+  async stop(): Promise<ServerProbeReport> {
+    this.#stop.abort();
+    await this.#running;
+    this.#client.destroy();
+    return { probes: this.#probes, slow: this.#windows.length, slowestMs: Math.round(this.#slowestMs), thresholdMs: this.#thresholdMs };
+  }
+
+  /** The windows in which the server was slow to answer. */
+  windows(): SaturationWindow[] {
+    return [...this.#windows];
+  }
+
+  async #loop(): Promise<void> {
+    const signal = this.#stop.signal;
+    while (!signal.aborted) {
+      const fromNs = process.hrtime.bigint();
+      let failed = false;
+      try {
+        await this.#client.send(
+          new GetItemCommand({
+            TableName: this.#tableName,
+            Key: { [this.#partitionKeyName]: { S: 'chaos-server-probe' } },
+            ConsistentRead: true,
+          }),
+          { abortSignal: AbortSignal.any([signal, AbortSignal.timeout(PROBE_TIMEOUT_MS)]) },
+        );
+      } catch {
+        failed = !signal.aborted;
+      }
+      const toNs = process.hrtime.bigint();
+      const tookMs = Number(toNs - fromNs) / 1e6;
+      this.#probes++;
+      this.#slowestMs = Math.max(this.#slowestMs, tookMs);
+      if (failed || tookMs > this.#thresholdMs) this.#windows.push({ fromNs, toNs });
+      await new Promise((resolve) => setTimeout(resolve, PROBE_EVERY_MS));
+    }
+  }
+}
