@@ -77,7 +77,8 @@ export class ServerProbe {
             Key: { [this.#partitionKeyName]: { S: 'chaos-server-probe' } },
             ConsistentRead: true,
           }),
-          { abortSignal: AbortSignal.any([signal, AbortSignal.timeout(PROBE_TIMEOUT_MS)]) },
+          // Its own timeout only: a signal shared by every probe would collect a listener per probe. Stopping waits for the last one.
+          { abortSignal: AbortSignal.timeout(PROBE_TIMEOUT_MS) },
         );
       } catch {
         failed = !signal.aborted;
