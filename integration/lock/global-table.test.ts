@@ -7,7 +7,7 @@
  * check, and a refused DescribeTable names the permission.
  */
 import { describe, expect, it } from '@jest/globals';
-import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import * as sdk from '@aws-sdk/client-dynamodb';
 import { LockTableReplicationError, isLockTableReplicationError, type LockClient } from '../../src/index.js';
 import { createDataTable, increment } from '../../test-kit/data-table.js';
 import { dynamoDBErrorReply, operationOf, type FaultProxy, type RequestFault } from '../../test-kit/fault-proxy.js';
@@ -21,7 +21,7 @@ type Consistency = 'EVENTUAL' | 'STRONG' | undefined;
 
 /** The bed's table as DynamoDB Local describes it, in the fields the check reads (JSON-safe: no dates). */
 async function plainDescription(): Promise<Record<string, unknown>> {
-  const { Table } = await bed.raw.send(new DescribeTableCommand({ TableName: bed.tableName }));
+  const { Table } = await bed.raw.send(new sdk.DescribeTableCommand({ TableName: bed.tableName }));
   return {
     TableName: Table?.TableName,
     TableStatus: Table?.TableStatus,
@@ -86,7 +86,14 @@ describe('a global table with multi-Region eventual consistency', () => {
   });
 });
 
-describe('a global table with multi-Region strong consistency', () => {
+/**
+ * SDKs released before multi-Region strong consistency drop the field from
+ * DescribeTable's answer: with them such a table reads as eventually
+ * consistent and is refused (the first describe block still runs).
+ */
+const sdkKeepsConsistency = 'MultiRegionConsistency' in sdk;
+
+(sdkKeepsConsistency ? describe : describe.skip)('a global table with multi-Region strong consistency', () => {
   it('carries locks; concurrent first acquisitions share one DescribeTable, later ones send none', async () => {
     const { client, proxy } = await globalClient('STRONG');
 

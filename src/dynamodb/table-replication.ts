@@ -29,7 +29,8 @@ export type TableReplication = 'single-region' | 'strong';
 export function replicationOf(description: TableDescription, tableName: string): TableReplication {
   const regions = (description.Replicas ?? []).map((replica) => replica.RegionName ?? '?');
   if (regions.length === 0) return 'single-region';
-  if (description.MultiRegionConsistency === 'STRONG') return 'strong';
+  // Read by shape: SDKs older than multi-Region strong consistency neither type nor keep the field, and then the table is refused.
+  if ((description as { MultiRegionConsistency?: string }).MultiRegionConsistency === 'STRONG') return 'strong';
   throw new LockTableReplicationError('EVENTUAL_CONSISTENCY', tableName, { replicaRegions: regions });
 }
 

@@ -7,10 +7,9 @@
  * Usage: node bundle.cjs <table>   (an existing lock table; DYNAMODB_LOCAL_ENDPOINT
  * in the environment)
  * Prints one JSON line: the DynamoDB calls by `rpc.method`, the same calls as
- * the SDK's middleware named them, and the name a command class has in this
- * build (to show the bundle was minified).
+ * the SDK's middleware named them, and the name the library's client class
+ * has in this build (to show the bundle was minified).
  */
-import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { metrics } from '@opentelemetry/api';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { LockClient } from '../../src/index.js';
@@ -37,7 +36,7 @@ async function main(tableName: string): Promise<void> {
     dynamoDB.destroy();
   }
   const calls = await reader.sumsBy('dynamodb_lock.dynamodb.calls', 'rpc.method');
-  console.log(JSON.stringify({ calls, reference: reference.counts(), commandClassName: PutItemCommand.name }));
+  console.log(JSON.stringify({ calls, reference: reference.counts(), libraryClassName: LockClient.name }));
 }
 
 const [tableName] = process.argv.slice(2);
