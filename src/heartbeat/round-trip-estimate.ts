@@ -6,10 +6,21 @@
 const WEIGHT_OF_NEWEST = 0.1;
 
 export class RoundTripEstimate {
+  readonly #longestSampleMs: number;
   #averageMs = 0;
   #samples = 0;
 
-  add(ms: number): void {
+  /**
+   * `longestSampleMs`: the bound an attempt gets. A reply seen later than
+   * that was held up by this process (stopped, or too busy to run its
+   * timers), not by the server, and counts as that bound.
+   */
+  constructor(longestSampleMs = Infinity) {
+    this.#longestSampleMs = longestSampleMs;
+  }
+
+  add(sampleMs: number): void {
+    const ms = Math.min(sampleMs, this.#longestSampleMs);
     this.#averageMs = this.#samples === 0 ? ms : this.#averageMs + WEIGHT_OF_NEWEST * (ms - this.#averageMs);
     this.#samples++;
   }

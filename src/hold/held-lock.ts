@@ -8,7 +8,7 @@ import type { MonotonicClock } from '../clock.js';
 import { LockLostError, type LockHolder, type LockLossKind } from '../errors.js';
 import { lockId, type LockKey } from '../lock-key.js';
 import type { LockItem } from '../protocol/index.js';
-import type { Keeping } from './lock-keeper.js';
+import type { Keeping } from './keeping.js';
 
 /**
  * - `held`: acquired, and heartbeats keep it.

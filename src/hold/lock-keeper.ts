@@ -30,19 +30,7 @@ import { abortableSleep } from '../primitives/abortable-sleep.js';
 import type { HeartbeatResult, HeartbeatWriter } from './heartbeat-writer.js';
 import type { HeldLock } from './held-lock.js';
 import type { HoldEvents } from './hold-events.js';
-
-/** The keeper's tasks and bookkeeping for one lock; nothing else reads or changes them. */
-export interface Keeping {
-  readonly heartbeat: ScheduledTask<HeldLock> | undefined;
-  readonly expiry: ScheduledTask<HeldLock>;
-  readonly session: ScheduledTask<HeldLock> | undefined;
-  /** The session monitor's callback ran since the last confirmed write. */
-  sessionFired: boolean;
-  /** Its batched heartbeat failed: the next one goes alone, with the single heartbeat's retries. */
-  retriesAlone: boolean;
-  /** A background heartbeat failed since the last confirmed one; `endangered` is told once per such episode. */
-  endangered: boolean;
-}
+import { tooLateToHeartbeat } from './loss.js';
 
 export interface LockKeeperOptions {
   readonly writer: HeartbeatWriter;
@@ -59,26 +47,6 @@ export interface LockKeeperOptions {
   readonly random?: () => number;
 }
 
-/**
- * Under overload a lock can reach the front of the queue with less safe time
- * than a request takes: its write would most likely be cut off unconfirmed,
- * and only take server capacity from locks that can still be kept. It is
- * given up then, while its holder can still be told in time.
- */
-/**
- * A round trip as the estimates count it: never longer than the period that
- * bounds an attempt. A reply seen later than that was held up by this
- * process (stopped, or too busy to run its timers), not by the server, and
- * would make locks acquired afterwards look too late to heartbeat.
- */
-function roundTripSample(ms: number, heartbeatPeriod: number): number {
-  return Math.min(ms, heartbeatPeriod);
-}
-
-function tooLateReason(safeFor: number, roundTrip: number): string {
-  return `its heartbeat could not be sent in time: ${Math.max(0, Math.round(safeFor))} ms of safe time were left, and a heartbeat takes about ${Math.round(roundTrip)} ms`;
-}
-
 /** Retries after a failed first attempt; `maxRetryTime` usually ends them sooner. */
 const RETRIES = 7;
 
@@ -86,9 +54,9 @@ export class LockKeeper {
   readonly #options: LockKeeperOptions;
   readonly #scheduler: HeartbeatScheduler<HeldLock>;
   readonly #random: () => number;
-  readonly #roundTrip = new RoundTripEstimate();
+  readonly #roundTrip: RoundTripEstimate;
   /** Apart from single heartbeats: a batch takes longer, and would make a lone heartbeat look slower than it is. */
-  readonly #batchRoundTrip = new RoundTripEstimate();
+  readonly #batchRoundTrip: RoundTripEstimate;
   readonly #deadlines: SharedDeadlines;
   readonly #heartbeat: TaskKind<HeldLock> = { limited: true, run: (held) => this.#beat(held) };
   readonly #expiry: TaskKind<HeldLock> = { limited: false, run: (held) => this.#checkExpiry(held) };
@@ -98,6 +66,9 @@ export class LockKeeper {
     this.#options = options;
     this.#deadlines = new SharedDeadlines(options.clock);
     this.#random = options.random ?? Math.random;
+    // An attempt gets a period at most: a longer wait says nothing of the server.
+    this.#roundTrip = new RoundTripEstimate(options.heartbeatPeriod);
+    this.#batchRoundTrip = new RoundTripEstimate(options.heartbeatPeriod);
     this.#scheduler = new HeartbeatScheduler<HeldLock>({
       clock: options.clock,
       concurrency: options.heartbeatConcurrency,
@@ -251,7 +222,7 @@ export class LockKeeper {
       if (held.state !== 'held') continue;
       const safe = held.safeTimeLeft();
       if (safe < roundTrip) {
-        held.lose('expired', tooLateReason(safe, roundTrip));
+        held.lose('expired', tooLateToHeartbeat(safe, roundTrip));
         continue;
       }
       batch.push({ held, lagMs: Math.max(0, startedAt - task.dueAt) });
@@ -276,7 +247,7 @@ export class LockKeeper {
     }
     // Only an answered batch tells how long a heartbeat takes; a failed one may have waited out its whole deadline.
     if (results.some((result) => result.outcome === 'confirmed' || result.outcome === 'kept')) {
-      this.#batchRoundTrip.add(roundTripSample(clock.now() - startedAt, heartbeatPeriod));
+      this.#batchRoundTrip.add(clock.now() - startedAt);
     }
     batch.forEach(({ held, lagMs }, i) => {
       const result = results[i];
@@ -307,7 +278,7 @@ export class LockKeeper {
     const { clock, heartbeatPeriod, writer } = this.#options;
     const safeFor = held.safeTimeLeft();
     const roundTrip = this.#roundTrip.estimate();
-    if (safeFor < roundTrip) throw held.lose('expired', tooLateReason(safeFor, roundTrip));
+    if (safeFor < roundTrip) throw held.lose('expired', tooLateToHeartbeat(safeFor, roundTrip));
     // A period at most, so that a request stuck on a dead connection leaves time for a retry.
     const attempt = this.#deadlines.deadline(Math.min(heartbeatPeriod, safeFor));
     const sentAt = clock.now();
@@ -318,7 +289,7 @@ export class LockKeeper {
       attempt.clear();
     }
     if (result.outcome === 'confirmed' || result.outcome === 'kept') {
-      this.#roundTrip.add(roundTripSample(clock.now() - sentAt, heartbeatPeriod));
+      this.#roundTrip.add(clock.now() - sentAt);
       if (result.outcome === 'confirmed') this.confirmed(held);
       else this.kept(held);
       return;

@@ -29,3 +29,13 @@ export function loseByRefusal(table: LockTable, held: HeldLock, what: string, it
   held.end('lost', lost);
   return lost;
 }
+
+/**
+ * Under overload a lock can reach the front of the queue with less safe time
+ * than a request takes: its write would most likely be cut off unconfirmed,
+ * and only take server capacity from locks that can still be kept. It is
+ * given up then, while its holder can still be told in time; this says why.
+ */
+export function tooLateToHeartbeat(safeForMs: number, roundTripMs: number): string {
+  return `its heartbeat could not be sent in time: ${Math.max(0, Math.round(safeForMs))} ms of safe time were left, and a heartbeat takes about ${Math.round(roundTripMs)} ms`;
+}

@@ -3,6 +3,7 @@ export * from './codec.js';
 export * from './expressions.js';
 export * from './limits.js';
 export * from './requests.js';
+export * from './table-requests.js';
 export * from './statements.js';
 export * from './guard.js';
 export * from './fencing.js';

@@ -1,22 +1,13 @@
 /**
- * The input of every DynamoDB request the lock protocol sends (PROTOCOL.md §4),
- * as pure functions: no I/O, no clock, no randomness.
+ * The input of every write of a lock item the protocol sends (PROTOCOL.md §4),
+ * as pure functions: no I/O, no clock, no randomness. Reads, listings and
+ * the table's own requests: table-requests.ts.
  */
-import type {
-  AttributeValue,
-  CreateTableCommandInput,
-  DeleteItemCommandInput,
-  DescribeTableCommandInput,
-  GetItemCommandInput,
-  PutItemCommandInput,
-  QueryCommandInput,
-  ScanCommandInput,
-  UpdateItemCommandInput,
-} from '@aws-sdk/client-dynamodb';
+import type { AttributeValue, DeleteItemCommandInput, PutItemCommandInput, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import type { LockKey } from '../lock-key.js';
 import { IS_RELEASED_VALUE, LockAttribute, type KeySchemaNames, type LockTable } from './attributes.js';
 import { encodeLockItem, formatLeaseDuration, type LockItem, type LockRecordToWrite } from './codec.js';
-import { Condition, PARTITION_KEY_CONDITION, Update, holderCondition, setListExpression, uncertainRvnPlaceholder } from './expressions.js';
+import { Condition, Update, holderCondition, setListExpression, uncertainRvnPlaceholder } from './expressions.js';
 import { validateItemSize, validateLockKey } from './limits.js';
 
 /** A conditional write, tagged with the DynamoDB operation that carries it. */
@@ -294,73 +285,4 @@ export function buildReleaseRequest(table: LockTable, held: HeldLockState, optio
       ExpressionAttributeValues: values,
     },
   };
-}
-
-/** The consistent read of one lock (PROTOCOL.md §4.1). */
-export function buildGetLockRequest(table: LockTable, key: LockKey): GetItemCommandInput {
-  return { TableName: table.tableName, Key: lockItemKey(table, key), ConsistentRead: true };
-}
-
-export interface ListRequestOptions {
-  /** Where the previous page ended. */
-  readonly exclusiveStartKey?: LockItem | undefined;
-  /** Java lists eventually consistently; a consistent listing costs twice the read capacity. */
-  readonly consistentRead?: boolean | undefined;
-}
-
-const listOptions = (options: ListRequestOptions): Partial<ScanCommandInput> => ({
-  ...(options.consistentRead ? { ConsistentRead: true } : {}),
-  ...(options.exclusiveStartKey === undefined ? {} : { ExclusiveStartKey: options.exclusiveStartKey }),
-});
-
-/** One page of every lock in the table (PROTOCOL.md §4.10). */
-export function buildScanRequest(table: LockTable, options: ListRequestOptions = {}): ScanCommandInput {
-  return { TableName: table.tableName, ...listOptions(options) };
-}
-
-/** One page of the locks sharing a partition key (PROTOCOL.md §4.11). */
-export function buildQueryRequest(table: LockTable, partitionKey: string, options: ListRequestOptions = {}): QueryCommandInput {
-  validateLockKey({ partitionKeyName: table.partitionKeyName }, { partitionKey });
-  return {
-    TableName: table.tableName,
-    KeyConditionExpression: PARTITION_KEY_CONDITION,
-    ExpressionAttributeNames: { '#pk': table.partitionKeyName },
-    ExpressionAttributeValues: { ':pk': { S: partitionKey } },
-    ...listOptions(options),
-  };
-}
-
-export function buildDescribeTableRequest(table: Pick<LockTable, 'tableName'>): DescribeTableCommandInput {
-  return { TableName: table.tableName };
-}
-
-/** On-demand capacity, or provisioned read and write capacity units. */
-export type LockTableBilling =
-  | { readonly billingMode: 'PAY_PER_REQUEST' }
-  | { readonly billingMode: 'PROVISIONED'; readonly readCapacityUnits: number; readonly writeCapacityUnits: number };
-
-/** The CreateTable request of PROTOCOL.md §1.2, with a choice of billing mode. */
-export function buildCreateTableRequest(table: LockTable, billing: LockTableBilling): CreateTableCommandInput {
-  const keySchema: NonNullable<CreateTableCommandInput['KeySchema']> = [{ AttributeName: table.partitionKeyName, KeyType: 'HASH' }];
-  const definitions: NonNullable<CreateTableCommandInput['AttributeDefinitions']> = [
-    { AttributeName: table.partitionKeyName, AttributeType: 'S' },
-  ];
-  if (table.sortKeyName !== undefined) {
-    keySchema.push({ AttributeName: table.sortKeyName, KeyType: 'RANGE' });
-    definitions.push({ AttributeName: table.sortKeyName, AttributeType: 'S' });
-  }
-  const input: CreateTableCommandInput = {
-    AttributeDefinitions: definitions,
-    TableName: table.tableName,
-    KeySchema: keySchema,
-  };
-  if (billing.billingMode === 'PROVISIONED') {
-    input.ProvisionedThroughput = {
-      ReadCapacityUnits: billing.readCapacityUnits,
-      WriteCapacityUnits: billing.writeCapacityUnits,
-    };
-  } else {
-    input.BillingMode = 'PAY_PER_REQUEST';
-  }
-  return input;
 }

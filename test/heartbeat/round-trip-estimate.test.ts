@@ -23,4 +23,10 @@ describe('RoundTripEstimate', () => {
     expect(estimate.estimate()).toBeGreaterThan(98);
     expect(estimate.estimate()).toBeLessThan(100);
   });
+
+  it('counts a sample longer than the bound an attempt gets as that bound', () => {
+    const estimate = new RoundTripEstimate(750);
+    estimate.add(3_000);
+    expect(estimate.estimate()).toBe(750);
+  });
 });
