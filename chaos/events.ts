@@ -120,7 +120,28 @@ export interface StallEvent {
   readonly toNs: string;
 }
 
+/** `--load` runs: a background heartbeat attempt of a held lock failed (its `heartbeatError` event). */
+export interface HeartbeatErrorEvent {
+  readonly type: 'heartbeatError';
+  readonly worker: string;
+  readonly key: string;
+  readonly atNs: string;
+  /** The error's name. */
+  readonly error: string;
+  readonly willRetry: boolean;
+}
+
 export type ChaosEvent =
-  WantingEvent | AcquiredEvent | ActEvent | LostEvent | ReleasedEvent | WriteEvent | ProcessEvent | OverdueEvent | TallyEvent | StallEvent;
+  | WantingEvent
+  | AcquiredEvent
+  | ActEvent
+  | LostEvent
+  | ReleasedEvent
+  | WriteEvent
+  | ProcessEvent
+  | OverdueEvent
+  | TallyEvent
+  | StallEvent
+  | HeartbeatErrorEvent;
 
 export const nowNs = (): string => process.hrtime.bigint().toString();

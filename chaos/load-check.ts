@@ -39,7 +39,12 @@ export interface HeldLocksLost {
   /** Losses the run provoked, by kind and by the first provocation found. */
   readonly provoked: { readonly total: number; readonly byKind: Record<string, number>; readonly byCause: Record<Provocation, number> };
   /** Losses outside every injected fault: none is allowed. */
-  readonly unprovoked: { readonly total: number; readonly byKind: Record<string, number>; readonly first: LostEvent[] };
+  readonly unprovoked: { readonly total: number; readonly byKind: Record<string, number>; readonly first: UnprovokedLoss[] };
+}
+
+/** A loss outside the faults, with the failed heartbeats of its lock before it (`<error> at -<ms before the loss>`). */
+export interface UnprovokedLoss extends LostEvent {
+  readonly heartbeatErrors: readonly string[];
 }
 
 export interface OverdueAcquisition {
@@ -81,6 +86,20 @@ export function checkLoad(events: readonly ChaosEvent[], options: LoadCheckOptio
   }
   const stallNs = BigInt(options.heartbeatMs) * 1_000_000n;
   const reachNs = BigInt(options.leaseMs + options.marginMs) * 1_000_000n;
+  const heartbeatErrors = new Map<string, { atNs: bigint; error: string }[]>(); // by worker + key
+  for (const event of events) {
+    if (event.type !== 'heartbeatError') continue;
+    const id = `${event.worker} ${event.key}`;
+    const list = heartbeatErrors.get(id) ?? [];
+    list.push({ atNs: BigInt(event.atNs), error: event.error });
+    heartbeatErrors.set(id, list);
+  }
+  const failedBefore = (loss: LostEvent): string[] => {
+    const at = BigInt(loss.atNs);
+    return (heartbeatErrors.get(`${loss.worker} ${loss.key}`) ?? [])
+      .filter((e) => e.atNs <= at && at - e.atNs <= reachNs)
+      .map((e) => `${e.error} at -${Math.round(ms(at - e.atNs))}`);
+  };
   const faultsOf = new Map<string, bigint[]>(); // by sender + key
   for (const fault of options.injected) {
     for (const key of fault.keys) {
@@ -107,7 +126,7 @@ export function checkLoad(events: readonly ChaosEvent[], options: LoadCheckOptio
     byKind: {} as Record<string, number>,
     byCause: { paused: 0, saturated: 0, serverBusy: 0, stalled: 0, requestFaulted: 0 },
   };
-  const unprovoked = { total: 0, byKind: {} as Record<string, number>, first: [] as LostEvent[] };
+  const unprovoked = { total: 0, byKind: {} as Record<string, number>, first: [] as UnprovokedLoss[] };
   const overdue = new Map<string, OverdueAcquisition>(); // by worker, key and start: the latest sighting
   const tallies = new Map<string, Extract<ChaosEvent, { type: 'tally' }>>();
   for (const event of events) {
@@ -117,7 +136,7 @@ export function checkLoad(events: readonly ChaosEvent[], options: LoadCheckOptio
       if (cause === undefined) {
         unprovoked.total++;
         add(unprovoked.byKind, event.kind);
-        if (unprovoked.first.length < LISTED) unprovoked.first.push(event);
+        if (unprovoked.first.length < LISTED) unprovoked.first.push({ ...event, heartbeatErrors: failedBefore(event) });
       } else {
         provoked.total++;
         add(provoked.byKind, event.kind);

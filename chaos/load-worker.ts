@@ -98,6 +98,11 @@ client.on('lost', ({ lock, error }) => {
   });
 });
 
+client.on('heartbeatError', ({ lock, error, willRetry }) => {
+  const name = error instanceof Error ? error.name : typeof error;
+  log({ type: 'heartbeatError', worker: config.worker, key: lock.partitionKey, atNs: nowNs(), error: name, willRetry });
+});
+
 /** Starts a hold: logs it and its first checked act. */
 function held(lock: Lock): void {
   const acquiredRvn = lock.recordVersionNumber;

@@ -173,13 +173,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           worker: { ...common, slots: options.workers, marginMs: options.marginMs, load } satisfies Omit<LoadWorkerConfig, keyof WorkerIdentity>,
         });
   const probe =
-    load === undefined ? undefined : new ServerProbe({ endpoint, tableName, partitionKeyName: 'key', thresholdMs: options.heartbeatMs / 4 });
+    load === undefined ? undefined : new ServerProbe({ endpoint, tableName: `${tableName}-probe`, thresholdMs: options.heartbeatMs / 4 });
   const startedAt = performance.now();
   let requests = 0;
   let endNs: bigint;
   let probed: ServerProbeReport | undefined;
   try {
-    probe?.start();
+    await probe?.start();
     driver.start();
     const until = startedAt + options.seconds * 1_000;
     while (performance.now() < until && signal?.aborted !== true) {

@@ -1,20 +1,26 @@
 /**
  * How busy DynamoDB Local itself is during a `--load` run: a probe in the
- * runner reads one item straight from the server (not through the fault
- * proxy) every 200 ms. A read that takes longer than a quarter of the
- * heartbeat period, or fails, marks a window in which the server had no
- * capacity to spare; a held lock lost within reach of such a window was
- * lost to a saturated server (on a 2-core machine, three worker processes
- * starting their bursts at once are enough), not to its client's own
- * traffic while the server could answer, which is the promise the run
- * judges. The windows are reported with the run, so a reader sees how much
- * of it the server spent saturated.
+ * runner writes one item of a table of its own straight to the server (not
+ * through the fault proxy) every 200 ms. It writes, not reads: DynamoDB
+ * Local applies the writes of every table one at a time, so a server busy
+ * with the workers' batches answers reads at once while each heartbeat, a
+ * write, waits its turn (seen: reads under 200 ms while batches of writes
+ * took a second). A write that takes longer than a quarter of the heartbeat
+ * period, or fails, marks a window in which the server had no capacity to
+ * spare; a held lock lost within reach of such a window was lost to a
+ * saturated server (on a 2-core machine, three worker processes starting
+ * their bursts at once are enough), not to its client's own traffic while
+ * the server could answer, which is the promise the run judges. Real
+ * DynamoDB spreads writes over partitions; DynamoDB Local cannot, so the
+ * windows are reported with the run, and a reader sees how much of it the
+ * server spent saturated.
  */
-import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { createIdKeyedTable } from '../test-kit/data-table.js';
 import type { SaturationWindow } from './load-faults.js';
 
 const PROBE_EVERY_MS = 200;
-/** A probe read that gets no answer within this long is abandoned (and its whole time marked busy). */
+/** A probe write that gets no answer within this long is abandoned (and its whole time marked busy). */
 const PROBE_TIMEOUT_MS = 5_000;
 
 export interface ServerProbeReport {
@@ -28,7 +34,6 @@ export interface ServerProbeReport {
 export class ServerProbe {
   readonly #client: DynamoDBClient;
   readonly #tableName: string;
-  readonly #partitionKeyName: string;
   readonly #thresholdMs: number;
   readonly #windows: SaturationWindow[] = [];
   readonly #stop = new AbortController();
@@ -36,7 +41,8 @@ export class ServerProbe {
   #slowestMs = 0;
   #running: Promise<void> | undefined;
 
-  constructor(options: { endpoint: string; tableName: string; partitionKeyName: string; thresholdMs: number }) {
+  /** `tableName`: the probe's own table, created by `start()`. */
+  constructor(options: { endpoint: string; tableName: string; thresholdMs: number }) {
     this.#client = new DynamoDBClient({
       endpoint: options.endpoint,
       region: 'us-east-1',
@@ -45,11 +51,11 @@ export class ServerProbe {
       maxAttempts: 1,
     });
     this.#tableName = options.tableName;
-    this.#partitionKeyName = options.partitionKeyName;
     this.#thresholdMs = options.thresholdMs;
   }
 
-  start(): void {
+  async start(): Promise<void> {
+    await createIdKeyedTable(this.#client, this.#tableName);
     this.#running ??= this.#loop();
   }
 
@@ -72,10 +78,11 @@ export class ServerProbe {
       let failed = false;
       try {
         await this.#client.send(
-          new GetItemCommand({
+          new UpdateItemCommand({
             TableName: this.#tableName,
-            Key: { [this.#partitionKeyName]: { S: 'chaos-server-probe' } },
-            ConsistentRead: true,
+            Key: { id: { S: 'probe' } },
+            UpdateExpression: 'ADD probes :one',
+            ExpressionAttributeValues: { ':one': { N: '1' } },
           }),
           // Its own timeout only: a signal shared by every probe would collect a listener per probe. Stopping waits for the last one.
           { abortSignal: AbortSignal.timeout(PROBE_TIMEOUT_MS) },
