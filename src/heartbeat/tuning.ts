@@ -23,6 +23,13 @@ export const BEHIND_SHARE_OF_PERIOD = 1 / 20;
 export const BATCH_WAIT_SHARE_OF_PERIOD = 1 / 50;
 
 /**
+ * A heartbeat batch answered later than this share of a period was too
+ * large for the server's pace (hold/heartbeat-batch-size.ts): the lag the
+ * benchmarks allow a heartbeat, and well inside the period an attempt gets.
+ */
+export const SLOW_BATCH_SHARE_OF_PERIOD = 1 / 4;
+
+/**
  * Part-full batches are held back while at least this share of the
  * concurrency slots is busy, as Nagle's algorithm holds back small segments:
  * a server nearly keeping up gets fewer, fuller batches.

@@ -24,9 +24,16 @@ import type { TypedEvents } from '../events.js';
 import { RoundTripEstimate } from '../heartbeat/round-trip-estimate.js';
 import { HeartbeatScheduler, type ScheduledTask, type TaskKind } from '../heartbeat/scheduler.js';
 import { SharedDeadlines } from '../heartbeat/shared-deadlines.js';
-import { BATCH_WAIT_SHARE_OF_PERIOD, FIRST_HEARTBEAT_JITTER, firstRetryBackoffMs, pauseAfterFailedRunMs } from '../heartbeat/tuning.js';
+import {
+  BATCH_WAIT_SHARE_OF_PERIOD,
+  FIRST_HEARTBEAT_JITTER,
+  SLOW_BATCH_SHARE_OF_PERIOD,
+  firstRetryBackoffMs,
+  pauseAfterFailedRunMs,
+} from '../heartbeat/tuning.js';
 import type { Logger } from '../logger.js';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
+import { HeartbeatBatchSize } from './heartbeat-batch-size.js';
 import type { HeartbeatResult, HeartbeatWriter } from './heartbeat-writer.js';
 import type { HeldLock } from './held-lock.js';
 import type { HoldEvents } from './hold-events.js';
@@ -57,6 +64,7 @@ export class LockKeeper {
   readonly #roundTrip: RoundTripEstimate;
   /** Apart from single heartbeats: a batch takes longer, and would make a lone heartbeat look slower than it is. */
   readonly #batchRoundTrip: RoundTripEstimate;
+  readonly #batchSize: HeartbeatBatchSize;
   readonly #deadlines: SharedDeadlines;
   readonly #heartbeat: TaskKind<HeldLock> = { limited: true, run: (held) => this.#beat(held) };
   readonly #expiry: TaskKind<HeldLock> = { limited: false, run: (held) => this.#checkExpiry(held) };
@@ -69,11 +77,18 @@ export class LockKeeper {
     // An attempt gets a period at most: a longer wait says nothing of the server.
     this.#roundTrip = new RoundTripEstimate(options.heartbeatPeriod);
     this.#batchRoundTrip = new RoundTripEstimate(options.heartbeatPeriod);
+    // A batch slower than the lag heartbeats are allowed is too large for the server's pace.
+    const batchSize = (this.#batchSize = new HeartbeatBatchSize(
+      options.heartbeatBatchSize,
+      options.heartbeatPeriod * SLOW_BATCH_SHARE_OF_PERIOD,
+    ));
     this.#scheduler = new HeartbeatScheduler<HeldLock>({
       clock: options.clock,
       concurrency: options.heartbeatConcurrency,
       batches: {
-        size: options.heartbeatBatchSize,
+        get size() {
+          return batchSize.current;
+        },
         canJoin: (task) => this.#canBatch(task.subject),
         run: (tasks) => this.#beatBatch(tasks),
         maxWaitMs: options.heartbeatPeriod * BATCH_WAIT_SHARE_OF_PERIOD,
@@ -248,6 +263,9 @@ export class LockKeeper {
     // Only an answered batch tells how long a heartbeat takes; a failed one may have waited out its whole deadline.
     if (results.some((result) => result.outcome === 'confirmed' || result.outcome === 'kept')) {
       this.#batchRoundTrip.add(clock.now() - startedAt);
+      this.#batchSize.answered(batch.length, clock.now() - startedAt);
+    } else if (attempt.signal.aborted) {
+      this.#batchSize.unanswered(batch.length);
     }
     batch.forEach(({ held, lagMs }, i) => {
       const result = results[i];
