@@ -25,6 +25,7 @@ import {
   type LockHolder,
 } from '../errors.js';
 import type { AcquisitionRequests } from '../dynamodb/acquisition-requests.js';
+import { Departure } from '../dynamodb/departure.js';
 import { lockId } from '../lock-key.js';
 import { holderOf } from '../lock-holder.js';
 import type { LockObservationCache } from './observation-cache.js';
@@ -142,7 +143,7 @@ export interface AcquireContext {
 /** A successful acquisition write. */
 export interface Acquisition {
   readonly record: LockRecordToWrite;
-  /** Monotonic time just before the write was sent. */
+  /** Monotonic time when the write first left this client (dynamodb/departure.ts). */
   readonly lookupTime: number;
   /** Wall-clock time at `lookupTime`, where the clock has one. */
   readonly lookupWallTime: number | undefined;
@@ -517,24 +518,22 @@ export class AcquireLoop implements Disposable {
    * means that write was applied, and the lock is ours.
    */
   async #send(record: LockRecordToWrite, path: AcquisitionPath, signal: AbortSignal): Promise<Acquisition> {
-    // Stamped before sending: the lease counts from the earliest moment the write can have taken effect.
-    const acquisition: Acquisition = {
-      record,
-      lookupTime: this.#ctx.clock.now(),
-      lookupWallTime: this.#ctx.clock.wallNow?.(),
-      additionalAttributes: this.#additionalAttributes,
-    };
+    // The lease counts from the earliest moment the write can have taken effect: when it first left.
+    const departure = new Departure(this.#ctx.clock);
+    let fencingToken: bigint | undefined;
     const options = { updateExistingLockRecord: this.#options.updateExistingLockRecord };
+    let failure: { readonly error: unknown } | undefined;
     try {
-      await this.#ctx.requests.write(record, path, options, signal, (token) => (acquisition.fencingToken = token));
+      await this.#ctx.requests.write(record, path, options, signal, (token) => (fencingToken = token), departure);
     } catch (error) {
-      const applied = this.#rememberUnconfirmed(acquisition, error);
-      if (applied === undefined) throw error;
-      this.#ctx.observations.forget(this.#id);
-      return applied;
+      failure = { error };
     }
+    const acquisition: Acquisition = { record, ...departure.lookup(), additionalAttributes: this.#additionalAttributes, fencingToken };
+    // A failure may show this write, or one remembered before, applied after all.
+    const applied = failure === undefined ? acquisition : this.#rememberUnconfirmed(acquisition, failure.error);
+    if (applied === undefined) throw (failure as { readonly error: unknown }).error;
     this.#ctx.observations.forget(this.#id);
-    return acquisition;
+    return applied;
   }
 
   /**

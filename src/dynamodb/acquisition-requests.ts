@@ -20,6 +20,7 @@ import {
   type LockTable,
 } from '../protocol/index.js';
 import type { LockKey } from '../lock-key.js';
+import type { Departure } from './departure.js';
 import { Fencing } from './fencing-counter.js';
 import { NewLockBatches } from './new-lock-batches.js';
 import { readLock, type LockObservation } from './read-lock.js';
@@ -60,7 +61,8 @@ export class AcquisitionRequests {
   /**
    * Sends the write that takes the lock for `record` by `path`. With
    * fencing, `tokenChosen` learns the write's fencing token before anything
-   * is sent, whatever the outcome.
+   * is sent, whatever the outcome. `departure` notes when the write first
+   * left, where the lease it writes counts from.
    */
   async write(
     record: LockRecordToWrite,
@@ -68,14 +70,15 @@ export class AcquisitionRequests {
     options: AcquireRequestOptions,
     signal: AbortSignal,
     tokenChosen: (token: bigint) => void,
+    departure: Departure,
   ): Promise<void> {
     const request = withOldItemOnConditionFailure(buildAcquireRequest(this.#table, record, path, options));
     if (this.#fencing !== undefined) {
-      await this.#fencing.send(request, record, tokenChosen, signal);
+      await this.#fencing.send(request, record, tokenChosen, signal, departure);
     } else if (path.kind === 'absent' && request.operation === 'PutItem') {
-      await this.#newLocks.write(request, buildNewLockStatement(this.#table, request.input.Item ?? {}), signal);
+      await this.#newLocks.write(request, buildNewLockStatement(this.#table, request.input.Item ?? {}), signal, departure);
     } else {
-      await sendWrite(this.#dynamoDB, request, signal);
+      await sendWrite(this.#dynamoDB, request, signal, departure);
     }
   }
 

@@ -7,6 +7,7 @@
  */
 import { GetItemCommand, TransactWriteItemsCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
+import type { Departure } from './departure.js';
 import { isResourceNotFound } from './sdk-errors.js';
 import { LockTableDoesNotExistError } from '../errors.js';
 import {
@@ -34,7 +35,13 @@ export class Fencing {
    * sdk-errors.ts); the counter having moved since it was read is a
    * race like another acquirer's write under way.
    */
-  async send(request: LockWriteRequest, record: LockRecordToWrite, tokenChosen: (token: bigint) => void, signal?: AbortSignal): Promise<void> {
+  async send(
+    request: LockWriteRequest,
+    record: LockRecordToWrite,
+    tokenChosen: (token: bigint) => void,
+    signal?: AbortSignal,
+    departure?: Departure,
+  ): Promise<void> {
     const read = await this.#dynamoDB
       .send(new GetItemCommand(buildFencingReadRequest(this.#fencingTable, record)), { abortSignal: signal })
       .catch((error: unknown) => {
@@ -47,8 +54,7 @@ export class Fencing {
     );
     tokenChosen(fenced.token);
     // The SDK's retries of it carry this token: one that committed is answered with success, not applied again.
-    await this.#dynamoDB.send(new TransactWriteItemsCommand({ TransactItems: fenced.items, ClientRequestToken: randomUUID() }), {
-      abortSignal: signal,
-    });
+    const transaction = new TransactWriteItemsCommand({ TransactItems: fenced.items, ClientRequestToken: randomUUID() });
+    await this.#dynamoDB.send(departure?.watch(transaction) ?? transaction, { abortSignal: signal });
   }
 }

@@ -17,6 +17,7 @@
 import type { BatchStatementRequest, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Logger } from '../logger.js';
 import { MAX_BATCH_STATEMENTS, type LockWriteRequest } from '../protocol/index.js';
+import type { Departure } from './departure.js';
 import { isValidationError, refusesPartiQL } from './sdk-errors.js';
 import { sendStatementBatch, StatementFailedError } from './send-statement-batch.js';
 import { sendWrite } from './send-write.js';
@@ -26,6 +27,7 @@ interface PendingWrite {
   readonly request: LockWriteRequest;
   readonly statement: BatchStatementRequest;
   readonly signal: AbortSignal;
+  readonly departure: Departure | undefined;
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
 }
@@ -44,11 +46,11 @@ export class NewLockBatches {
   }
 
   /** Sends one new-lock write: `request` (a PutItem), or `statement` in a batch with others. */
-  write(request: LockWriteRequest, statement: BatchStatementRequest, signal: AbortSignal): Promise<void> {
-    if (!this.#batching) return sendWrite(this.#dynamoDB, request, signal);
+  write(request: LockWriteRequest, statement: BatchStatementRequest, signal: AbortSignal, departure?: Departure): Promise<void> {
+    if (!this.#batching) return sendWrite(this.#dynamoDB, request, signal, departure);
     if (signal.aborted) return Promise.reject(signal.reason);
     return new Promise<void>((resolve, reject) => {
-      this.#pending.push({ request, statement, signal, resolve, reject });
+      this.#pending.push({ request, statement, signal, departure, resolve, reject });
       if (this.#flushScheduled) return;
       this.#flushScheduled = true;
       // Every write handed over in this turn of the event loop joins the same batches.
@@ -72,7 +74,7 @@ export class NewLockBatches {
   }
 
   #sendAlone(write: PendingWrite): Promise<void> {
-    return sendWrite(this.#dynamoDB, write.request, write.signal).then(write.resolve, write.reject);
+    return sendWrite(this.#dynamoDB, write.request, write.signal, write.departure).then(write.resolve, write.reject);
   }
 
   async #sendBatch(writes: readonly PendingWrite[]): Promise<void> {
@@ -92,6 +94,7 @@ export class NewLockBatches {
         this.#dynamoDB,
         writes.map((write) => write.statement),
         abandoned.signal,
+        writes.flatMap((write) => (write.departure === undefined ? [] : [write.departure])),
       );
       failures.forEach((failure, i) => {
         const write = writes[i] as PendingWrite;

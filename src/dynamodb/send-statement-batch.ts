@@ -5,6 +5,7 @@
  */
 import { BatchExecuteStatementCommand, type BatchStatementRequest, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { LockItem } from '../protocol/index.js';
+import type { Departure } from './departure.js';
 import { exceptionOfStatementCode } from './sdk-errors.js';
 
 /**
@@ -49,8 +50,11 @@ export async function sendStatementBatch(
   dynamoDB: Pick<DynamoDBClient, 'send'>,
   statements: BatchStatementRequest[],
   signal: AbortSignal,
+  departures: readonly Departure[] = [],
 ): Promise<(StatementFailedError | undefined)[]> {
-  const output = await dynamoDB.send(new BatchExecuteStatementCommand({ Statements: statements }), { abortSignal: signal });
+  const command = new BatchExecuteStatementCommand({ Statements: statements });
+  for (const departure of departures) departure.watch(command);
+  const output = await dynamoDB.send(command, { abortSignal: signal });
   const responses = output.Responses ?? [];
   const attempts = output.$metadata.attempts;
   return statements.map((_, i) => {

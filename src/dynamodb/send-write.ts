@@ -8,20 +8,28 @@ import {
   type TransactWriteItemsCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import type { LockWriteRequest } from '../protocol/index.js';
+import type { Departure } from './departure.js';
 
-/** Sends a {@link LockWriteRequest} with the SDK command that matches its operation. */
-export async function sendWrite(dynamoDB: Pick<DynamoDBClient, 'send'>, request: LockWriteRequest, signal?: AbortSignal): Promise<void> {
+/** Sends a {@link LockWriteRequest} with the SDK command that matches its operation; `departure` notes when it first left. */
+export async function sendWrite(
+  dynamoDB: Pick<DynamoDBClient, 'send'>,
+  request: LockWriteRequest,
+  signal?: AbortSignal,
+  departure?: Departure,
+): Promise<void> {
   // No options at all without a signal: the SDK's cacheMiddleware serves only calls without options.
   const options = signal === undefined ? undefined : { abortSignal: signal };
+  const watched = <Command extends PutItemCommand | UpdateItemCommand | DeleteItemCommand>(command: Command): Command =>
+    departure?.watch(command) ?? command;
   switch (request.operation) {
     case 'PutItem':
-      await dynamoDB.send(new PutItemCommand(request.input), options);
+      await dynamoDB.send(watched(new PutItemCommand(request.input)), options);
       return;
     case 'UpdateItem':
-      await dynamoDB.send(new UpdateItemCommand(request.input), options);
+      await dynamoDB.send(watched(new UpdateItemCommand(request.input)), options);
       return;
     case 'DeleteItem':
-      await dynamoDB.send(new DeleteItemCommand(request.input), options);
+      await dynamoDB.send(watched(new DeleteItemCommand(request.input)), options);
       return;
   }
 }
