@@ -4,13 +4,13 @@
  */
 import { setMaxListeners } from 'node:events';
 import { DynamoDBClient, QueryCommand, ScanCommand, type QueryCommandInput, type ScanCommandInput } from '@aws-sdk/client-dynamodb';
-import { loggerWithBindings, type Logger } from './logger.js';
+import { loggerWithBindings, type Logger } from './base/logger.js';
 import { acquire, validateAcquireOptions, type AcquireContext, type AcquireLockOptions, type Acquisition } from './acquire/acquire-lock.js';
 import { KeySchemaProof } from './acquire/key-schema-proof.js';
 import { LockPollers } from './acquire/lock-poller.js';
 import { REMEMBERED_TURNS, Turns } from './acquire/turns.js';
 import { childAbortController, type ChildAbortController } from './primitives/child-abort-controller.js';
-import { systemClock, type MonotonicClock } from './clock.js';
+import { systemClock, type MonotonicClock } from './base/clock.js';
 import { deadline } from './primitives/deadline.js';
 import { toBytes } from './primitives/bytes.js';
 import { sdkClientOf } from './dynamodb/dynamodb-sender.js';
@@ -25,13 +25,13 @@ import {
   LockNotGrantedError,
   LockTableDoesNotExistError,
   LockTableSchemaMismatchError,
-} from './errors.js';
-import type { Subscription } from './events.js';
+} from './base/errors.js';
+import type { Subscription } from './base/events.js';
 import type { HeldLock } from './hold/held-lock.js';
-import { lockId } from './lock-key.js';
+import { lockId } from './base/lock-key.js';
 import { AcquisitionGate } from './acquire/acquisition-gate.js';
 import { inTurnWithinBound } from './acquire/request-bound.js';
-import { ACQUISITION_REQUESTS_IN_FLIGHT, ACQUISITIONS_WHILE_BEHIND_SHARE } from './heartbeat/tuning.js';
+import { ACQUISITION_REQUESTS_IN_FLIGHT, ACQUISITIONS_WHILE_BEHIND_SHARE } from './hold/heartbeat-tuning.js';
 import { HeldLocks } from './hold/held-locks.js';
 import { heldLockBehind, Lock, LockSnapshot, type LockOperations, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
 import type { LockClientEvents } from './lock-client-events.js';
@@ -43,10 +43,10 @@ import {
   type CreateLockTableOptions,
 } from './dynamodb/lock-table.js';
 import { LockObservationCache } from './acquire/observation-cache.js';
-import { ACQUIRE_DEFAULTS, LIST_LOCKS_DEFAULTS, WITH_LOCK_DEFAULTS } from './defaults.js';
-import { checkDuration, checkLockLease, resolveSettings, type LockClientOptions, type ResolvedSettings } from './options.js';
+import { ACQUIRE_DEFAULTS, LIST_LOCKS_DEFAULTS, WITH_LOCK_DEFAULTS } from './settings/defaults.js';
+import { checkDuration, checkLockLease, resolveSettings, type LockClientOptions, type ResolvedSettings } from './settings/options.js';
 import { buildQueryRequest, buildScanRequest, decodeLockItem, validateLockKey, type LockItem, type LockTable } from './protocol/index.js';
-import type { LockKey } from './lock-key.js';
+import type { LockKey } from './base/lock-key.js';
 import { readLock } from './dynamodb/read-lock.js';
 import { ReplicationCheck } from './dynamodb/table-replication.js';
 

@@ -4,7 +4,7 @@
  */
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { toBytes } from './primitives/bytes.js';
-import { SessionMonitorNotSetError, type LockHolder } from './errors.js';
+import { SessionMonitorNotSetError, type LockHolder } from './base/errors.js';
 import type { GuardedWriteOptions } from './hold/guarded-write.js';
 import type { HeldLock, LockState } from './hold/held-lock.js';
 import { inspectAs, inspectCustom, type Inspect, type InspectOptions } from './primitives/inspect.js';

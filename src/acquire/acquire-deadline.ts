@@ -18,8 +18,8 @@
  * answer, or a queue that moves too slowly) still ends by then, with a
  * reason that says no request slot came free.
  */
-import type { MonotonicClock } from '../clock.js';
-import { MAX_DURATION_MS } from '../options.js';
+import type { MonotonicClock } from '../base/clock.js';
+import { MAX_DURATION_MS } from '../settings/options.js';
 
 export interface AcquireDeadlineOptions {
   readonly clock: MonotonicClock;

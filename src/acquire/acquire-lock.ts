@@ -5,9 +5,9 @@
  * monotonic clock.
  */
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../base/logger.js';
 import { toBytes } from '../primitives/bytes.js';
-import type { MonotonicClock } from '../clock.js';
+import type { MonotonicClock } from '../base/clock.js';
 import {
   isClientSideError,
   isConditionalCheckFailed,
@@ -23,13 +23,13 @@ import {
   LockNotGrantedError,
   isMalformedLockItemError,
   type LockHolder,
-} from '../errors.js';
+} from '../base/errors.js';
 import type { AcquisitionRequests } from '../dynamodb/acquisition-requests.js';
-import { lockId } from '../lock-key.js';
-import { holderOf } from '../lock-holder.js';
+import { lockId } from '../base/lock-key.js';
+import { holderOf } from '../protocol/lock-holder.js';
 import type { LockObservationCache } from './observation-cache.js';
-import { ACQUIRE_DEFAULTS } from '../defaults.js';
-import { checkDuration, checkLockLease } from '../options.js';
+import { ACQUIRE_DEFAULTS } from '../settings/defaults.js';
+import { checkDuration, checkLockLease } from '../settings/options.js';
 import {
   encodeAdditionalAttributes,
   validateItemSize,
@@ -42,7 +42,7 @@ import {
   type LockRecordToWrite,
   type LockTable,
 } from '../protocol/index.js';
-import type { LockKey } from '../lock-key.js';
+import type { LockKey } from '../base/lock-key.js';
 import type { KeySchemaProof } from './key-schema-proof.js';
 import type { AcquisitionGate } from './acquisition-gate.js';
 import type { LockPollers, PollSubscription } from './lock-poller.js';
@@ -52,7 +52,7 @@ import { StaleWatch } from './stale-watch.js';
 import type { LockObservation } from '../dynamodb/read-lock.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
 import type { ReplicationCheck } from '../dynamodb/table-replication.js';
-import { LockTableReplicationError } from '../lock-table-replication-error.js';
+import { LockTableReplicationError } from '../base/lock-table-replication-error.js';
 import type { TurnPlan, Turns } from './turns.js';
 
 /** Options of one `acquireLock` call (Java's `AcquireLockOptions`, PROTOCOL.md §8.2). */

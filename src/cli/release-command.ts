@@ -10,9 +10,9 @@
  * it is unchanged.
  */
 import { DeleteItemCommand, GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { systemClock } from '../clock.js';
+import { systemClock } from '../base/clock.js';
 import { isConditionalCheckFailed, itemOfFailedCondition } from '../dynamodb/sdk-errors.js';
-import { isMalformedLockItemError, type MalformedLockItemError } from '../errors.js';
+import { isMalformedLockItemError, type MalformedLockItemError } from '../base/errors.js';
 import { explainTableError } from '../dynamodb/lock-table.js';
 import { LockSnapshot } from '../lock.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
@@ -25,7 +25,7 @@ import {
   type LockRecord,
   type LockTable,
 } from '../protocol/index.js';
-import { describeLockKey, type LockKey } from '../lock-key.js';
+import { describeLockKey, type LockKey } from '../base/lock-key.js';
 import { sendWrite } from '../dynamodb/send-write.js';
 import type { Command } from './command.js';
 import { confirm } from './confirm.js';

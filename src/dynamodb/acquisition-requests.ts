@@ -7,8 +7,8 @@
  * batches (new-lock-batches.ts).
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { MonotonicClock } from '../clock.js';
-import type { Logger } from '../logger.js';
+import type { MonotonicClock } from '../base/clock.js';
+import type { Logger } from '../base/logger.js';
 import {
   buildAcquireRequest,
   buildNewLockStatement,
@@ -19,7 +19,7 @@ import {
   type LockRecordToWrite,
   type LockTable,
 } from '../protocol/index.js';
-import type { LockKey } from '../lock-key.js';
+import type { LockKey } from '../base/lock-key.js';
 import { Fencing } from './fencing-counter.js';
 import { NewLockBatches } from './new-lock-batches.js';
 import { readLock, type LockObservation } from './read-lock.js';

@@ -8,7 +8,7 @@
 import { GetItemCommand, TransactWriteItemsCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { isResourceNotFound } from './sdk-errors.js';
-import { LockTableDoesNotExistError } from '../errors.js';
+import { LockTableDoesNotExistError } from '../base/errors.js';
 import {
   buildFencedAcquisition,
   buildFencingReadRequest,

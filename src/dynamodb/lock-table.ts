@@ -3,10 +3,10 @@
  * the client is configured for (PROTOCOL.md §1, §4.12).
  */
 import { CreateTableCommand, DescribeTableCommand, type DynamoDBClient, type TableDescription } from '@aws-sdk/client-dynamodb';
-import { CREATE_TABLE_DEFAULTS } from '../defaults.js';
+import { CREATE_TABLE_DEFAULTS } from '../settings/defaults.js';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
 import { isResourceInUse, isResourceNotFound, isValidationError } from './sdk-errors.js';
-import { InvalidArgumentError, LockTableAlreadyExistsError, LockTableDoesNotExistError, LockTableSchemaMismatchError } from '../errors.js';
+import { InvalidArgumentError, LockTableAlreadyExistsError, LockTableDoesNotExistError, LockTableSchemaMismatchError } from '../base/errors.js';
 import { buildCreateTableRequest, buildDescribeTableRequest, type LockTable, type LockTableBilling } from '../protocol/index.js';
 
 type Sender = Pick<DynamoDBClient, 'send'>;

@@ -15,7 +15,7 @@
  * it holds (`ValidationException`) goes out as single writes, that burst only.
  */
 import type { BatchStatementRequest, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../base/logger.js';
 import { MAX_BATCH_STATEMENTS, type LockWriteRequest } from '../protocol/index.js';
 import { isValidationError, refusesPartiQL } from './sdk-errors.js';
 import { sendStatementBatch, StatementFailedError } from './send-statement-batch.js';

@@ -1,7 +1,7 @@
 /** The consistent read of one lock item (PROTOCOL.md §4.1). */
 import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { MonotonicClock } from '../clock.js';
-import type { LockKey } from '../lock-key.js';
+import type { MonotonicClock } from '../base/clock.js';
+import type { LockKey } from '../base/lock-key.js';
 import { buildGetLockRequest, decodeLockItem, type LockRecord, type LockTable } from '../protocol/index.js';
 
 /** A lock item as one response showed it, and when: what a waiter times a holder's RVN from. */

@@ -15,10 +15,10 @@
 import type { DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { deadline } from '../primitives/deadline.js';
-import { InvalidArgumentError } from '../errors.js';
-import { GuardedWriteCanceledError, GuardedWriteOutcomeUnknownError, type GuardedWriteCancellation } from '../guarded-write-errors.js';
+import { InvalidArgumentError } from '../base/errors.js';
+import { GuardedWriteCanceledError, GuardedWriteOutcomeUnknownError, type GuardedWriteCancellation } from './guarded-write-errors.js';
 import type { HeldLock } from './held-lock.js';
-import type { LockKey } from '../lock-key.js';
+import type { LockKey } from '../base/lock-key.js';
 import { buildLockGuard, type LockItem, type LockTable } from '../protocol/index.js';
 import { cancellationReasonsOf, isFailedConditionCode, isNoCancellationCode } from '../dynamodb/sdk-errors.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';

@@ -8,13 +8,13 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
-import type { MonotonicClock } from '../clock.js';
+import type { MonotonicClock } from '../base/clock.js';
 import { sendStatementBatch, type StatementFailedError } from '../dynamodb/send-statement-batch.js';
 import { sendWrite } from '../dynamodb/send-write.js';
 import { attemptsOf, httpStatusOf, isConditionalCheckFailed, refusesPartiQL } from '../dynamodb/sdk-errors.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
-import { LockLostError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { LockLostError } from '../base/errors.js';
+import type { Logger } from '../base/logger.js';
 import {
   buildHeartbeatRequest,
   buildHeartbeatStatement,

@@ -4,9 +4,9 @@
  * end) is a method here. Users see it only through the read-only `Lock`
  * handle.
  */
-import type { MonotonicClock } from '../clock.js';
-import { LockLostError, type LockHolder, type LockLossKind } from '../errors.js';
-import { lockId, type LockKey } from '../lock-key.js';
+import type { MonotonicClock } from '../base/clock.js';
+import { LockLostError, type LockHolder, type LockLossKind } from '../base/errors.js';
+import { lockId, type LockKey } from '../base/lock-key.js';
 import type { LockItem } from '../protocol/index.js';
 import type { Keeping } from './keeping.js';
 

@@ -6,13 +6,13 @@
  * `Lock` handles.
  */
 import type { DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import type { MonotonicClock } from '../clock.js';
-import { InvalidArgumentError, LockLostError } from '../errors.js';
-import { TypedEvents, type Subscription } from '../events.js';
-import { SuspendWatch } from '../heartbeat/suspend-watch.js';
-import { BEHIND_SHARE_OF_PERIOD, suspendCheckIntervalMs } from '../heartbeat/tuning.js';
-import type { Logger } from '../logger.js';
-import { safetyMarginFor, type ResolvedSettings } from '../options.js';
+import type { MonotonicClock } from '../base/clock.js';
+import { InvalidArgumentError, LockLostError } from '../base/errors.js';
+import { TypedEvents, type Subscription } from '../base/events.js';
+import { SuspendWatch } from './suspend-watch.js';
+import { BEHIND_SHARE_OF_PERIOD, suspendCheckIntervalMs } from './heartbeat-tuning.js';
+import type { Logger } from '../base/logger.js';
+import { safetyMarginFor, type ResolvedSettings } from '../settings/options.js';
 import { deadline } from '../primitives/deadline.js';
 import { IS_RELEASED_VALUE, LockAttribute, assembleLockItem, buildLockGuard, validateItemSize, type LockTable } from '../protocol/index.js';
 import { guardedWrite, type GuardedWriteOptions } from './guarded-write.js';

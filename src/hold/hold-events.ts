@@ -3,7 +3,7 @@
  * turns these into its public events (`LockClientEvents`) with the user's
  * handle in place of the record.
  */
-import type { LockLostError } from '../errors.js';
+import type { LockLostError } from '../base/errors.js';
 import type { HeldLock } from './held-lock.js';
 
 export interface HoldEvents {

@@ -1,5 +1,5 @@
 /** What the lock keeper (lock-keeper.ts) keeps on each held lock it keeps. */
-import type { ScheduledTask } from '../heartbeat/scheduler.js';
+import type { ScheduledTask } from '../scheduler/deadline-scheduler.js';
 import type { HeldLock } from './held-lock.js';
 
 /** The keeper's tasks and bookkeeping for one lock; nothing else reads or changes them. */

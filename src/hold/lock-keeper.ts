@@ -18,14 +18,14 @@
  * the lock's state changes on the lock itself.
  */
 import pRetry from 'p-retry';
-import type { MonotonicClock } from '../clock.js';
+import type { MonotonicClock } from '../base/clock.js';
 import { isTransient } from '../dynamodb/sdk-errors.js';
-import type { TypedEvents } from '../events.js';
-import { RoundTripEstimate } from '../heartbeat/round-trip-estimate.js';
-import { HeartbeatScheduler, type ScheduledTask, type TaskKind } from '../heartbeat/scheduler.js';
-import { SharedDeadlines } from '../heartbeat/shared-deadlines.js';
-import { BATCH_WAIT_SHARE_OF_PERIOD, FIRST_HEARTBEAT_JITTER, firstRetryBackoffMs, pauseAfterFailedRunMs } from '../heartbeat/tuning.js';
-import type { Logger } from '../logger.js';
+import type { TypedEvents } from '../base/events.js';
+import { RoundTripEstimate } from './round-trip-estimate.js';
+import { DeadlineScheduler, type ScheduledTask, type TaskKind } from '../scheduler/deadline-scheduler.js';
+import { SharedDeadlines } from '../scheduler/shared-deadlines.js';
+import { BATCH_WAIT_SHARE_OF_PERIOD, FIRST_HEARTBEAT_JITTER, firstRetryBackoffMs, pauseAfterFailedRunMs } from './heartbeat-tuning.js';
+import type { Logger } from '../base/logger.js';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
 import type { HeartbeatResult, HeartbeatWriter } from './heartbeat-writer.js';
 import type { HeldLock } from './held-lock.js';
@@ -52,7 +52,7 @@ const RETRIES = 7;
 
 export class LockKeeper {
   readonly #options: LockKeeperOptions;
-  readonly #scheduler: HeartbeatScheduler<HeldLock>;
+  readonly #scheduler: DeadlineScheduler<HeldLock>;
   readonly #random: () => number;
   readonly #roundTrip: RoundTripEstimate;
   /** Apart from single heartbeats: a batch takes longer, and would make a lone heartbeat look slower than it is. */
@@ -69,7 +69,7 @@ export class LockKeeper {
     // An attempt gets a period at most: a longer wait says nothing of the server.
     this.#roundTrip = new RoundTripEstimate(options.heartbeatPeriod);
     this.#batchRoundTrip = new RoundTripEstimate(options.heartbeatPeriod);
-    this.#scheduler = new HeartbeatScheduler<HeldLock>({
+    this.#scheduler = new DeadlineScheduler<HeldLock>({
       clock: options.clock,
       concurrency: options.heartbeatConcurrency,
       batches: {

@@ -1,6 +1,6 @@
 /** How a refused write of a held lock ends it: the item DynamoDB returned says who has it now. */
-import { LockLostError, type LockHolder, type LockLossKind } from '../errors.js';
-import { holderOf } from '../lock-holder.js';
+import { LockLostError, type LockHolder, type LockLossKind } from '../base/errors.js';
+import { holderOf } from '../protocol/lock-holder.js';
 import { decodeLockItem, type LockItem, type LockTable } from '../protocol/index.js';
 import type { HeldLock } from './held-lock.js';
 

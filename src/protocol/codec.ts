@@ -2,9 +2,9 @@
  * The item codec: a DynamoDB lock item ⇄ a {@link LockRecord} (PROTOCOL.md §2).
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { InvalidArgumentError, MalformedLockItemError } from '../errors.js';
+import { InvalidArgumentError, MalformedLockItemError } from '../base/errors.js';
 import { fromAttributeValues, toAttributeValues, UnstorableValueError, type NativeAttributeValue } from './attribute-values.js';
-import type { LockKey } from '../lock-key.js';
+import type { LockKey } from '../base/lock-key.js';
 import { LockAttribute, reservedAttributeNames, type KeySchemaNames } from './attributes.js';
 
 export type LockItem = Record<string, AttributeValue>;

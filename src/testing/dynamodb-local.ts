@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBClient, ListTablesCommand, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
-import { DYNAMODB_LOCAL_DEFAULTS } from '../defaults.js';
+import { DYNAMODB_LOCAL_DEFAULTS } from '../settings/defaults.js';
 import { LockClient } from '../lock-client.js';
 import { isRunning, killOnExit } from './child-processes.js';
 import { findDynamoDBLocalJar } from './dynamodb-local-jar.js';

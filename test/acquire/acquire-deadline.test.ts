@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { AcquireDeadline } from '../../src/acquire/acquire-deadline.js';
-import { systemClock } from '../../src/clock.js';
+import { systemClock } from '../../src/base/clock.js';
 import { useFakeTime } from '../../test-kit/jest/fake-time.js';
 
 const { advanceTo } = useFakeTime();

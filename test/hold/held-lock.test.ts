@@ -3,9 +3,9 @@
  * one-at-a-time writes.
  */
 import { describe, expect, it, jest } from '@jest/globals';
-import { LockLostError } from '../../src/errors.js';
+import { LockLostError } from '../../src/base/errors.js';
 import { HeldLock, type LockState } from '../../src/hold/held-lock.js';
-import { lockId, type LockKey } from '../../src/lock-key.js';
+import { lockId, type LockKey } from '../../src/base/lock-key.js';
 
 const key = (partitionKey: string, sortKey?: string): LockKey => (sortKey === undefined ? { partitionKey } : { partitionKey, sortKey });
 

@@ -5,8 +5,8 @@
  * lock is given up, and the session monitor.
  */
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { systemClock } from '../../src/clock.js';
-import { TypedEvents } from '../../src/events.js';
+import { systemClock } from '../../src/base/clock.js';
+import { TypedEvents } from '../../src/base/events.js';
 import type { HeartbeatResult, HeartbeatWriter } from '../../src/hold/heartbeat-writer.js';
 import { HeldLock, type SessionMonitor } from '../../src/hold/held-lock.js';
 import type { HoldEvents } from '../../src/hold/hold-events.js';

@@ -10,10 +10,10 @@
  * small TCP segments, and batches take only a share of the slots; the
  * shares and their reasons are in tuning.ts.
  */
-import type { Logger } from '../logger.js';
-import type { MonotonicClock } from '../clock.js';
+import type { Logger } from '../base/logger.js';
+import type { MonotonicClock } from '../base/clock.js';
 import { DeadlineHeap, type HeapEntry } from './deadline-heap.js';
-import { BATCH_SHARE_OF_CONCURRENCY, PART_FULL_SHARE_OF_CONCURRENCY } from './tuning.js';
+import { BATCH_SHARE_OF_CONCURRENCY, PART_FULL_SHARE_OF_CONCURRENCY } from '../hold/heartbeat-tuning.js';
 
 /**
  * What tasks of one kind do when due (a lock's heartbeat, its expiry check).
@@ -57,7 +57,7 @@ export interface SchedulerOptions<Subject> {
 /** Timers may fire a fraction of a millisecond before the monotonic clock says the task is due. */
 const TIMER_SLACK_MS = 1;
 
-export class HeartbeatScheduler<Subject = unknown> {
+export class DeadlineScheduler<Subject = unknown> {
   /**
    * Limited tasks by due time. A due one stays here until a slot is free, so
    * the top is always the most overdue: a heartbeat is one removal from this

@@ -5,12 +5,12 @@
 import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Logger } from './logger.js';
-import type { MonotonicClock } from './clock.js';
-import type { DynamoDBSender } from './dynamodb/dynamodb-sender.js';
+import type { Logger } from '../base/logger.js';
+import type { MonotonicClock } from '../base/clock.js';
+import type { DynamoDBSender } from '../dynamodb/dynamodb-sender.js';
 import { CLIENT_DEFAULTS, defaultSafetyMargin } from './defaults.js';
-import { InvalidArgumentError } from './errors.js';
-import { FencingAttribute, LockAttribute, MAX_BATCH_STATEMENTS } from './protocol/index.js';
+import { InvalidArgumentError } from '../base/errors.js';
+import { FencingAttribute, LockAttribute, MAX_BATCH_STATEMENTS } from '../protocol/index.js';
 
 /** Either your own DynamoDB client, or a configuration for one the lock client creates and owns. */
 export type DynamoDBClientSource =
