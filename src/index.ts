@@ -11,8 +11,7 @@ export type { AcquireLockOptions } from './acquire/acquire-lock.js';
 export type { CreateLockTableOptions } from './dynamodb/lock-table.js';
 export { NumberValue, type AdditionalAttributes, type NativeAttributeValue } from './protocol/index.js';
 
-export type { LockClientOptions, LockClientSettings, DynamoDBClientSource } from './settings/options.js';
-export type { DynamoDBSender } from './dynamodb/dynamodb-sender.js';
+export type { LockClientOptions, LockClientSettings, DynamoDBClientSource, DynamoDBSender } from './settings/options.js';
 export type { MonotonicClock } from './base/clock.js';
 export type { Logger } from './base/logger.js';
 export {

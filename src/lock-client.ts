@@ -29,9 +29,8 @@ import {
 import type { Subscription } from './base/events.js';
 import type { HeldLock } from './hold/held-lock.js';
 import { lockId } from './base/lock-key.js';
-import { AcquisitionGate } from './acquire/acquisition-gate.js';
+import { ACQUISITION_REQUESTS_IN_FLIGHT, ACQUISITIONS_WHILE_BEHIND_SHARE, AcquisitionGate } from './acquire/acquisition-gate.js';
 import { inTurnWithinBound } from './acquire/request-bound.js';
-import { ACQUISITION_REQUESTS_IN_FLIGHT, ACQUISITIONS_WHILE_BEHIND_SHARE } from './hold/heartbeat-tuning.js';
 import { HeldLocks } from './hold/held-locks.js';
 import { heldLockBehind, Lock, LockSnapshot, type LockOperations, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
 import type { LockClientEvents } from './lock-client-events.js';

@@ -15,7 +15,7 @@ import {
   type Tracer,
   type TracerProvider,
 } from '@opentelemetry/api';
-import type { DynamoDBSender } from '../dynamodb/dynamodb-sender.js';
+import type { DynamoDBSender } from '../settings/options.js';
 import { DynamoDBUnavailableError, LockCurrentlyUnavailableError, LockNotGrantedError } from '../base/errors.js';
 import type { Subscription } from '../base/events.js';
 import type { Lock, ReleaseLockOptions } from '../lock.js';
