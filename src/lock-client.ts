@@ -3,7 +3,7 @@
  * shared with the Java `AmazonDynamoDBLockClient`.
  */
 import { setMaxListeners } from 'node:events';
-import { DynamoDBClient, QueryCommand, ScanCommand, type QueryCommandInput, type ScanCommandInput } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { loggerWithBindings, type Logger } from './base/logger.js';
 import { acquire, validateAcquireOptions, type AcquireContext, type AcquireLockOptions, type Acquisition } from './acquire/acquire-lock.js';
 import { KeySchemaProof } from './acquire/key-schema-proof.js';
@@ -44,9 +44,10 @@ import {
 import { LockObservationCache } from './acquire/observation-cache.js';
 import { ACQUIRE_DEFAULTS, LIST_LOCKS_DEFAULTS, WITH_LOCK_DEFAULTS } from './settings/defaults.js';
 import { checkDuration, checkLockLease, resolveSettings, type LockClientOptions, type ResolvedSettings } from './settings/options.js';
-import { buildQueryRequest, buildScanRequest, decodeLockItem, validateLockKey, type LockItem, type LockTable } from './protocol/index.js';
+import { validateLockKey, type LockTable } from './protocol/index.js';
+import { LockPages, type LockListing } from './dynamodb/list-locks.js';
 import type { LockKey } from './base/lock-key.js';
-import { readLock } from './dynamodb/read-lock.js';
+import { readLock, type LockObservation } from './dynamodb/read-lock.js';
 import { ReplicationCheck } from './dynamodb/table-replication.js';
 
 export interface LockKeyOptions {
@@ -426,42 +427,27 @@ export class LockClient implements AsyncDisposable {
 
   /** Every lock in the table, released ones included, page by page (Scan). */
   getAllLocks(options: ListLocksOptions = {}): AsyncIterable<LockSnapshot> {
-    const consistentRead = options.consistentRead ?? LIST_LOCKS_DEFAULTS.consistentRead;
-    return this.#list(
-      (exclusiveStartKey) => buildScanRequest(this.#table, { exclusiveStartKey, consistentRead }),
-      (input) => this.#lookingRequest(options.signal, (abortSignal) => this.#dynamoDB.send(new ScanCommand(input), { abortSignal })),
-    );
+    return this.#list({ consistentRead: options.consistentRead ?? LIST_LOCKS_DEFAULTS.consistentRead }, options.signal);
   }
 
   /** Every lock sharing `partitionKey` (one per sort key), released ones included (Query). */
   getLocksByPartitionKey(partitionKey: string, options: ListLocksOptions = {}): AsyncIterable<LockSnapshot> {
-    const consistentRead = options.consistentRead ?? LIST_LOCKS_DEFAULTS.consistentRead;
-    return this.#list(
-      (exclusiveStartKey) => buildQueryRequest(this.#table, partitionKey, { exclusiveStartKey, consistentRead }),
-      (input) => this.#lookingRequest(options.signal, (abortSignal) => this.#dynamoDB.send(new QueryCommand(input), { abortSignal })),
-    );
+    return this.#list({ partitionKey, consistentRead: options.consistentRead ?? LIST_LOCKS_DEFAULTS.consistentRead }, options.signal);
   }
 
-  async *#list<I extends ScanCommandInput | QueryCommandInput>(
-    build: (exclusiveStartKey: LockItem | undefined) => I,
-    send: (input: I) => Promise<{ Items?: LockItem[]; LastEvaluatedKey?: LockItem }>,
-  ): AsyncGenerator<LockSnapshot> {
+  async *#list(listing: LockListing, signal: AbortSignal | undefined): AsyncGenerator<LockSnapshot> {
     this.#assertOpen();
-    let input = build(undefined); // validates the arguments before any call
+    const pages = new LockPages(this.#dynamoDB, this.#table, this.#clock, listing); // checks the listing before any call
     this.#listingSchemaCheck ??= this.#checkSchemaForListing();
     await this.#listingSchemaCheck;
-    for (;;) {
-      let page: { Items?: LockItem[]; LastEvaluatedKey?: LockItem };
+    while (!pages.done) {
+      let page: Iterable<LockObservation>;
       try {
-        page = await send(input);
+        page = await this.#lookingRequest(signal, (bounded) => pages.next(bounded));
       } catch (error) {
         throw await explainTableError(this.#dynamoDB, this.#table, error);
       }
-      const observedAt = this.#clock.now();
-      for (const item of page.Items ?? []) yield new LockSnapshot(decodeLockItem(this.#table, item), observedAt);
-      const next = page.LastEvaluatedKey;
-      if (next === undefined || Object.keys(next).length === 0) return;
-      input = build(next);
+      for (const { record, observedAt } of page) yield new LockSnapshot(record, observedAt);
     }
   }
 

@@ -5,7 +5,7 @@
  * DynamoDB), settings/, protocol/ (the wire format, pure) beside
  * primitives/, and base/, which every folder speaks. A folder takes only from
  * the folders ranked below it. cli/, election/, testing/ and opentelemetry/
- * stand beside the client, built on it.
+ * stand beside the client, built on it. Only dynamodb/ talks to DynamoDB.
  */
 import { describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -58,6 +58,17 @@ function violation(from: string, to: string): string | undefined {
   return targetRank < sourceRank ? undefined : `${source}/ may not take from ${target}/`;
 }
 
+/** The SDK commands a module makes (`new GetItemCommand(...)` of a class imported from `@aws-sdk/client-dynamodb`). */
+function commandsMadeIn(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const imported = new Set(
+    [...text.matchAll(/import \{([^}]*)\} from '@aws-sdk\/client-dynamodb'/g)].flatMap((match) =>
+      (match[1] as string).split(',').map((name) => name.trim()),
+    ),
+  );
+  return [...text.matchAll(/new (\w+)\(/g)].map((match) => match[1] as string).filter((name) => imported.has(name) && name.endsWith('Command'));
+}
+
 describe('the layout of src/', () => {
   const files = sourceFiles(SRC);
 
@@ -83,6 +94,16 @@ describe('the layout of src/', () => {
       }
     }
     expect(broken).toEqual([]);
+  });
+
+  it('talks to DynamoDB only from dynamodb/: no other module makes an SDK command', () => {
+    const outside = files.filter((file) => placeOf(file).folder !== 'dynamodb');
+    const sending = outside.flatMap((file) => commandsMadeIn(file).map((command) => `${relative(SRC, file)}: ${command}`));
+    expect(sending).toEqual([]);
+    const inside = files.filter((file) => placeOf(file).folder === 'dynamodb');
+    expect(inside.flatMap(commandsMadeIn)).toEqual(
+      expect.arrayContaining(['GetItemCommand', 'ScanCommand', 'QueryCommand', 'DeleteItemCommand']),
+    );
   });
 
   it('catches an import that points up or sideways', () => {

@@ -86,7 +86,7 @@ export class AcquisitionRequests {
    */
   observationOfRefusal(error: unknown, arrivedAt: number): LockObservation | undefined {
     const item = itemOfFailedCondition(error);
-    if (item === undefined || Object.keys(item).length === 0) return undefined;
+    if (item === undefined) return undefined;
     return { record: decodeLockItem(this.#table, item), observedAt: arrivedAt };
   }
 }

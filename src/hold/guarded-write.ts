@@ -19,7 +19,7 @@ import { InvalidArgumentError } from '../base/errors.js';
 import { GuardedWriteCanceledError, GuardedWriteOutcomeUnknownError, type GuardedWriteCancellation } from './guarded-write-errors.js';
 import type { HeldLock } from './held-lock.js';
 import type { LockKey } from '../base/lock-key.js';
-import { buildLockGuard, type LockItem, type LockTable } from '../protocol/index.js';
+import { buildLockGuard, itemOrNone, type LockItem, type LockTable } from '../protocol/index.js';
 import { cancellationReasonsOf, isFailedConditionCode, isNoCancellationCode } from '../dynamodb/sdk-errors.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
 import { sendTransaction } from '../dynamodb/send-write.js';
@@ -131,8 +131,7 @@ function outcomeOf(ctx: GuardedWriteContext, held: HeldLock, error: unknown): un
     // DynamoDB answers a token whose transaction committed with success.
     const [lockReason, ...itemReasons] = reasons;
     if (isFailedConditionCode(lockReason?.Code)) {
-      const item = lockReason?.Item === undefined || Object.keys(lockReason.Item).length === 0 ? undefined : lockReason.Item;
-      return loseByRefusal(ctx.table, held, 'its guarded write was refused', item, error);
+      return loseByRefusal(ctx.table, held, 'its guarded write was refused', itemOrNone(lockReason?.Item), error);
     }
     const cancellations: GuardedWriteCancellation[] = [];
     itemReasons.forEach((reason, index) => {

@@ -9,6 +9,15 @@ import { LockAttribute, reservedAttributeNames, type KeySchemaNames } from './at
 
 export type LockItem = Record<string, AttributeValue>;
 
+/**
+ * The item an answer carries, or `undefined` for none: DynamoDB may answer
+ * "no item" with an empty one (a refusal's ALL_OLD, a cancellation reason, a
+ * GetItem's `Item`, the last page's `LastEvaluatedKey`).
+ */
+export function itemOrNone(item: LockItem | undefined): LockItem | undefined {
+  return item === undefined || Object.keys(item).length === 0 ? undefined : item;
+}
+
 /** Attributes the caller stores beside the lock, as plain JavaScript values. */
 export type AdditionalAttributes = Record<string, NativeAttributeValue>;
 
