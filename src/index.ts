@@ -2,12 +2,13 @@
  * The package's entry point: every name a user imports, listed one by one,
  * so that nothing internal is public by accident.
  */
-export { LockClient, type LockKeyOptions, type ListLocksOptions, type WithLockOptions, type CloseOptions } from './lock-client.js';
+export { LockClient } from './lock-client.js';
+export type { LockKeyOptions, ListLocksOptions, WithLockOptions, CloseOptions } from './lock-client-options.js';
 export type { LockClientEvents } from './lock-client-events.js';
 export type { Subscription } from './base/events.js';
 export { Lock, LockSnapshot, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
 export type { LockState } from './hold/held-lock.js';
-export type { AcquireLockOptions } from './acquire/acquire-lock.js';
+export type { AcquireLockOptions } from './acquire/acquire-options.js';
 export type { CreateLockTableOptions } from './dynamodb/lock-table.js';
 export { NumberValue, type AdditionalAttributes, type NativeAttributeValue } from './protocol/index.js';
 

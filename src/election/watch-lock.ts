@@ -6,7 +6,8 @@ import { WATCH_DEFAULTS } from '../settings/defaults.js';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
 import { isTransient } from '../dynamodb/sdk-errors.js';
 import { LockSnapshot, type Lock } from '../lock.js';
-import type { LockClient, LockKeyOptions } from '../lock-client.js';
+import type { LockClient } from '../lock-client.js';
+import type { LockKeyOptions } from '../lock-client-options.js';
 import { checkDuration } from '../settings/options.js';
 
 export interface WatchLockOptions extends LockKeyOptions {

@@ -11,4 +11,6 @@ export interface HoldEvents {
   endangered: { readonly held: HeldLock; readonly error: unknown; readonly msUntilLost: number };
   heartbeatError: { readonly held: HeldLock; readonly error: unknown; readonly willRetry: boolean };
   heartbeat: { readonly held: HeldLock; readonly lagMs: number };
+  /** This client released the lock (also one that had lapsed locally, freed in the table). */
+  released: { readonly held: HeldLock };
 }

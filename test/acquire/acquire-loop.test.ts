@@ -6,7 +6,8 @@
  * integration/acquire/.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { AcquireLoop, type AcquireContext, type AcquireLockOptions } from '../../src/acquire/acquire-lock.js';
+import { AcquireLoop, type AcquireContext } from '../../src/acquire/acquire-lock.js';
+import type { AcquireLockOptions } from '../../src/acquire/acquire-options.js';
 import { AcquisitionGate } from '../../src/acquire/acquisition-gate.js';
 import { KeySchemaProof } from '../../src/acquire/key-schema-proof.js';
 import { LockPollers } from '../../src/acquire/lock-poller.js';
