@@ -7,7 +7,7 @@ export type { LockKeyOptions, ListLocksOptions, WithLockOptions, CloseOptions } 
 export type { LockClientEvents } from './lock-client-events.js';
 export type { Subscription } from './base/events.js';
 export { Lock, LockSnapshot, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
-export type { LockState } from './hold/held-lock.js';
+export type { LockState } from './hold/lock-state.js';
 export type { AcquireLockOptions } from './acquire/acquire-options.js';
 export type { CreateLockTableOptions } from './dynamodb/lock-table.js';
 export { NumberValue, type AdditionalAttributes, type NativeAttributeValue } from './protocol/index.js';

@@ -96,6 +96,29 @@ describe('the layout of src/', () => {
     expect(broken).toEqual([]);
   });
 
+  it('has no import cycle, type-only imports included', () => {
+    const imports = new Map(files.map((file) => [file, importsOf(file)]));
+    const cycles: string[] = [];
+    const done = new Set<string>();
+    const visit = (file: string, path: string[]): void => {
+      const at = path.indexOf(file);
+      if (at >= 0) {
+        cycles.push(
+          path
+            .slice(at)
+            .map((step) => relative(SRC, step))
+            .join(' -> '),
+        );
+        return;
+      }
+      if (done.has(file)) return;
+      for (const target of imports.get(file) ?? []) visit(target, [...path, file]);
+      done.add(file);
+    };
+    for (const file of files) visit(file, []);
+    expect(cycles).toEqual([]);
+  });
+
   it('talks to DynamoDB only from dynamodb/: no other module makes an SDK command', () => {
     const outside = files.filter((file) => placeOf(file).folder !== 'dynamodb');
     const sending = outside.flatMap((file) => commandsMadeIn(file).map((command) => `${relative(SRC, file)}: ${command}`));

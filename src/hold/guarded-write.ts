@@ -5,7 +5,7 @@
  * whatever pause came between the caller's last check and the commit.
  *
  * Each guarded write runs in its lock's turn among the lock's writes
- * (`held.exclusive`): a heartbeat in flight settles first, confirmed or of
+ * (`held.queueWrite`): a heartbeat in flight settles first, confirmed or of
  * unknown outcome, so that the guard accepts exactly the RVNs the table may
  * hold, and no heartbeat changes the RVN while the transaction is under way.
  * DynamoDB would not let them overlap anyway: a write to an item that a
@@ -94,7 +94,7 @@ export async function guardedWrite(
   checkGuardedItems(ctx.table, held, items);
   options.signal?.throwIfAborted();
   let settled!: Promise<Settled>;
-  const inTurn = await held.exclusive(async () => {
+  const inTurn = await held.queueWrite(async () => {
     held.throwUnlessHeld();
     const request = {
       TransactItems: [buildLockGuard(ctx.table, held), ...items],

@@ -22,7 +22,8 @@ import {
   withOldItemOnConditionFailure,
   type LockTable,
 } from '../protocol/index.js';
-import type { HeldLock, LockWrite } from './held-lock.js';
+import type { HeldLock } from './held-lock.js';
+import type { LockWrite } from './lock-state.js';
 import { loseByRefusal } from './loss.js';
 
 /** What a heartbeat changes: the lease it writes, and data when a manual heartbeat sets or deletes it. */
@@ -91,7 +92,7 @@ export class HeartbeatWriter {
 
   /** One heartbeat of one lock, as an UpdateItem, in the lock's turn among its writes; `until` cuts it off. */
   write(held: HeldLock, change: HeartbeatChange, until: AbortSignal): Promise<HeartbeatResult> {
-    return held.exclusive(async () => {
+    return held.queueWrite(async () => {
       const notHeld = held.notHeldReason();
       if (notHeld !== undefined) return { outcome: 'lost', error: notHeld };
       const newRecordVersionNumber = randomUUID();
@@ -132,7 +133,7 @@ export class HeartbeatWriter {
       if (waiting === 0) statementsReady();
     };
     const results = helds.map((held) =>
-      held.exclusive(async (): Promise<HeartbeatResult> => {
+      held.queueWrite(async (): Promise<HeartbeatResult> => {
         const notHeld = held.notHeldReason();
         if (notHeld !== undefined) {
           turnTaken();

@@ -243,7 +243,7 @@ export class HeldLocks {
     if (!held.beginRelease()) return false;
     const lapsed = held.state === 'lost';
     this.#untrack(held);
-    return held.exclusive(async () => {
+    return held.queueWrite(async () => {
       const result = await writeRelease(this.#dynamoDB, this.#table, held, { deleteLock, data: request.data, signal: request.signal });
       switch (result.outcome) {
         case 'released':
@@ -262,9 +262,7 @@ export class HeldLocks {
           break;
       }
       // Unknown outcome: heartbeats have stopped, so the lock lapses unless the release was applied.
-      held.end('lost', new LockLostError('released', 'its release got no answer; it is released or will lapse', held, { cause: result.error }), {
-        announce: false,
-      });
+      held.releaseUnanswered(result.error);
       if (request.bestEffort === true) {
         this.#logger?.warn({ err: result.error, partitionKey: held.partitionKey }, 'best-effort release failed; the lock will lapse');
         return false;

@@ -26,7 +26,7 @@ export function loseByRefusal(table: LockTable, held: HeldLock, what: string, it
   }
   const kind = item === undefined ? 'deleted' : holder?.isReleased ? 'released' : 'taken';
   const lost = new LockLostError(kind, `${what}: ${REASONS[kind]}`, held, { cause: error, holder });
-  held.end('lost', lost);
+  held.loseWith(lost);
   return lost;
 }
 
