@@ -234,7 +234,7 @@ export class AcquireLoop implements Disposable {
 
   /** A consistent read of our own, through the gate (heartbeats first). */
   async #read(): Promise<LockObservation | undefined> {
-    const existing = await this.#inTurn((signal) => this.#ctx.requests.read(this.#key, signal));
+    const existing = await this.#admitted((signal) => this.#ctx.requests.read(this.#key, signal));
     this.#newestAt = this.#ctx.clock.now();
     this.#ctx.keySchema.confirm();
     return existing;
@@ -242,12 +242,12 @@ export class AcquireLoop implements Disposable {
 
   /**
    * Runs a request once the gate lets it through (heartbeats first, a bounded
-   * number in flight). The wait for that turn counts against the call's
+   * number in flight). The wait to be admitted counts against the call's
    * deadline only while the queue stands still (acquire-deadline.ts). The
    * request follows the call's cut-off, and is abandoned once unanswered for
    * the request bound (request-bound.ts), also when the call has no deadline.
    */
-  #inTurn<T>(request: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  #admitted<T>(request: (signal: AbortSignal) => Promise<T>): Promise<T> {
     this.#deadline.pause();
     return this.#ctx.gate.run(() => {
       this.#deadline.resume();
@@ -278,7 +278,7 @@ export class AcquireLoop implements Disposable {
   /** Writes `path`, decided on `existing`, through the gate (heartbeats first). */
   async #write(path: AcquisitionPath, existing: LockObservation | undefined): Promise<Acquisition> {
     const record = this.#writes.recordFor(existing);
-    return this.#inTurn((signal) => this.#writes.send(record, path, signal));
+    return this.#admitted((signal) => this.#writes.send(record, path, signal));
   }
 
   /** Sorts a failed step (failed-step.ts); the holder its refusal shows becomes the one the call's error names. */

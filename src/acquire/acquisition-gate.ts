@@ -7,7 +7,7 @@
  * acquisitions, so locks already held run late, or lapse, for the sake of
  * locks not yet held. While the client's heartbeats are behind, the gate
  * lets only a few acquisition requests through at a time; the rest wait
- * their turn in order.
+ * to be admitted, in order.
  *
  * When heartbeats are on time it still lets only so many through at once:
  * a burst of thousands would otherwise queue behind the SDK's sockets, where
@@ -54,7 +54,7 @@ export class AcquisitionGate {
     return this.#inFlight;
   }
 
-  /** Acquisition requests waiting for their turn. */
+  /** Acquisition requests waiting to be admitted. */
   get waiting(): number {
     return this.#waiting.length;
   }

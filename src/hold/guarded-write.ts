@@ -4,7 +4,7 @@
  * only while the lock item shows that this holder still holds the lock,
  * whatever pause came between the caller's last check and the commit.
  *
- * Each guarded write runs in its lock's turn among the lock's writes
+ * Each guarded write waits in its lock's write queue
  * (`held.queueWrite`): a heartbeat in flight settles first, confirmed or of
  * unknown outcome, so that the guard accepts exactly the RVNs the table may
  * hold, and no heartbeat changes the RVN while the transaction is under way.
@@ -94,7 +94,7 @@ export async function guardedWrite(
   checkGuardedItems(ctx.table, held, items);
   options.signal?.throwIfAborted();
   let settled!: Promise<Settled>;
-  const inTurn = await held.queueWrite(async () => {
+  const firstAnswer = await held.queueWrite(async () => {
     held.throwUnlessHeld();
     const request = {
       TransactItems: [buildLockGuard(ctx.table, held), ...items],
@@ -119,7 +119,7 @@ export async function guardedWrite(
       bound.clear();
     }
   });
-  const outcome = inTurn ?? (await settled);
+  const outcome = firstAnswer ?? (await settled);
   if (!outcome.ok) throw outcomeOf(ctx, held, outcome.error);
 }
 

@@ -39,7 +39,7 @@ describe('AcquireDeadline', () => {
     expect(deadline.cutOff).toBe(true);
   });
 
-  it("does not count the time the call waits for its turn among the client's own requests against its wait", async () => {
+  it('does not count the time the call waits to be admitted by the gate against its wait', async () => {
     using deadline = new AcquireDeadline({ clock: systemClock, waitMs: 1_000, graceMs: 500 });
     await advanceTo(300);
     deadline.pause();
