@@ -58,7 +58,8 @@ export class LockClient implements AsyncDisposable {
   /** The user's handle of each lock held, made once per lock. */
   readonly #handles = new WeakMap<HeldLock, Lock>();
   readonly #lockOperations: LockOperations = {
-    releaseLock: (held, options = {}) =>
+    // Async, so that bad data rejects the returned promise rather than throwing.
+    releaseLock: async (held, options = {}) =>
       this.#holding.releaseLock(held, {
         deleteLock: options.deleteLock,
         data: toBytes(options.data),
