@@ -14,7 +14,7 @@
  *   other (PutItem + DeleteItem), against the same two requests sent bare.
  * - `concurrent`: the same with 4 callers on 4 keys at once. The library
  *   runs with `heartbeatBatchSize: 1` here: by default, new-lock writes
- *   handed over in one turn of the event loop go out together as a batch of
+ *   handed over in one tick of the event loop go out together as a batch of
  *   PartiQL INSERTs, which are not the requests the bare side sends.
  * - `heartbeat`: background heartbeats of 1 500 held locks, one UpdateItem
  *   each (`heartbeatBatchSize: 1`), against 32 loops of the bare UpdateItem

@@ -23,7 +23,7 @@ import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { writeHeapSnapshot } from 'node:v8';
 import { LockClient, type Lock } from '../src/index.js';
-import { CLIENT_DEFAULTS } from '../src/defaults.js';
+import { CLIENT_DEFAULTS } from '../src/settings/defaults.js';
 import {
   HeartbeatCallCounter,
   LagHistogram,

@@ -2,19 +2,19 @@
  * The package's entry point: every name a user imports, listed one by one,
  * so that nothing internal is public by accident.
  */
-export { LockClient, type LockKeyOptions, type ListLocksOptions, type WithLockOptions, type CloseOptions } from './lock-client.js';
+export { LockClient } from './lock-client.js';
+export type { LockKeyOptions, ListLocksOptions, WithLockOptions, CloseOptions } from './lock-client-options.js';
 export type { LockClientEvents } from './lock-client-events.js';
-export type { Subscription } from './events.js';
+export type { Subscription } from './base/events.js';
 export { Lock, LockSnapshot, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
-export type { LockState } from './hold/held-lock.js';
-export type { AcquireLockOptions } from './acquire/acquire-lock.js';
+export type { LockState } from './hold/lock-state.js';
+export type { AcquireLockOptions } from './acquire/acquire-options.js';
 export type { CreateLockTableOptions } from './dynamodb/lock-table.js';
 export { NumberValue, type AdditionalAttributes, type NativeAttributeValue } from './protocol/index.js';
 
-export type { LockClientOptions, LockClientSettings, DynamoDBClientSource } from './options.js';
-export type { DynamoDBSender } from './dynamodb/dynamodb-sender.js';
-export type { MonotonicClock } from './clock.js';
-export type { Logger } from './logger.js';
+export type { LockClientOptions, LockClientSettings, DynamoDBClientSource, DynamoDBSender } from './settings/options.js';
+export type { MonotonicClock } from './base/clock.js';
+export type { Logger } from './base/logger.js';
 export {
   CLIENT_DEFAULTS,
   ACQUIRE_DEFAULTS,
@@ -23,7 +23,7 @@ export {
   CREATE_TABLE_DEFAULTS,
   ELECTION_DEFAULTS,
   WATCH_DEFAULTS,
-} from './defaults.js';
+} from './settings/defaults.js';
 
 export {
   DynamoDBLockError,
@@ -55,8 +55,8 @@ export {
   type LockHolder,
   type LockLossKind,
   type InvalidArgumentCode,
-} from './errors.js';
-export { LockTableReplicationError, isLockTableReplicationError, type LockTableReplicationCode } from './lock-table-replication-error.js';
+} from './base/errors.js';
+export { LockTableReplicationError, isLockTableReplicationError, type LockTableReplicationCode } from './base/lock-table-replication-error.js';
 export { StatementFailedError, isStatementFailedError } from './dynamodb/send-statement-batch.js';
 
 export { MAX_GUARDED_ITEMS, type GuardedWriteOptions } from './hold/guarded-write.js';
@@ -66,7 +66,7 @@ export {
   GuardedWriteOutcomeUnknownError,
   isGuardedWriteOutcomeUnknownError,
   type GuardedWriteCancellation,
-} from './guarded-write-errors.js';
+} from './hold/guarded-write-errors.js';
 
 export {
   LeaderElection,

@@ -1,5 +1,5 @@
 /** The events of `LockClient.on`, about the locks a client holds. */
-import type { LockLostError } from './errors.js';
+import type { LockLostError } from './base/errors.js';
 import type { Lock } from './lock.js';
 
 /** What `LockClient.on` reports. */

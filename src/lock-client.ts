@@ -1,20 +1,20 @@
 /**
  * `LockClient`: acquire, hold, release and inspect locks in a DynamoDB table
- * shared with the Java `AmazonDynamoDBLockClient`.
+ * shared with the Java `AmazonDynamoDBLockClient`. A facade over two peers:
+ * the acquirer (acquire/), which sends everything about locks this client
+ * does not hold, and the held locks (hold/), which keep and release the ones
+ * it does.
  */
 import { setMaxListeners } from 'node:events';
-import { DynamoDBClient, QueryCommand, ScanCommand, type QueryCommandInput, type ScanCommandInput } from '@aws-sdk/client-dynamodb';
-import { loggerWithBindings, type Logger } from './logger.js';
-import { acquire, validateAcquireOptions, type AcquireContext, type AcquireLockOptions, type Acquisition } from './acquire/acquire-lock.js';
-import { KeySchemaProof } from './acquire/key-schema-proof.js';
-import { LockPollers } from './acquire/lock-poller.js';
-import { REMEMBERED_TURNS, Turns } from './acquire/turns.js';
-import { childAbortController, type ChildAbortController } from './primitives/child-abort-controller.js';
-import { systemClock, type MonotonicClock } from './clock.js';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { loggerWithBindings, type Logger } from './base/logger.js';
+import { Acquirer } from './acquire/acquirer.js';
+import type { AcquireLockOptions } from './acquire/acquire-options.js';
+import { childAbortController } from './primitives/child-abort-controller.js';
+import { systemClock } from './base/clock.js';
 import { deadline } from './primitives/deadline.js';
 import { toBytes } from './primitives/bytes.js';
 import { sdkClientOf } from './dynamodb/dynamodb-sender.js';
-import { AcquisitionRequests } from './dynamodb/acquisition-requests.js';
 import { HeartbeatLane } from './dynamodb/heartbeat-lane.js';
 import {
   DynamoDBUnavailableError,
@@ -23,60 +23,20 @@ import {
   LockClientClosedError,
   LockCurrentlyUnavailableError,
   LockNotGrantedError,
-  LockTableDoesNotExistError,
-  LockTableSchemaMismatchError,
-} from './errors.js';
-import type { Subscription } from './events.js';
+} from './base/errors.js';
+import type { Subscription } from './base/events.js';
 import type { HeldLock } from './hold/held-lock.js';
-import { lockId } from './lock-key.js';
-import { AcquisitionGate } from './acquire/acquisition-gate.js';
-import { inTurnWithinBound } from './acquire/request-bound.js';
-import { ACQUISITION_REQUESTS_IN_FLIGHT, ACQUISITIONS_WHILE_BEHIND_SHARE } from './heartbeat/tuning.js';
+import { lockId, type LockKey } from './base/lock-key.js';
 import { HeldLocks } from './hold/held-locks.js';
 import { heldLockBehind, Lock, LockSnapshot, type LockOperations, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
 import type { LockClientEvents } from './lock-client-events.js';
-import {
-  assertLockTableExists,
-  createLockTable,
-  explainTableError,
-  lockTableExists,
-  type CreateLockTableOptions,
-} from './dynamodb/lock-table.js';
-import { LockObservationCache } from './acquire/observation-cache.js';
-import { ACQUIRE_DEFAULTS, LIST_LOCKS_DEFAULTS, WITH_LOCK_DEFAULTS } from './defaults.js';
-import { checkDuration, checkLockLease, resolveSettings, type LockClientOptions, type ResolvedSettings } from './options.js';
-import { buildQueryRequest, buildScanRequest, decodeLockItem, validateLockKey, type LockItem, type LockTable } from './protocol/index.js';
-import type { LockKey } from './lock-key.js';
-import { readLock } from './dynamodb/read-lock.js';
+import type { CloseOptions, ListLocksOptions, LockKeyOptions, WithLockOptions } from './lock-client-options.js';
+import { assertLockTableExists, createLockTable, lockTableExists, type CreateLockTableOptions } from './dynamodb/lock-table.js';
+import { LIST_LOCKS_DEFAULTS, WITH_LOCK_DEFAULTS } from './settings/defaults.js';
+import { checkDuration, resolveSettings, type LockClientOptions, type ResolvedSettings } from './settings/options.js';
+import { validateLockKey, type LockTable } from './protocol/index.js';
+import type { LockListing } from './dynamodb/list-locks.js';
 import { ReplicationCheck } from './dynamodb/table-replication.js';
-
-export interface LockKeyOptions {
-  /** The sort key value; required exactly when the table has a sort key. */
-  readonly sortKey?: string;
-}
-
-export interface ListLocksOptions {
-  /** Read with strong consistency (Java lists eventually consistently). @default true */
-  readonly consistentRead?: boolean;
-  readonly signal?: AbortSignal;
-}
-
-export interface WithLockOptions extends AcquireLockOptions, LockKeyOptions {
-  /** Milliseconds the release after the routine may take; it is not retried. @default 5000 */
-  readonly releaseTimeout?: number;
-}
-
-export interface CloseOptions {
-  /**
-   * Milliseconds the releases of `close()` may take; locks still unreleased
-   * then lapse after their lease. @default the client's `leaseDuration`, after
-   * which they would have lapsed anyway
-   */
-  readonly timeout?: number;
-}
-
-/** Releases run this many at a time in `close()`. */
-const CLOSE_CONCURRENCY = 32;
 
 export class LockClient implements AsyncDisposable {
   /** This client's identity in the lock table. */
@@ -89,30 +49,24 @@ export class LockClient implements AsyncDisposable {
   readonly #dynamoDB: Pick<DynamoDBClient, 'send'>;
   readonly #ownedClient: DynamoDBClient | undefined;
   readonly #heartbeatLane: HeartbeatLane;
-  readonly #clock: MonotonicClock;
   readonly #logger: Logger | undefined;
   readonly #holding: HeldLocks;
-  readonly #observations: LockObservationCache;
-  readonly #acquireContext: AcquireContext;
+  readonly #acquirer: Acquirer;
   /** Aborted by `close()` so that waiting acquisitions end at once. */
   readonly #lifetime = new AbortController();
-  /** Acquisitions under way; `close()` aborts them and waits for them to settle. */
-  readonly #acquiring = new Map<ChildAbortController, Promise<unknown>>();
   #closing: Promise<void> | undefined;
   /** The user's handle of each lock held, made once per lock. */
   readonly #handles = new WeakMap<HeldLock, Lock>();
   readonly #lockOperations: LockOperations = {
-    releaseLock: async (held, options = {}) => {
-      const released = await this.#holding.releaseLock(held, {
+    // Async, so that bad data rejects the returned promise rather than throwing.
+    releaseLock: async (held, options = {}) =>
+      this.#holding.releaseLock(held, {
         deleteLock: options.deleteLock,
         data: toBytes(options.data),
         bestEffort: options.bestEffort,
         signal: options.signal,
-      });
-      if (released) this.#acquireContext.turns.released(lockId(held));
-      return released;
-    },
-    sendHeartbeat: (held, options) => this.#sendHeartbeat(held, options),
+      }),
+    sendHeartbeat: (held, options = {}) => this.#holding.sendHeartbeat(held, options),
     transactWrite: async (held, items, options) => {
       this.#replication?.refuseTransactions('guarded writes (lock.transactWrite)');
       return this.#holding.transactWrite(held, items, options);
@@ -121,85 +75,35 @@ export class LockClient implements AsyncDisposable {
   };
   /** Refuses an eventually consistent global table; absent with `allowEventuallyConsistentGlobalTable`. */
   readonly #replication: ReplicationCheck | undefined;
-  /** Listing checks the table's key schema once per client. */
-  #listingSchemaCheck: Promise<void> | undefined;
 
   constructor(options: LockClientOptions) {
-    this.#settings = resolveSettings(options);
-    const { tableName, partitionKeyName, sortKeyName, ownerName } = this.#settings;
+    const settings = (this.#settings = resolveSettings(options));
+    const { tableName, partitionKeyName, sortKeyName, ownerName, fencingTableName } = settings;
     this.ownerName = ownerName;
     this.tableName = tableName;
-    this.#table = { tableName, partitionKeyName, sortKeyName };
-    const { fencingTableName } = this.#settings;
-    this.#fencingTable = fencingTableName === undefined ? undefined : { ...this.#table, tableName: fencingTableName };
+    const table = (this.#table = { tableName, partitionKeyName, sortKeyName });
+    this.#fencingTable = fencingTableName === undefined ? undefined : { ...table, tableName: fencingTableName };
     if (options.dynamoDB !== undefined) {
       this.#dynamoDB = sdkClientOf(options.dynamoDB);
     } else if (options.dynamoDBConfig !== undefined) {
-      this.#ownedClient = new DynamoDBClient(options.dynamoDBConfig);
-      this.#dynamoDB = this.#ownedClient;
+      this.#dynamoDB = this.#ownedClient = new DynamoDBClient(options.dynamoDBConfig);
     } else {
       throw new InvalidArgumentError('INVALID_OPTION', 'Pass either dynamoDB (a DynamoDBClient) or dynamoDBConfig');
     }
-    this.#clock = options.clock ?? systemClock;
-    this.#logger = loggerWithBindings(options.logger, { lockTable: tableName, ownerName });
-    if (!this.#settings.backgroundHeartbeats && this.#settings.leaseDuration < 2 * this.#settings.heartbeatPeriod) {
-      this.#logger?.warn({}, 'leaseDuration is less than twice heartbeatPeriod; heartbeat manually well within each lease');
+    const clock = options.clock ?? systemClock;
+    const logger = (this.#logger = loggerWithBindings(options.logger, { lockTable: tableName, ownerName }));
+    if (!settings.backgroundHeartbeats && settings.leaseDuration < 2 * settings.heartbeatPeriod) {
+      logger?.warn({}, 'leaseDuration is less than twice heartbeatPeriod; heartbeat manually well within each lease');
     }
-    this.#heartbeatLane = new HeartbeatLane(this.#dynamoDB);
-    this.#holding = new HeldLocks({
-      dynamoDB: this.#dynamoDB,
-      heartbeatDynamoDB: this.#heartbeatLane.dynamoDB,
-      table: this.#table,
-      settings: this.#settings,
-      clock: this.#clock,
-      logger: this.#logger,
-    });
-    this.#replication = this.#settings.allowEventuallyConsistentGlobalTable
+    const dynamoDB = this.#dynamoDB;
+    this.#heartbeatLane = new HeartbeatLane(dynamoDB);
+    this.#holding = new HeldLocks({ dynamoDB, heartbeatDynamoDB: this.#heartbeatLane.dynamoDB, table, settings, clock, logger });
+    const lifetime = this.#lifetime.signal;
+    this.#replication = settings.allowEventuallyConsistentGlobalTable
       ? undefined
-      : new ReplicationCheck({
-          dynamoDB: this.#dynamoDB,
-          table: this.#table,
-          fencing: fencingTableName !== undefined,
-          lifetime: this.#lifetime.signal,
-        });
-    this.#observations = new LockObservationCache(this.#settings.maxLockObservationCacheSize, this.#clock);
-    const requests = new AcquisitionRequests({
-      dynamoDB: this.#dynamoDB,
-      table: this.#table,
-      clock: this.#clock,
-      fencingTable: this.#fencingTable,
-      // The option that keeps heartbeats out of PartiQL batches keeps acquisitions out of them too.
-      batching: this.#settings.heartbeatBatchSize > 1,
-      logger: this.#logger,
-    });
-    const gate = new AcquisitionGate({
-      heartbeatsBehind: () => this.#holding.heartbeatsBehind(),
-      limit: ACQUISITION_REQUESTS_IN_FLIGHT,
-      limitWhileBehind: Math.max(1, Math.floor(this.#settings.heartbeatConcurrency * ACQUISITIONS_WHILE_BEHIND_SHARE)),
-    });
-    this.#acquireContext = {
-      requests,
-      table: this.#table,
-      ownerName,
-      defaultLeaseDuration: this.#settings.leaseDuration,
-      heartbeatPeriod: this.#settings.heartbeatPeriod,
-      backgroundHeartbeats: this.#settings.backgroundHeartbeats,
-      safetyMargin: this.#settings.safetyMargin,
-      clock: this.#clock,
-      observations: this.#observations,
-      // Polls count against the acquisition limit; one unanswered for a lease is abandoned, and the next poll reads again.
-      pollers: new LockPollers({
-        clock: this.#clock,
-        read: (key, signal) => this.#lookingRequest(signal, (bounded) => requests.read(key, bounded)),
-      }),
-      keySchema: new KeySchemaProof(this.#table),
-      logger: this.#logger,
-      explain: (error) => explainTableError(this.#dynamoDB, this.#table, error),
-      // Few enough that heartbeats get nearly all of the server while they catch up.
-      turns: new Turns(this.#clock, REMEMBERED_TURNS),
-      gate,
-      replication: this.#replication,
-    };
+      : new ReplicationCheck({ dynamoDB, table, fencing: fencingTableName !== undefined, lifetime });
+    const [fencingTable, replication, holding] = [this.#fencingTable, this.#replication, this.#holding];
+    this.#acquirer = new Acquirer({ dynamoDB, table, fencingTable, settings, clock, logger, replication, holding, lifetime });
   }
 
   // ── Acquiring ────────────────────────────────────────────────────────────
@@ -214,54 +118,7 @@ export class LockClient implements AsyncDisposable {
    */
   async acquireLock(partitionKey: string, options: AcquireLockOptions & LockKeyOptions = {}): Promise<Lock> {
     this.#assertOpen();
-    const key: LockKey = { partitionKey, sortKey: options.sortKey };
-    validateAcquireOptions(this.#acquireContext, key, options);
-    if (options.reentrant) {
-      const mine = this.#holding.get(lockId(key));
-      if (mine?.isHeld() === true) return this.#handleOf(mine);
-    }
-    const call = childAbortController(options.signal);
-    const acquiring = this.#acquireAndTrack(key, options, call);
-    this.#acquiring.set(call, acquiring);
-    try {
-      return await acquiring;
-    } finally {
-      this.#acquiring.delete(call);
-      call.dispose();
-    }
-  }
-
-  async #acquireAndTrack(key: LockKey, options: AcquireLockOptions, call: ChildAbortController): Promise<Lock> {
-    let acquisition: Acquisition;
-    try {
-      acquisition = await acquire(this.#acquireContext, key, { ...options, signal: call.signal });
-    } catch (error) {
-      throw this.#lifetime.signal.aborted ? new LockClientClosedError() : error;
-    }
-    const { record, lookupTime, lookupWallTime } = acquisition;
-    const monitor = options.sessionMonitor;
-    const lock = this.#handleOf(
-      this.#holding.track({
-        key: record,
-        ownerName: record.ownerName,
-        recordVersionNumber: record.recordVersionNumber,
-        leaseDurationMs: record.leaseDurationMs,
-        lookupTime,
-        lookupWallTime,
-        data: record.data,
-        additionalAttributes: acquisition.additionalAttributes,
-        deleteLockOnRelease: options.deleteLockOnRelease ?? ACQUIRE_DEFAULTS.deleteLockOnRelease,
-        fencingToken: acquisition.fencingToken,
-        sessionMonitor:
-          monitor === undefined ? undefined : { safeTimeWithoutHeartbeat: monitor.safeTimeWithoutHeartbeat, callback: monitor.callback },
-      }),
-    );
-    if (call.signal.aborted || this.#lifetime.signal.aborted) {
-      // The caller gave up (or the client closed) while the winning write was in flight: do not leave the lock held.
-      await this.releaseLock(lock, { bestEffort: true }).catch(() => undefined);
-      throw this.#lifetime.signal.aborted ? new LockClientClosedError() : call.signal.reason;
-    }
-    return lock;
+    return this.#handleOf(await this.#acquirer.acquire({ partitionKey, sortKey: options.sortKey }, options));
   }
 
   /**
@@ -374,17 +231,6 @@ export class LockClient implements AsyncDisposable {
     return held;
   }
 
-  /** `Lock.sendHeartbeat`: a manual heartbeat, bounded by what is left of the safe time. */
-  async #sendHeartbeat(held: HeldLock, options: SendHeartbeatOptions = {}): Promise<void> {
-    if (options.deleteData === true && options.data !== undefined) {
-      throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'sendHeartbeat: pass data or deleteData, not both');
-    }
-    const leaseDurationMs = options.leaseDuration === undefined ? undefined : checkLockLease(options.leaseDuration, this.#settings);
-    const data = toBytes(options.data);
-    if (data !== undefined) this.#holding.checkItemSize(held, data, false);
-    return this.#holding.sendHeartbeat(held, { leaseDurationMs, data, deleteData: options.deleteData });
-  }
-
   // ── Reading ──────────────────────────────────────────────────────────────
 
   /**
@@ -398,26 +244,8 @@ export class LockClient implements AsyncDisposable {
     validateLockKey(this.#table, key);
     const mine = this.#holding.get(lockId(key));
     if (mine !== undefined) return this.#handleOf(mine);
-    const snapshot = await this.#readSnapshot(key, options.signal);
-    return snapshot === undefined || snapshot.isReleased ? undefined : snapshot;
-  }
-
-  async #readSnapshot(key: LockKey, signal?: AbortSignal): Promise<LockSnapshot | undefined> {
-    try {
-      const observation = await this.#lookingRequest(signal, (bounded) => readLock(this.#dynamoDB, this.#table, key, this.#clock, bounded));
-      return observation === undefined ? undefined : new LockSnapshot(observation.record, observation.observedAt);
-    } catch (error) {
-      throw await explainTableError(this.#dynamoDB, this.#table, error);
-    }
-  }
-
-  /**
-   * A request that only looks at locks (a poll, `getLock`, a listing page):
-   * it counts against the acquisition limit, and one unanswered for a lease
-   * is abandoned (a `TimeoutError`), so that it never holds a slot for ever.
-   */
-  #lookingRequest<T>(signal: AbortSignal | undefined, request: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    return inTurnWithinBound(this.#acquireContext.gate, this.#settings.leaseDuration, signal, request);
+    const observation = await this.#acquirer.readLock(key, options.signal);
+    return observation === undefined || observation.record.isReleased ? undefined : new LockSnapshot(observation.record, observation.observedAt);
   }
 
   /** True while this client holds the lock and may act on it (`Lock.isHeld()`). No DynamoDB call. */
@@ -427,63 +255,17 @@ export class LockClient implements AsyncDisposable {
 
   /** Every lock in the table, released ones included, page by page (Scan). */
   getAllLocks(options: ListLocksOptions = {}): AsyncIterable<LockSnapshot> {
-    const consistentRead = options.consistentRead ?? LIST_LOCKS_DEFAULTS.consistentRead;
-    return this.#list(
-      (exclusiveStartKey) => buildScanRequest(this.#table, { exclusiveStartKey, consistentRead }),
-      (input) => this.#lookingRequest(options.signal, (abortSignal) => this.#dynamoDB.send(new ScanCommand(input), { abortSignal })),
-    );
+    return this.#list({ consistentRead: options.consistentRead ?? LIST_LOCKS_DEFAULTS.consistentRead }, options.signal);
   }
 
   /** Every lock sharing `partitionKey` (one per sort key), released ones included (Query). */
   getLocksByPartitionKey(partitionKey: string, options: ListLocksOptions = {}): AsyncIterable<LockSnapshot> {
-    const consistentRead = options.consistentRead ?? LIST_LOCKS_DEFAULTS.consistentRead;
-    return this.#list(
-      (exclusiveStartKey) => buildQueryRequest(this.#table, partitionKey, { exclusiveStartKey, consistentRead }),
-      (input) => this.#lookingRequest(options.signal, (abortSignal) => this.#dynamoDB.send(new QueryCommand(input), { abortSignal })),
-    );
+    return this.#list({ partitionKey, consistentRead: options.consistentRead ?? LIST_LOCKS_DEFAULTS.consistentRead }, options.signal);
   }
 
-  async *#list<I extends ScanCommandInput | QueryCommandInput>(
-    build: (exclusiveStartKey: LockItem | undefined) => I,
-    send: (input: I) => Promise<{ Items?: LockItem[]; LastEvaluatedKey?: LockItem }>,
-  ): AsyncGenerator<LockSnapshot> {
+  async *#list(listing: LockListing, signal: AbortSignal | undefined): AsyncGenerator<LockSnapshot> {
     this.#assertOpen();
-    let input = build(undefined); // validates the arguments before any call
-    this.#listingSchemaCheck ??= this.#checkSchemaForListing();
-    await this.#listingSchemaCheck;
-    for (;;) {
-      let page: { Items?: LockItem[]; LastEvaluatedKey?: LockItem };
-      try {
-        page = await send(input);
-      } catch (error) {
-        throw await explainTableError(this.#dynamoDB, this.#table, error);
-      }
-      const observedAt = this.#clock.now();
-      for (const item of page.Items ?? []) yield new LockSnapshot(decodeLockItem(this.#table, item), observedAt);
-      const next = page.LastEvaluatedKey;
-      if (next === undefined || Object.keys(next).length === 0) return;
-      input = build(next);
-    }
-  }
-
-  /**
-   * A Scan or Query through the wrong key names decodes without error (the
-   * sort key lands among the additional attributes), so listings check the
-   * key schema first. Without DescribeTable permission the check is skipped.
-   */
-  async #checkSchemaForListing(): Promise<void> {
-    try {
-      await this.assertLockTableExists();
-    } catch (error) {
-      const definite =
-        error instanceof LockTableSchemaMismatchError || (error instanceof LockTableDoesNotExistError && error.cause === undefined);
-      if (!definite) {
-        this.#logger?.debug({ err: error }, 'could not check the lock table key schema before listing');
-        return;
-      }
-      this.#listingSchemaCheck = undefined; // the table may be fixed or created later
-      throw error;
-    }
+    for await (const { record, observedAt } of this.#acquirer.list(listing, signal)) yield new LockSnapshot(record, observedAt);
   }
 
   // ── The table ────────────────────────────────────────────────────────────
@@ -536,22 +318,14 @@ export class LockClient implements AsyncDisposable {
 
   async #shutdown(timeoutMs: number): Promise<void> {
     this.#lifetime.abort(new LockClientClosedError());
-    const failures: unknown[] = [];
+    let failures: unknown[];
     // Releases still unanswered then are abandoned: those locks lapse after their lease.
     const bound = deadline(timeoutMs);
-    // Shared by up to CLOSE_CONCURRENCY releases in flight, each with the SDK's listeners on it.
+    // Shared by the releases in flight, each with the SDK's listeners on it.
     setMaxListeners(0, bound.signal);
     try {
-      // Their requests are cut off; a write of unknown outcome is left to lapse, one that won is released.
-      for (const call of this.#acquiring.keys()) call.abort(new LockClientClosedError());
-      await Promise.allSettled(this.#acquiring.values());
-      const locks = this.#holding.all();
-      for (let i = 0; i < locks.length; i += CLOSE_CONCURRENCY) {
-        const results = await Promise.allSettled(
-          locks.slice(i, i + CLOSE_CONCURRENCY).map((held) => this.#lockOperations.releaseLock(held, { signal: bound.signal })),
-        );
-        for (const result of results) if (result.status === 'rejected') failures.push(result.reason);
-      }
+      await this.#acquirer.close();
+      failures = await this.#holding.releaseAll(bound.signal);
     } finally {
       bound.clear();
       this.#holding.stop();

@@ -4,9 +4,10 @@
  */
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { toBytes } from './primitives/bytes.js';
-import { SessionMonitorNotSetError, type LockHolder } from './errors.js';
+import { SessionMonitorNotSetError, type LockHolder } from './base/errors.js';
 import type { GuardedWriteOptions } from './hold/guarded-write.js';
-import type { HeldLock, LockState } from './hold/held-lock.js';
+import type { HeldLock } from './hold/held-lock.js';
+import type { LockState } from './hold/lock-state.js';
 import { inspectAs, inspectCustom, type Inspect, type InspectOptions } from './primitives/inspect.js';
 import {
   decodeAdditionalAttributes,

@@ -7,7 +7,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { LockKey } from '../src/lock-key.js';
+import type { LockKey } from '../src/base/lock-key.js';
 import type { LockTable } from '../src/protocol/index.js';
 import type { WireAttributeValue, WireItem } from './dynamodb-json.js';
 

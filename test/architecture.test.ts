@@ -1,9 +1,11 @@
 /**
- * The dependency direction of src/: the lock's life reads top-down, from the
- * client through acquire/, hold/ and heartbeat/ to dynamodb/ and protocol/,
- * and no module reaches back up. Subfolders take from the top of src/ only
- * its leaf modules (errors, clock, logger, options...), which themselves
- * take nothing from a folder above protocol/ and dynamodb/.
+ * The layout of src/ states its tiers. The top holds the package's public
+ * API and the client. Below the client a lock's life reads top-down:
+ * acquire/, hold/, the generic scheduler/, dynamodb/ (every call to
+ * DynamoDB), settings/, protocol/ (the wire format, pure) beside
+ * primitives/, and base/, which every folder speaks. A folder takes only from
+ * the folders ranked below it. cli/, election/, testing/ and opentelemetry/
+ * stand beside the client, built on it. Only dynamodb/ talks to DynamoDB.
  */
 import { describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -12,21 +14,19 @@ import { fileURLToPath } from 'node:url';
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
 
-/** Lower ranks may not import higher ones; equal ranks are one folder (or primitives beside protocol). */
-const RANK: Record<string, number> = { primitives: 0, protocol: 0, dynamodb: 1, heartbeat: 2, hold: 3, acquire: 4 };
-/** Top-level modules any folder may use: they import nothing above dynamodb/. */
-const LEAVES = new Set([
-  'errors',
-  'guarded-write-errors',
-  'lock-table-replication-error',
-  'clock',
-  'logger',
-  'events',
-  'options',
-  'defaults',
-  'lock-key',
-  'lock-holder',
-]);
+/** A folder takes only from folders of a lower rank: folders of one rank know nothing of each other. */
+const RANK: Record<string, number> = {
+  base: 0,
+  primitives: 1,
+  protocol: 1,
+  settings: 2,
+  dynamodb: 3,
+  scheduler: 3,
+  hold: 4,
+  acquire: 5,
+};
+/** Folders beside the client: they may use anything, and nothing ranked may use them. */
+const BESIDE = new Set(['cli', 'election', 'testing', 'opentelemetry']);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
@@ -34,7 +34,7 @@ function sourceFiles(dir: string): string[] {
   );
 }
 
-/** Where a module lives: its folder under src/, or '' and its name for the top. */
+/** Where a module lives: its folder under src/, or '' for the top, and its name there. */
 function placeOf(file: string): { folder: string; name: string } {
   const [first, ...rest] = relative(SRC, file).replace(/\.ts$/, '').split('/');
   return rest.length === 0 ? { folder: '', name: first as string } : { folder: first as string, name: rest.join('/') };
@@ -48,34 +48,44 @@ function importsOf(file: string): string[] {
 
 /** Why an import breaks the direction, or undefined when it does not. */
 function violation(from: string, to: string): string | undefined {
-  const source = placeOf(from);
-  const target = placeOf(to);
-  const sourceRank = RANK[source.folder];
-  if (source.folder === '') {
-    if (!LEAVES.has(source.name)) return undefined; // the client and its public types may use anything below them
-    const targetRank = target.folder === '' ? undefined : RANK[target.folder];
-    if (target.folder === '' ? LEAVES.has(target.name) : targetRank !== undefined && targetRank <= RANK.dynamodb!) return undefined;
-    return 'a leaf module takes only from leaves, protocol/, primitives/ and dynamodb/';
-  }
-  if (sourceRank === undefined) return undefined; // cli/, election/, testing/, opentelemetry/ stand beside the client
-  if (target.folder === source.folder) return undefined;
-  if (target.folder === '') return LEAVES.has(target.name) ? undefined : `a folder takes from the top only leaf modules, not ${target.name}`;
-  const targetRank = RANK[target.folder];
-  if (targetRank === undefined) return `${target.folder}/ is not below ${source.folder}/`;
-  if (source.folder === 'protocol' && target.folder !== 'protocol') return 'protocol/ is pure and takes nothing but errors';
-  if (target.folder === 'primitives') return source.folder === 'protocol' ? 'protocol/ is pure' : undefined;
-  return targetRank < sourceRank ? undefined : `${source.folder}/ may not take from ${target.folder}/`;
+  const source = placeOf(from).folder;
+  const target = placeOf(to).folder;
+  const sourceRank = RANK[source];
+  if (sourceRank === undefined || target === source) return undefined; // the top and the folders beside it use anything below
+  if (target === '') return `${source}/ may not take from the top of src/ (the public API and the client)`;
+  const targetRank = RANK[target];
+  if (targetRank === undefined) return `${source}/ may not take from ${target}/, which stands beside the client`;
+  return targetRank < sourceRank ? undefined : `${source}/ may not take from ${target}/`;
 }
 
-describe('the dependency direction of src/', () => {
+/** The SDK commands a module makes (`new GetItemCommand(...)` of a class imported from `@aws-sdk/client-dynamodb`). */
+function commandsMadeIn(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const imported = new Set(
+    [...text.matchAll(/import \{([^}]*)\} from '@aws-sdk\/client-dynamodb'/g)].flatMap((match) =>
+      (match[1] as string).split(',').map((name) => name.trim()),
+    ),
+  );
+  return [...text.matchAll(/new (\w+)\(/g)].map((match) => match[1] as string).filter((name) => imported.has(name) && name.endsWith('Command'));
+}
+
+describe('the layout of src/', () => {
   const files = sourceFiles(SRC);
 
-  it('finds the folders it checks', () => {
-    const folders = new Set(files.map((file) => placeOf(file).folder));
-    for (const folder of Object.keys(RANK)) expect(folders).toContain(folder);
+  it('gives every folder a place', () => {
+    const folders = new Set(files.map((file) => placeOf(file).folder).filter((folder) => folder !== ''));
+    for (const folder of folders) expect([folder, RANK[folder] !== undefined || BESIDE.has(folder)]).toEqual([folder, true]);
+    for (const folder of [...Object.keys(RANK), ...BESIDE]) expect(folders).toContain(folder);
   });
 
-  it('has no import that points up, or into the top past its leaf modules', () => {
+  it('holds at the top only the public API and the client: every module there is exported by index.ts', () => {
+    const index = readFileSync(join(SRC, 'index.ts'), 'utf8');
+    const top = files.map(placeOf).filter((place) => place.folder === '' && place.name !== 'index');
+    expect(top.length).toBeGreaterThan(0);
+    for (const { name } of top) expect([name, index.includes(`from './${name}.js'`)]).toEqual([name, true]);
+  });
+
+  it('has no import that points up, or sideways between folders of one rank', () => {
     const broken: string[] = [];
     for (const file of files) {
       for (const target of importsOf(file)) {
@@ -86,10 +96,45 @@ describe('the dependency direction of src/', () => {
     expect(broken).toEqual([]);
   });
 
-  it('catches an import that points up', () => {
+  it('has no import cycle, type-only imports included', () => {
+    const imports = new Map(files.map((file) => [file, importsOf(file)]));
+    const cycles: string[] = [];
+    const done = new Set<string>();
+    const visit = (file: string, path: string[]): void => {
+      const at = path.indexOf(file);
+      if (at >= 0) {
+        cycles.push(
+          path
+            .slice(at)
+            .map((step) => relative(SRC, step))
+            .join(' -> '),
+        );
+        return;
+      }
+      if (done.has(file)) return;
+      for (const target of imports.get(file) ?? []) visit(target, [...path, file]);
+      done.add(file);
+    };
+    for (const file of files) visit(file, []);
+    expect(cycles).toEqual([]);
+  });
+
+  it('talks to DynamoDB only from dynamodb/: no other module makes an SDK command', () => {
+    const outside = files.filter((file) => placeOf(file).folder !== 'dynamodb');
+    const sending = outside.flatMap((file) => commandsMadeIn(file).map((command) => `${relative(SRC, file)}: ${command}`));
+    expect(sending).toEqual([]);
+    const inside = files.filter((file) => placeOf(file).folder === 'dynamodb');
+    expect(inside.flatMap(commandsMadeIn)).toEqual(
+      expect.arrayContaining(['GetItemCommand', 'ScanCommand', 'QueryCommand', 'DeleteItemCommand']),
+    );
+  });
+
+  it('catches an import that points up or sideways', () => {
     expect(violation(join(SRC, 'dynamodb/send-write.ts'), join(SRC, 'hold/held-lock.ts'))).toMatch(/may not take from hold/);
-    expect(violation(join(SRC, 'hold/lock-keeper.ts'), join(SRC, 'lock.ts'))).toMatch(/only leaf modules/);
-    expect(violation(join(SRC, 'protocol/codec.ts'), join(SRC, 'primitives/bytes.ts'))).toMatch(/pure/);
-    expect(violation(join(SRC, 'errors.ts'), join(SRC, 'hold/held-lock.ts'))).toMatch(/leaf module/);
+    expect(violation(join(SRC, 'hold/lock-keeper.ts'), join(SRC, 'lock.ts'))).toMatch(/top of src/);
+    expect(violation(join(SRC, 'protocol/codec.ts'), join(SRC, 'primitives/bytes.ts'))).toMatch(/may not take from primitives/);
+    expect(violation(join(SRC, 'base/errors.ts'), join(SRC, 'settings/options.ts'))).toMatch(/may not take from settings/);
+    expect(violation(join(SRC, 'acquire/acquire-lock.ts'), join(SRC, 'election/leadership.ts'))).toMatch(/beside the client/);
+    expect(violation(join(SRC, 'lock-client.ts'), join(SRC, 'acquire/acquire-lock.ts'))).toBeUndefined();
   });
 });

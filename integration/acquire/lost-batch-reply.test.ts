@@ -18,7 +18,7 @@ const isBatch = (request: ProxiedRequest): boolean => operationOf(request) === '
 const KEYS = Array.from({ length: 5 }, (_, i) => `lost-${i}`);
 
 /**
- * Hands every GetItem reply over in one turn of the event loop once `reads`
+ * Hands every GetItem reply over in one tick of the event loop once `reads`
  * of them have come, so that the writes decided on them go out in one batch.
  */
 function readsAnsweredTogether(inner: DynamoDBClient, reads: number): Pick<DynamoDBClient, 'send'> {

@@ -1,6 +1,6 @@
 /**
  * A batch of new-lock writes DynamoDB refuses as a whole for what it holds
- * (a `ValidationException`: one key asked for twice in one turn of the event
+ * (a `ValidationException`: one key asked for twice in one tick of the event
  * loop) is split: its writes go out one PutItem each, for that burst only,
  * with a warning that names DynamoDB's error. Later bursts are batched again.
  */

@@ -9,7 +9,7 @@ import { setMaxListeners } from 'node:events';
 import { expect, it } from '@jest/globals';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBUnavailableError, LeaderElection, type Lock, type LockClient } from '../../src/index.js';
-import { ACQUISITION_REQUESTS_IN_FLIGHT } from '../../src/heartbeat/tuning.js';
+import { ACQUISITION_REQUESTS_IN_FLIGHT } from '../../src/acquire/acquisition-gate.js';
 import { useFaultBed } from '../../test-kit/jest/fault-bed.js';
 import { dynamoDBErrorReply, operationOf, type ProxiedRequest, type RequestFault } from '../../test-kit/fault-proxy.js';
 import { recordEvents } from '../../test-kit/jest/lock-events.js';

@@ -9,17 +9,17 @@
  * a lease past, room for the SDK's own retries, throttled ones included, to
  * end by themselves. The call then ends with `DynamoDBUnavailableError`.
  *
- * Time the call spends waiting for its turn among the client's own requests
- * (the acquisition gate) does not count against its wait: nothing has been
- * asked of DynamoDB then, and a burst of thousands of acquisitions must not
+ * Time the call spends waiting to be admitted by the acquisition gate
+ * (behind the client's own requests) does not count against its wait:
+ * nothing has been asked of DynamoDB then, and a burst of thousands of acquisitions must not
  * give up on its last locks for the time the first ones took. It does count
  * against the cut-off, which stays where the call's wait and grace put it:
- * a call whose turn never comes (every slot held by requests that get no
+ * a call never admitted (every slot held by requests that get no
  * answer, or a queue that moves too slowly) still ends by then, with a
  * reason that says no request slot came free.
  */
-import type { MonotonicClock } from '../clock.js';
-import { MAX_DURATION_MS } from '../options.js';
+import type { MonotonicClock } from '../base/clock.js';
+import { MAX_DURATION_MS } from '../settings/options.js';
 
 export interface AcquireDeadlineOptions {
   readonly clock: MonotonicClock;
@@ -38,9 +38,9 @@ export class AcquireDeadline implements Disposable {
   readonly #callerSignal: AbortSignal | undefined;
   #budgetMs: number;
   #holderLeaseAdded = false;
-  /** Set while the call waits for its turn. */
+  /** Set while the call waits to be admitted. */
   #pausedAt: number | undefined;
-  /** Time spent waiting for its turn, so far. */
+  /** Time spent waiting to be admitted, so far. */
   #pausedMs = 0;
   readonly #requests = new AbortController();
   #cutOff = false;
@@ -68,7 +68,7 @@ export class AcquireDeadline implements Disposable {
     return this.#requests.signal;
   }
 
-  /** Milliseconds since the call started, but for its waits for its turn. */
+  /** Milliseconds since the call started, but for its waits to be admitted. */
   get elapsed(): number {
     const pausedNow = this.#pausedAt === undefined ? 0 : this.#clock.now() - this.#pausedAt;
     return this.#clock.now() - this.#start - this.#pausedMs - pausedNow;
@@ -96,13 +96,13 @@ export class AcquireDeadline implements Disposable {
     this.#budgetMs += leaseDurationMs;
   }
 
-  /** The call waits for its turn among the client's own requests: its wait stands still (its cut-off does not). */
+  /** The call waits to be admitted by the gate: its wait stands still (its cut-off does not). */
   pause(): void {
     if (this.#pausedAt !== undefined) return;
     this.#pausedAt = this.#clock.now();
   }
 
-  /** Its turn came: its time runs again. */
+  /** It was admitted: its time runs again. */
   resume(): void {
     if (this.#pausedAt === undefined) return;
     this.#pausedMs += this.#clock.now() - this.#pausedAt;

@@ -7,13 +7,26 @@
  * acquisitions, so locks already held run late, or lapse, for the sake of
  * locks not yet held. While the client's heartbeats are behind, the gate
  * lets only a few acquisition requests through at a time; the rest wait
- * their turn in order.
+ * to be admitted, in order.
  *
  * When heartbeats are on time it still lets only so many through at once:
  * a burst of thousands would otherwise queue behind the SDK's sockets, where
  * a request waits unsent while its acquisition's time runs, and is cut off
  * as if DynamoDB had not answered. Requests waiting here have not been sent.
  */
+/** Acquisitions allowed at once while heartbeats are behind, as a share of the concurrency: few, so that heartbeats get nearly all of the server. */
+export const ACQUISITIONS_WHILE_BEHIND_SHARE = 1 / 16;
+
+/**
+ * Acquisition requests allowed at once while heartbeats are on time: in a
+ * burst, four batches of new-lock writes keep the server busy; as single
+ * requests beside the heartbeats' 32, fewer than twice the SDK's default 50
+ * sockets wait for one, where the SDK warns. Not derived from the heartbeat
+ * concurrency: a client that heartbeats one lock at a time still acquires
+ * many at once.
+ */
+export const ACQUISITION_REQUESTS_IN_FLIGHT = 96;
+
 export interface AcquisitionGateOptions {
   /** True while the client's heartbeats are behind schedule. */
   readonly heartbeatsBehind: () => boolean;
@@ -41,7 +54,7 @@ export class AcquisitionGate {
     return this.#inFlight;
   }
 
-  /** Acquisition requests waiting for their turn. */
+  /** Acquisition requests waiting to be admitted. */
   get waiting(): number {
     return this.#waiting.length;
   }

@@ -18,11 +18,11 @@
  * by how long each read took: waiters of different processes then read in
  * the same order round after round, and turns (turns.ts) pass in that order.
  */
-import type { MonotonicClock } from '../clock.js';
-import { lockId } from '../lock-key.js';
-import type { LockKey } from '../lock-key.js';
+import type { MonotonicClock } from '../base/clock.js';
+import { lockId } from '../base/lock-key.js';
+import type { LockKey } from '../base/lock-key.js';
 import type { LockObservation } from '../dynamodb/read-lock.js';
-import { MAX_DURATION_MS } from '../options.js';
+import { MAX_DURATION_MS } from '../settings/options.js';
 
 /** The outcome of one poll: the lock as read (`undefined`: no item) and when the read returned, or the read's error. */
 export type PollOutcome =

@@ -4,7 +4,7 @@
  * sees the same RVN after its whole lease may take the lock over without
  * ever having waited.
  */
-import type { MonotonicClock } from '../clock.js';
+import type { MonotonicClock } from '../base/clock.js';
 
 interface Observation {
   readonly recordVersionNumber: string;

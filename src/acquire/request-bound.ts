@@ -37,7 +37,7 @@ export async function withinBound<T>(
  * number in flight), within `boundMs`: how polls, reads and listings,
  * which only look at locks, are sent.
  */
-export function inTurnWithinBound<T>(
+export function admittedWithinBound<T>(
   gate: AcquisitionGate,
   boundMs: number,
   signal: AbortSignal | undefined,

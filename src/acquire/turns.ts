@@ -35,7 +35,7 @@
  * can look unanswered when it was not. An acquisition after someone else
  * held the lock since this client's release starts a new turn.
  */
-import type { MonotonicClock } from '../clock.js';
+import type { MonotonicClock } from '../base/clock.js';
 
 /**
  * Locks whose turn a client remembers, the most recently taken or seen

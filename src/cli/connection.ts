@@ -5,13 +5,13 @@
  * starts a private DynamoDB Local instead.
  */
 import { DynamoDBClient, type DynamoDBClientConfig, type TableDescription } from '@aws-sdk/client-dynamodb';
-import { CLI_DEFAULTS, CLIENT_DEFAULTS } from '../defaults.js';
+import { CLI_DEFAULTS, CLIENT_DEFAULTS } from '../settings/defaults.js';
 import { isClientSideError } from '../dynamodb/sdk-errors.js';
-import { LockTableDoesNotExistError } from '../errors.js';
+import { LockTableDoesNotExistError } from '../base/errors.js';
 import { LockClient } from '../lock-client.js';
 import { describeLockTable } from '../dynamodb/lock-table.js';
-import { resolveSettings, safetyMarginFor, type LockClientSettings } from '../options.js';
-import type { LockKey } from '../lock-key.js';
+import { resolveSettings, safetyMarginFor, type LockClientSettings } from '../settings/options.js';
+import type { LockKey } from '../base/lock-key.js';
 import type { LockTable } from '../protocol/index.js';
 import type { DynamoDBLocal } from '../testing/dynamodb-local.js';
 import type { Flags } from './flags.js';

@@ -1,5 +1,5 @@
 /** `dynamodb-lock create-table`: the lock table, on-demand unless told otherwise, waited for until ACTIVE. */
-import { CREATE_TABLE_DEFAULTS } from '../defaults.js';
+import { CREATE_TABLE_DEFAULTS } from '../settings/defaults.js';
 import type { Command } from './command.js';
 import { UsageError } from './usage-error.js';
 

@@ -9,8 +9,8 @@ import {
   LockTableAlreadyExistsError,
   LockTableDoesNotExistError,
   LockTableSchemaMismatchError,
-} from '../errors.js';
-import { describeLockKey } from '../lock-key.js';
+} from '../base/errors.js';
+import { describeLockKey } from '../base/lock-key.js';
 import { ExitCode, signalExitCode } from './exit-codes.js';
 import { ForeignAnswerError } from './foreign-answer.js';
 import { InterruptedError, SetupError, UsageError } from './usage-error.js';

@@ -2,7 +2,7 @@
 import type { Command } from './command.js';
 import { formatDuration } from './durations.js';
 import { ExitCode } from './exit-codes.js';
-import { describeLockKey } from '../lock-key.js';
+import { describeLockKey } from '../base/lock-key.js';
 import { lockJson, previewData } from './lock-format.js';
 import { renderFields } from './text-table.js';
 

@@ -4,7 +4,7 @@
  * by attribute, and deleted only while it is still as shown.
  */
 import type { AttributeValue, DeleteItemCommandInput } from '@aws-sdk/client-dynamodb';
-import type { LockKey } from '../lock-key.js';
+import type { LockKey } from '../base/lock-key.js';
 import { LockAttribute, lockItemKey, type LockItem, type LockTable } from '../protocol/index.js';
 
 /** Each attribute's value as DynamoDB JSON (`{"S":"…"}`), binary values in base64. */

@@ -5,7 +5,7 @@
  * longer delay is waited out in steps, on the monotonic clock.
  */
 import type { Deadline } from '../primitives/deadline.js';
-import { MAX_DURATION_MS } from '../options.js';
+import { MAX_DURATION_MS } from '../settings/options.js';
 
 export interface LongTimer {
   /** Safe to call twice, and after the timer fired. */

@@ -14,9 +14,9 @@
  * The client's warning that a lock was lost is left out: the command that
  * held the lock tells of the loss itself, with what it does about it.
  */
-import { systemClock, type MonotonicClock } from '../clock.js';
-import { describeLockKey } from '../lock-key.js';
-import type { Logger } from '../logger.js';
+import { systemClock, type MonotonicClock } from '../base/clock.js';
+import { describeLockKey } from '../base/lock-key.js';
+import type { Logger } from '../base/logger.js';
 import { formatDuration } from './durations.js';
 import { errorSummary } from './explain-error.js';
 import type { CliIO } from './io.js';

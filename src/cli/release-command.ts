@@ -9,15 +9,14 @@
  * gone. An item that does not decode is shown as it is and deleted only while
  * it is unchanged.
  */
-import { DeleteItemCommand, GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { systemClock } from '../clock.js';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { systemClock } from '../base/clock.js';
 import { isConditionalCheckFailed, itemOfFailedCondition } from '../dynamodb/sdk-errors.js';
-import { isMalformedLockItemError, type MalformedLockItemError } from '../errors.js';
+import { isMalformedLockItemError, type MalformedLockItemError } from '../base/errors.js';
 import { explainTableError } from '../dynamodb/lock-table.js';
 import { LockSnapshot } from '../lock.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
 import {
-  buildGetLockRequest,
   buildReleaseRequest,
   decodeLockItem,
   withOldItemOnConditionFailure,
@@ -25,8 +24,9 @@ import {
   type LockRecord,
   type LockTable,
 } from '../protocol/index.js';
-import { describeLockKey, type LockKey } from '../lock-key.js';
+import { describeLockKey, type LockKey } from '../base/lock-key.js';
 import { sendWrite } from '../dynamodb/send-write.js';
+import { readLockItem } from '../dynamodb/read-lock.js';
 import type { Command } from './command.js';
 import { confirm } from './confirm.js';
 import { formatDuration } from './durations.js';
@@ -207,10 +207,7 @@ class Release {
 
   async #read(): Promise<LockItem | undefined> {
     try {
-      const output = await this.#dynamoDB.send(new GetItemCommand(buildGetLockRequest(this.#table, this.#key)), {
-        abortSignal: this.#choice.interrupted,
-      });
-      return output.Item === undefined || Object.keys(output.Item).length === 0 ? undefined : output.Item;
+      return await readLockItem(this.#dynamoDB, this.#table, this.#key, this.#choice.interrupted);
     } catch (error) {
       throw await explainTableError(this.#dynamoDB, this.#table, error);
     }
@@ -233,7 +230,7 @@ class Release {
       return this.#report(ExitCode.error, { released: false, text: 'Not released.\n', malformed: error });
     }
     const request = deleteItemAsRead(this.#table, this.#key, item);
-    const outcome = await this.#send(() => this.#dynamoDB.send(new DeleteItemCommand(request), { abortSignal: this.#choice.interrupted }));
+    const outcome = await this.#send(() => sendWrite(this.#dynamoDB, { operation: 'DeleteItem', input: request }, this.#choice.interrupted));
     if (outcome.refused) {
       const now = outcome.current === undefined ? 'it is gone' : 'it was written meanwhile';
       return this.#report(ExitCode.lockChanged, {
@@ -254,8 +251,7 @@ class Release {
       return { refused: false };
     } catch (error) {
       if (isConditionalCheckFailed(error)) {
-        const item = itemOfFailedCondition(error);
-        return { refused: true, current: item === undefined || Object.keys(item).length === 0 ? undefined : item };
+        return { refused: true, current: itemOfFailedCondition(error) };
       }
       if (!this.#choice.interrupted.aborted && classifyFailedWrite(error, NO_WRITES_OF_OURS).outcome !== 'unapplied') {
         throw new Error(

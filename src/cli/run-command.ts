@@ -14,9 +14,9 @@
 import { hostname } from 'node:os';
 import { basename } from 'node:path';
 import { deadline } from '../primitives/deadline.js';
-import { DynamoDBUnavailableError, LockCurrentlyUnavailableError, LockNotGrantedError, type LockHolder } from '../errors.js';
+import { DynamoDBUnavailableError, LockCurrentlyUnavailableError, LockNotGrantedError, type LockHolder } from '../base/errors.js';
 import type { LockClient } from '../lock-client.js';
-import { describeLockKey } from '../lock-key.js';
+import { describeLockKey } from '../base/lock-key.js';
 import type { Lock } from '../lock.js';
 import type { LockTable } from '../protocol/index.js';
 import type { Command } from './command.js';
@@ -30,7 +30,7 @@ import { SignalRelay } from './signal-relay.js';
 import { InterruptedError, UsageError } from './usage-error.js';
 import { runExitCode, WatchedCommand, type CommandExit } from './watched-command.js';
 import { machineClockMs, RELAYED_SIGNALS, type Deadlines } from './watchdog-messages.js';
-import { WITH_LOCK_DEFAULTS } from '../defaults.js';
+import { WITH_LOCK_DEFAULTS } from '../settings/defaults.js';
 
 export const runCommand: Command = {
   name: 'run',

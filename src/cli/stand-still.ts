@@ -8,8 +8,8 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
 import { StaleWatch } from '../acquire/stale-watch.js';
-import { systemClock } from '../clock.js';
-import type { LockKey } from '../lock-key.js';
+import { systemClock } from '../base/clock.js';
+import type { LockKey } from '../base/lock-key.js';
 import type { LockRecord, LockTable } from '../protocol/index.js';
 import { readLock, type LockObservation } from '../dynamodb/read-lock.js';
 

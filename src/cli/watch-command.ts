@@ -3,7 +3,7 @@ import { watchLock } from '../election/watch-lock.js';
 import type { Command } from './command.js';
 import type { Connection } from './connection.js';
 import { formatDuration } from './durations.js';
-import { describeLockKey } from '../lock-key.js';
+import { describeLockKey } from '../base/lock-key.js';
 import { lockJson, previewData, type ShownLock } from './lock-format.js';
 import { setLongTimeout, type LongTimer } from './long-timer.js';
 

@@ -7,8 +7,8 @@
  * batches (new-lock-batches.ts).
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { MonotonicClock } from '../clock.js';
-import type { Logger } from '../logger.js';
+import type { MonotonicClock } from '../base/clock.js';
+import type { Logger } from '../base/logger.js';
 import {
   buildAcquireRequest,
   buildNewLockStatement,
@@ -19,7 +19,7 @@ import {
   type LockRecordToWrite,
   type LockTable,
 } from '../protocol/index.js';
-import type { LockKey } from '../lock-key.js';
+import type { LockKey } from '../base/lock-key.js';
 import type { Departure } from './departure.js';
 import { Fencing } from './fencing-counter.js';
 import { NewLockBatches } from './new-lock-batches.js';
@@ -89,7 +89,7 @@ export class AcquisitionRequests {
    */
   observationOfRefusal(error: unknown, arrivedAt: number): LockObservation | undefined {
     const item = itemOfFailedCondition(error);
-    if (item === undefined || Object.keys(item).length === 0) return undefined;
+    if (item === undefined) return undefined;
     return { record: decodeLockItem(this.#table, item), observedAt: arrivedAt };
   }
 }

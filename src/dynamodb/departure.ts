@@ -9,7 +9,7 @@
  * the lock the write took). Only the first attempt counts: a retry may
  * follow an attempt that was applied.
  */
-import type { MonotonicClock } from '../clock.js';
+import type { MonotonicClock } from '../base/clock.js';
 
 /** An SDK command's own middleware stack, as far as the departure uses it (the SDK's types name each step's shape). */
 interface MiddlewareStackShape {

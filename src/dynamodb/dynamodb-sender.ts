@@ -1,18 +1,9 @@
 /**
- * The one thing the lock client needs of a DynamoDB client: `send`.
- *
- * The option is typed by shape, not as `DynamoDBClient`, so that a client of
- * any AWS SDK v3 version the package supports type-checks, also when a
- * second copy of the SDK sits somewhere in the application's tree: the
- * SDK's own `send` types name its private middleware types, which differ
- * between any two copies.
+ * The user's DynamoDB client (a `DynamoDBSender`, typed by shape in
+ * settings/options.ts), as the SDK client the requests of dynamodb/ go through.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-
-/** Anything with the `send` of an AWS SDK v3 `DynamoDBClient`, such as the client itself. */
-export interface DynamoDBSender {
-  send(command: object, options?: { readonly abortSignal?: AbortSignal }): Promise<unknown>;
-}
+import type { DynamoDBSender } from '../settings/options.js';
 
 /**
  * The same object, seen through the SDK's types. Sound because the commands

@@ -9,7 +9,7 @@ import { GetItemCommand, TransactWriteItemsCommand, type DynamoDBClient } from '
 import { randomUUID } from 'node:crypto';
 import type { Departure } from './departure.js';
 import { isResourceNotFound } from './sdk-errors.js';
-import { LockTableDoesNotExistError } from '../errors.js';
+import { LockTableDoesNotExistError } from '../base/errors.js';
 import {
   buildFencedAcquisition,
   buildFencingReadRequest,

@@ -2,11 +2,17 @@
  * Creating the lock table and checking that it exists with the key schema
  * the client is configured for (PROTOCOL.md §1, §4.12).
  */
-import { CreateTableCommand, DescribeTableCommand, type DynamoDBClient, type TableDescription } from '@aws-sdk/client-dynamodb';
-import { CREATE_TABLE_DEFAULTS } from '../defaults.js';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  ListTablesCommand,
+  type DynamoDBClient,
+  type TableDescription,
+} from '@aws-sdk/client-dynamodb';
+import { CREATE_TABLE_DEFAULTS } from '../settings/defaults.js';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
 import { isResourceInUse, isResourceNotFound, isValidationError } from './sdk-errors.js';
-import { InvalidArgumentError, LockTableAlreadyExistsError, LockTableDoesNotExistError, LockTableSchemaMismatchError } from '../errors.js';
+import { InvalidArgumentError, LockTableAlreadyExistsError, LockTableDoesNotExistError, LockTableSchemaMismatchError } from '../base/errors.js';
 import { buildCreateTableRequest, buildDescribeTableRequest, type LockTable, type LockTableBilling } from '../protocol/index.js';
 
 type Sender = Pick<DynamoDBClient, 'send'>;
@@ -21,6 +27,11 @@ export interface CreateLockTableOptions {
   /** Milliseconds to wait for the table to become ACTIVE. @default 300000 */
   readonly activeTimeout?: number;
   readonly signal?: AbortSignal;
+}
+
+/** The cheapest request DynamoDB answers without a table (ListTables of one name): whether the endpoint is up. */
+export async function listOneTable(dynamoDB: Sender, signal?: AbortSignal): Promise<void> {
+  await dynamoDB.send(new ListTablesCommand({ Limit: 1 }), { abortSignal: signal });
 }
 
 const USABLE_STATUSES = new Set(['ACTIVE', 'UPDATING']);

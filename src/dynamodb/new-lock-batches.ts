@@ -1,6 +1,6 @@
 /**
  * New-lock writes sent together. When a client takes many free locks at
- * once, the writes its acquisitions hand over within one turn of the event
+ * once, the writes its acquisitions hand over within one tick of the event
  * loop go out as PartiQL INSERTs, up to 25 in one BatchExecuteStatement
  * call, instead of one PutItem each: about a tenth of the client's CPU per
  * lock, and a fraction of the calls. A write handed over alone still goes
@@ -15,7 +15,7 @@
  * it holds (`ValidationException`) goes out as single writes, that burst only.
  */
 import type { BatchStatementRequest, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../base/logger.js';
 import { MAX_BATCH_STATEMENTS, type LockWriteRequest } from '../protocol/index.js';
 import type { Departure } from './departure.js';
 import { isValidationError, refusesPartiQL } from './sdk-errors.js';
@@ -53,7 +53,7 @@ export class NewLockBatches {
       this.#pending.push({ request, statement, signal, departure, resolve, reject });
       if (this.#flushScheduled) return;
       this.#flushScheduled = true;
-      // Every write handed over in this turn of the event loop joins the same batches.
+      // Every write handed over in this tick of the event loop joins the same batches.
       setImmediate(() => this.#flush());
     });
   }

@@ -1,8 +1,8 @@
 /** The consistent read of one lock item (PROTOCOL.md §4.1). */
 import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { MonotonicClock } from '../clock.js';
-import type { LockKey } from '../lock-key.js';
-import { buildGetLockRequest, decodeLockItem, type LockRecord, type LockTable } from '../protocol/index.js';
+import type { MonotonicClock } from '../base/clock.js';
+import type { LockKey } from '../base/lock-key.js';
+import { buildGetLockRequest, decodeLockItem, itemOrNone, type LockItem, type LockRecord, type LockTable } from '../protocol/index.js';
 
 /** A lock item as one response showed it, and when: what a waiter times a holder's RVN from. */
 export interface LockObservation {
@@ -18,8 +18,18 @@ export async function readLock(
   clock: MonotonicClock,
   signal?: AbortSignal,
 ): Promise<LockObservation | undefined> {
-  const output = await dynamoDB.send(new GetItemCommand(buildGetLockRequest(table, key)), { abortSignal: signal });
+  const item = await readLockItem(dynamoDB, table, key, signal);
   const observedAt = clock.now();
-  if (output.Item === undefined || Object.keys(output.Item).length === 0) return undefined;
-  return { record: decodeLockItem(table, output.Item), observedAt };
+  return item === undefined ? undefined : { record: decodeLockItem(table, item), observedAt };
+}
+
+/** The lock item as it is stored, undecoded (it may be malformed); `undefined` when there is none. */
+export async function readLockItem(
+  dynamoDB: Pick<DynamoDBClient, 'send'>,
+  table: LockTable,
+  key: LockKey,
+  signal?: AbortSignal,
+): Promise<LockItem | undefined> {
+  const output = await dynamoDB.send(new GetItemCommand(buildGetLockRequest(table, key)), { abortSignal: signal });
+  return itemOrNone(output.Item);
 }

@@ -5,6 +5,7 @@
  * survives duplicate copies of the SDK in one process.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { itemOrNone } from '../protocol/index.js';
 
 /** Why DynamoDB canceled one item of a transaction (`TransactionCanceledException.CancellationReasons`). */
 export interface CancellationReason {
@@ -90,11 +91,14 @@ export function isConditionalCheckFailed(error: unknown): boolean {
   return shape(error).name === 'ConditionalCheckFailedException' || lockItemReason(error)?.Code === 'ConditionalCheckFailed';
 }
 
-/** The lock item as it was when its condition failed (requests sent with `ReturnValuesOnConditionCheckFailure: ALL_OLD`). */
+/**
+ * The lock item as it was when its condition failed (requests sent with
+ * `ReturnValuesOnConditionCheckFailure: ALL_OLD`); `undefined` when there was none.
+ */
 export function itemOfFailedCondition(error: unknown): Record<string, AttributeValue> | undefined {
-  if (shape(error).name === 'ConditionalCheckFailedException') return shape(error).Item;
+  if (shape(error).name === 'ConditionalCheckFailedException') return itemOrNone(shape(error).Item);
   const reason = lockItemReason(error);
-  return reason?.Code === 'ConditionalCheckFailed' ? reason.Item : undefined;
+  return reason?.Code === 'ConditionalCheckFailed' ? itemOrNone(reason.Item) : undefined;
 }
 
 /** Cancellation codes after which the same transaction may succeed when sent again: a conflict or throttling. */

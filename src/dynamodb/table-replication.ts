@@ -7,8 +7,8 @@
  * otherwise. Checked once per client, before its first acquisition.
  */
 import type { DynamoDBClient, TableDescription } from '@aws-sdk/client-dynamodb';
-import { LockTableDoesNotExistError } from '../errors.js';
-import { LockTableReplicationError } from '../lock-table-replication-error.js';
+import { LockTableDoesNotExistError } from '../base/errors.js';
+import { LockTableReplicationError } from '../base/lock-table-replication-error.js';
 import { deadline } from '../primitives/deadline.js';
 import type { LockTable } from '../protocol/index.js';
 import { describeLockTable } from './lock-table.js';

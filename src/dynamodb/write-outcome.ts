@@ -34,8 +34,7 @@ export function classifyFailedWrite(error: unknown, ours: OurWrites): FailedWrit
   // Without a count we cannot rule out an earlier attempt (a client with retries of its own).
   const singleAttempt = attemptsOf(error) === 1;
   if (isConditionalCheckFailed(error)) {
-    const item = itemOfFailedCondition(error);
-    const found = item === undefined || Object.keys(item).length === 0 ? undefined : item;
+    const found = itemOfFailedCondition(error);
     const recordVersionNumber = found?.[LockAttribute.recordVersionNumber]?.S;
     if (
       recordVersionNumber !== undefined &&

@@ -1,5 +1,5 @@
-import { DynamoDBLockError, guardByName } from '../errors.js';
-import { describeLockKey, type LockKey } from '../lock-key.js';
+import { DynamoDBLockError, guardByName } from '../base/errors.js';
+import { describeLockKey, type LockKey } from '../base/lock-key.js';
 
 /**
  * A candidate campaigned while it was already campaigning or leading on the

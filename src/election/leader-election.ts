@@ -5,12 +5,13 @@
  * the lock, so Java clients contending on the same key take part by the same
  * rules.
  */
-import { ELECTION_DEFAULTS, WITH_LOCK_DEFAULTS } from '../defaults.js';
+import { ELECTION_DEFAULTS, WITH_LOCK_DEFAULTS } from '../settings/defaults.js';
 import { toBytes } from '../primitives/bytes.js';
 import { deadline } from '../primitives/deadline.js';
-import { InvalidArgumentError } from '../errors.js';
-import { LockClient, type LockKeyOptions } from '../lock-client.js';
-import { checkDuration } from '../options.js';
+import { InvalidArgumentError } from '../base/errors.js';
+import { LockClient } from '../lock-client.js';
+import type { LockKeyOptions } from '../lock-client-options.js';
+import { checkDuration } from '../settings/options.js';
 import { AlreadyCampaigningError } from './already-campaigning-error.js';
 import { leaderOf, sameLeader, type Leader } from './leader.js';
 import { Leadership } from './leadership.js';

@@ -2,12 +2,13 @@
  * Watching one lock by reading it again and again: who holds it, and each
  * new RVN its holder writes. Election observers and the CLI's `watch` use it.
  */
-import { WATCH_DEFAULTS } from '../defaults.js';
+import { WATCH_DEFAULTS } from '../settings/defaults.js';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
 import { isTransient } from '../dynamodb/sdk-errors.js';
 import { LockSnapshot, type Lock } from '../lock.js';
-import type { LockClient, LockKeyOptions } from '../lock-client.js';
-import { checkDuration } from '../options.js';
+import type { LockClient } from '../lock-client.js';
+import type { LockKeyOptions } from '../lock-client-options.js';
+import { checkDuration } from '../settings/options.js';
 
 export interface WatchLockOptions extends LockKeyOptions {
   /** Milliseconds between two reads. @default 1000 */

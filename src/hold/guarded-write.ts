@@ -4,8 +4,8 @@
  * only while the lock item shows that this holder still holds the lock,
  * whatever pause came between the caller's last check and the commit.
  *
- * Each guarded write runs in its lock's turn among the lock's writes
- * (`held.exclusive`): a heartbeat in flight settles first, confirmed or of
+ * Each guarded write waits in its lock's write queue
+ * (`held.queueWrite`): a heartbeat in flight settles first, confirmed or of
  * unknown outcome, so that the guard accepts exactly the RVNs the table may
  * hold, and no heartbeat changes the RVN while the transaction is under way.
  * DynamoDB would not let them overlap anyway: a write to an item that a
@@ -15,11 +15,11 @@
 import type { DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { deadline } from '../primitives/deadline.js';
-import { InvalidArgumentError } from '../errors.js';
-import { GuardedWriteCanceledError, GuardedWriteOutcomeUnknownError, type GuardedWriteCancellation } from '../guarded-write-errors.js';
+import { InvalidArgumentError } from '../base/errors.js';
+import { GuardedWriteCanceledError, GuardedWriteOutcomeUnknownError, type GuardedWriteCancellation } from './guarded-write-errors.js';
 import type { HeldLock } from './held-lock.js';
-import type { LockKey } from '../lock-key.js';
-import { buildLockGuard, type LockItem, type LockTable } from '../protocol/index.js';
+import type { LockKey } from '../base/lock-key.js';
+import { buildLockGuard, itemOrNone, type LockItem, type LockTable } from '../protocol/index.js';
 import { cancellationReasonsOf, isFailedConditionCode, isNoCancellationCode } from '../dynamodb/sdk-errors.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
 import { sendTransaction } from '../dynamodb/send-write.js';
@@ -94,7 +94,7 @@ export async function guardedWrite(
   checkGuardedItems(ctx.table, held, items);
   options.signal?.throwIfAborted();
   let settled!: Promise<Settled>;
-  const inTurn = await held.exclusive(async () => {
+  const firstAnswer = await held.queueWrite(async () => {
     held.throwUnlessHeld();
     const request = {
       TransactItems: [buildLockGuard(ctx.table, held), ...items],
@@ -119,7 +119,7 @@ export async function guardedWrite(
       bound.clear();
     }
   });
-  const outcome = inTurn ?? (await settled);
+  const outcome = firstAnswer ?? (await settled);
   if (!outcome.ok) throw outcomeOf(ctx, held, outcome.error);
 }
 
@@ -131,8 +131,7 @@ function outcomeOf(ctx: GuardedWriteContext, held: HeldLock, error: unknown): un
     // DynamoDB answers a token whose transaction committed with success.
     const [lockReason, ...itemReasons] = reasons;
     if (isFailedConditionCode(lockReason?.Code)) {
-      const item = lockReason?.Item === undefined || Object.keys(lockReason.Item).length === 0 ? undefined : lockReason.Item;
-      return loseByRefusal(ctx.table, held, 'its guarded write was refused', item, error);
+      return loseByRefusal(ctx.table, held, 'its guarded write was refused', itemOrNone(lockReason?.Item), error);
     }
     const cancellations: GuardedWriteCancellation[] = [];
     itemReasons.forEach((reason, index) => {

@@ -1,20 +1,20 @@
 /**
  * The one heartbeat writer: every heartbeat of a held lock, background or
  * manual, alone (UpdateItem, as Java sends it) or in a batch
- * (BatchExecuteStatement), is written here. It waits for the lock's turn
- * among its writes, sends, sorts the outcome, and records it on the lock
+ * (BatchExecuteStatement), is written here. It queues behind the lock's
+ * other writes (its write queue), sends, sorts the outcome, and records it on the lock
  * (confirmed, in doubt, or lost). It reports to its caller only; it knows
  * nothing of the locks' registry or of scheduling.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
-import type { MonotonicClock } from '../clock.js';
+import type { MonotonicClock } from '../base/clock.js';
 import { sendStatementBatch, type StatementFailedError } from '../dynamodb/send-statement-batch.js';
 import { sendWrite } from '../dynamodb/send-write.js';
 import { attemptsOf, httpStatusOf, isConditionalCheckFailed, refusesPartiQL } from '../dynamodb/sdk-errors.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
-import { LockLostError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { LockLostError } from '../base/errors.js';
+import type { Logger } from '../base/logger.js';
 import {
   buildHeartbeatRequest,
   buildHeartbeatStatement,
@@ -22,12 +22,13 @@ import {
   withOldItemOnConditionFailure,
   type LockTable,
 } from '../protocol/index.js';
-import type { HeldLock, LockWrite } from './held-lock.js';
+import type { HeldLock } from './held-lock.js';
+import type { LockWrite } from './lock-state.js';
 import { loseByRefusal } from './loss.js';
 
 /** What a heartbeat changes: the lease it writes, and data when a manual heartbeat sets or deletes it. */
 export interface HeartbeatChange {
-  /** The lease to write; none to keep the lease in force when the write's turn comes. */
+  /** The lease to write; none to keep the lease in force when the write starts. */
   readonly leaseDurationMs?: number | undefined;
   readonly data?: Uint8Array | undefined;
   readonly deleteData?: boolean | undefined;
@@ -89,13 +90,13 @@ export class HeartbeatWriter {
     return this.#batching;
   }
 
-  /** One heartbeat of one lock, as an UpdateItem, in the lock's turn among its writes; `until` cuts it off. */
+  /** One heartbeat of one lock, as an UpdateItem, queued behind the lock's other writes; `until` cuts it off. */
   write(held: HeldLock, change: HeartbeatChange, until: AbortSignal): Promise<HeartbeatResult> {
-    return held.exclusive(async () => {
+    return held.queueWrite(async () => {
       const notHeld = held.notHeldReason();
       if (notHeld !== undefined) return { outcome: 'lost', error: notHeld };
       const newRecordVersionNumber = randomUUID();
-      // The lease in force now, at this write's turn: not when it was queued behind one that changed it.
+      // The lease in force now, when this write starts: not when it was queued behind one that changed it.
       const write = this.#lockWrite(newRecordVersionNumber, { ...change, leaseDurationMs: change.leaseDurationMs ?? held.leaseDurationMs });
       const request = withOldItemOnConditionFailure(
         buildHeartbeatRequest(this.#options.table, held, { ...write, newRecordVersionNumber, refuseReleased: true }),
@@ -112,8 +113,8 @@ export class HeartbeatWriter {
 
   /**
    * The background heartbeats of several locks in one BatchExecuteStatement
-   * call. Each lock's write still waits for its turn among that lock's
-   * writes; the call goes out once every lock has its turn (they were idle
+   * call. Each lock's write still waits in that lock's write queue; the
+   * call goes out once every lock's write has started (they were idle
    * when the batch was formed, so at once). Never throws.
    */
   async writeBatch(helds: readonly HeldLock[], until: AbortSignal): Promise<HeartbeatResult[]> {
@@ -127,15 +128,15 @@ export class HeartbeatWriter {
     });
     const statements: ReturnType<typeof buildHeartbeatStatement>[] = [];
     let waiting = helds.length;
-    const turnTaken = (): void => {
+    const writeStarted = (): void => {
       waiting--;
       if (waiting === 0) statementsReady();
     };
     const results = helds.map((held) =>
-      held.exclusive(async (): Promise<HeartbeatResult> => {
+      held.queueWrite(async (): Promise<HeartbeatResult> => {
         const notHeld = held.notHeldReason();
         if (notHeld !== undefined) {
-          turnTaken();
+          writeStarted();
           return { outcome: 'lost', error: notHeld };
         }
         const write = this.#lockWrite(randomUUID(), { leaseDurationMs: held.leaseDurationMs });
@@ -148,10 +149,10 @@ export class HeartbeatWriter {
           });
           index = statements.push(statement) - 1;
         } catch (error) {
-          turnTaken();
+          writeStarted();
           return { outcome: 'failed', error };
         }
-        turnTaken();
+        writeStarted();
         try {
           const failure = (await held.unlessReleaseStarts(reply))[index];
           if (failure !== undefined) throw failure;

@@ -4,37 +4,12 @@
  * end) is a method here. Users see it only through the read-only `Lock`
  * handle.
  */
-import type { MonotonicClock } from '../clock.js';
-import { LockLostError, type LockHolder, type LockLossKind } from '../errors.js';
-import { lockId, type LockKey } from '../lock-key.js';
+import type { MonotonicClock } from '../base/clock.js';
+import { LockLostError, type LockHolder, type LockLossKind } from '../base/errors.js';
+import { lockId, type LockKey } from '../base/lock-key.js';
 import type { LockItem } from '../protocol/index.js';
-import type { Keeping } from './keeping.js';
-
-/**
- * - `held`: acquired, and heartbeats keep it.
- * - `releasing`: a release is under way; heartbeats have stopped.
- * - `released`: released by this client.
- * - `lost`: taken by someone else, deleted, or lapsed; this client can no longer be sure it holds it.
- */
-export type LockState = 'held' | 'releasing' | 'released' | 'lost';
-
-export interface SessionMonitor {
-  /** Milliseconds after the last confirmed heartbeat at which the lock enters its danger zone. */
-  readonly safeTimeWithoutHeartbeat: number;
-  readonly callback: (() => void) | undefined;
-}
-
-/** A write of the lock sent by this client: its RVN, and the lease counted from when it left. */
-export interface LockWrite {
-  readonly recordVersionNumber: string;
-  readonly leaseDurationMs: number;
-  /** Monotonic time just before it was sent. */
-  readonly sentAt: number;
-  readonly sentAtWall: number | undefined;
-  /** Data it sets; none to keep the data. */
-  readonly data?: Uint8Array | undefined;
-  readonly deleteData?: boolean | undefined;
-}
+import type { LockState, LockWrite, SessionMonitor } from './lock-state.js';
+import { WriteQueue } from './write-queue.js';
 
 /**
  * Told when a lock ends. `announce` is false only for an end its holder
@@ -46,10 +21,6 @@ const MAX_UNCERTAIN_RVNS = 8;
 /** `Date.now()` counts whole milliseconds. */
 const WALL_CLOCK_RESOLUTION_MS = 1;
 
-/** The next write waits for the previous one to settle, whatever its outcome (its caller sees that). */
-const ignore = (): void => undefined;
-/** Where the first write of an idle lock waits: it still starts on a later tick, as it would behind another write. */
-const IDLE: Promise<unknown> = Promise.resolve();
 /** Most locks have no additional attributes; they share one empty item rather than each keeping its own. */
 const NO_ADDITIONAL_ATTRIBUTES: LockItem = Object.freeze({});
 
@@ -64,8 +35,6 @@ export class HeldLock {
   /** As written to the table; decoded afresh for each reader. */
   readonly additionalAttributes: LockItem;
   readonly sessionMonitor: SessionMonitor | undefined;
-  /** The keeper's tasks for this lock; only the keeper reads or changes them. */
-  keeping: Keeping | undefined;
   readonly #clock: MonotonicClock;
   /** Milliseconds before a lease runs out at which the lock is given up: it follows the lease in force. */
   readonly #marginFor: (leaseDurationMs: number) => number;
@@ -76,8 +45,8 @@ export class HeldLock {
   #lookupTime: number;
   #lookupWallTime: number | undefined;
   #data: Uint8Array | undefined;
-  /** Stops waiting for the write in flight, if any (a release must not wait behind a stuck heartbeat). */
-  #cutOffWrite: (() => void) | undefined;
+  /** Its writes, one at a time; a release stops waiting for the one in flight. */
+  readonly #writeQueue = new WriteQueue();
   /** Made when the signal is first asked for: many locks never are, and Node's signals are not small. */
   #loss: AbortController | undefined;
   /** Made when first asked for, as the signal is: a lock this client released seldom needs one, and errors are not cheap. */
@@ -88,9 +57,6 @@ export class HeldLock {
   #uncertainSafeUntil = Infinity;
   /** Java's `holdLockOnServiceUnavailable` restarted the lease since the last confirmed write, without a confirmed one. */
   #keptUnconfirmed = false;
-  /** The last write queued, while any is; none when the lock is idle. */
-  #tail: Promise<unknown> | undefined;
-  #writes = 0;
 
   constructor(fields: {
     key: LockKey;
@@ -123,7 +89,7 @@ export class HeldLock {
     this.sessionMonitor = fields.sessionMonitor;
     this.#clock = fields.clock;
     this.#marginFor = fields.marginFor;
-    this.#onEnd = fields.onEnd ?? ignore;
+    this.#onEnd = fields.onEnd ?? (() => undefined);
   }
 
   get state(): LockState {
@@ -234,9 +200,9 @@ export class HeldLock {
     return this.#uncertain;
   }
 
-  /** A write of the lock is under way or waiting for its turn. */
+  /** A write of the lock is under way or queued. */
   get writing(): boolean {
-    return this.#writes > 0;
+    return this.#writeQueue.busy;
   }
 
   /**
@@ -303,7 +269,7 @@ export class HeldLock {
     const lapsed = this.#state === 'lost' && this.endReason?.kind === 'expired';
     if (this.#state !== 'held' && !lapsed) return false;
     if (!lapsed) this.#state = 'releasing';
-    this.#cutOffWrite?.();
+    this.#writeQueue.cutOff();
     return true;
   }
 
@@ -318,13 +284,32 @@ export class HeldLock {
       this.#state = 'released';
       return;
     }
-    this.end('released', () => new LockLostError('released', 'it was released by this client', this));
+    this.#end('released', () => new LockLostError('released', 'it was released by this client', this));
+  }
+
+  /**
+   * A write of the lock was refused: it ends as lost with `error`, made by
+   * the caller to name who holds the lock now. False when it had ended already.
+   */
+  loseWith(error: LockLostError): boolean {
+    return this.#end('lost', error);
+  }
+
+  /**
+   * Its release got no answer: heartbeats have stopped, so the lock lapses
+   * unless the release was applied. It ends as lost without telling
+   * listeners; its holder hears of it from the release.
+   */
+  releaseUnanswered(cause: unknown): void {
+    this.#end('lost', new LockLostError('released', 'its release got no answer; it is released or will lapse', this, { cause }), {
+      announce: false,
+    });
   }
 
   /** Ends the lock as lost (its signal aborts, the client tells listeners); returns the error it ended with. */
   lose(kind: LockLossKind, reason: string, details: { cause?: unknown; holder?: LockHolder | undefined } = {}): LockLostError {
     const error = new LockLostError(kind, reason, this, details);
-    this.end('lost', error);
+    this.#end('lost', error);
     return this.endReason ?? error;
   }
 
@@ -340,7 +325,7 @@ export class HeldLock {
    * Moves the lock to its final state and aborts its signal; only the first
    * call counts. `reason` may be given as the function that makes it.
    */
-  end(state: 'released' | 'lost', reason: LockLostError | (() => LockLostError), options: { announce?: boolean } = {}): boolean {
+  #end(state: 'released' | 'lost', reason: LockLostError | (() => LockLostError), options: { announce?: boolean } = {}): boolean {
     if (this.#state === 'released' || this.#state === 'lost') return false;
     this.#state = state;
     this.#endReason = reason;
@@ -350,36 +335,15 @@ export class HeldLock {
   }
 
   /** Waits for a write of the lock, unless a release of it starts meanwhile. */
-  async unlessReleaseStarts<T>(sending: Promise<T>): Promise<T> {
-    try {
-      // A release started meanwhile stops waiting for this write rather than queue behind it. Its
-      // outcome is then unknown, as after any cut-off request; the call may carry other locks' writes
-      // or a deadline shared with them, so it cannot be aborted for this lock alone.
-      return await new Promise<T>((resolve, reject) => {
-        this.#cutOffWrite = () => reject(new DOMException('a release of the lock started', 'AbortError'));
-        sending.then(resolve, reject);
-      });
-    } finally {
-      this.#cutOffWrite = undefined;
-    }
+  unlessReleaseStarts<T>(sending: Promise<T>): Promise<T> {
+    // A release started meanwhile stops waiting for this write rather than queue behind it. Its
+    // outcome is then unknown, as after any cut-off request; the call may carry other locks' writes
+    // or a deadline shared with them, so it cannot be aborted for this lock alone.
+    return this.#writeQueue.unlessCutOff(sending, () => new DOMException('a release of the lock started', 'AbortError'));
   }
 
-  /**
-   * Runs writes of this lock one at a time (heartbeat, release), so each
-   * conditions on the RVN the previous one wrote.
-   */
-  exclusive<T>(work: () => Promise<T>): Promise<T> {
-    this.#writes++;
-    const result = (this.#tail ?? IDLE).then(async () => {
-      try {
-        return await work();
-      } finally {
-        // The work has updated the lock (RVN, lease) before this point, so a write queued from
-        // now on may start at once; an idle lock keeps no promise.
-        if (--this.#writes === 0) this.#tail = undefined;
-      }
-    });
-    this.#tail = result.catch(ignore);
-    return result;
+  /** Queues a write of the lock (heartbeat, release, guarded write): it runs once the writes queued before it settle. */
+  queueWrite<T>(write: () => Promise<T>): Promise<T> {
+    return this.#writeQueue.run(write);
   }
 }

@@ -6,13 +6,14 @@
  * `Lock` handles.
  */
 import type { DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import type { MonotonicClock } from '../clock.js';
-import { InvalidArgumentError, LockLostError } from '../errors.js';
-import { TypedEvents, type Subscription } from '../events.js';
-import { SuspendWatch } from '../heartbeat/suspend-watch.js';
-import { BEHIND_SHARE_OF_PERIOD, suspendCheckIntervalMs } from '../heartbeat/tuning.js';
-import type { Logger } from '../logger.js';
-import { safetyMarginFor, type ResolvedSettings } from '../options.js';
+import type { MonotonicClock } from '../base/clock.js';
+import { InvalidArgumentError, LockLostError } from '../base/errors.js';
+import { TypedEvents, type Subscription } from '../base/events.js';
+import { SuspendWatch } from './suspend-watch.js';
+import { BEHIND_SHARE_OF_PERIOD, suspendCheckIntervalMs } from './heartbeat-tuning.js';
+import type { Logger } from '../base/logger.js';
+import { checkLockLease, safetyMarginFor, type ResolvedSettings } from '../settings/options.js';
+import { toBytes } from '../primitives/bytes.js';
 import { deadline } from '../primitives/deadline.js';
 import { IS_RELEASED_VALUE, LockAttribute, assembleLockItem, buildLockGuard, validateItemSize, type LockTable } from '../protocol/index.js';
 import { guardedWrite, type GuardedWriteOptions } from './guarded-write.js';
@@ -31,6 +32,18 @@ export interface HeldLocksOptions {
   readonly clock: MonotonicClock;
   readonly logger: Logger | undefined;
 }
+
+/** A heartbeat the user sends (`Lock.sendHeartbeat`). */
+export interface ManualHeartbeat {
+  /** A new lease for the lock, in ms; none to keep the lease in force. */
+  readonly leaseDuration?: number | undefined;
+  /** New data (a string is stored as its UTF-8 bytes); none to keep the data. */
+  readonly data?: Uint8Array | string | undefined;
+  readonly deleteData?: boolean | undefined;
+}
+
+/** Releases run this many at a time in {@link HeldLocks.releaseAll}. */
+const RELEASE_ALL_CONCURRENCY = 32;
 
 /** What a release writes: `data` only on an item kept (`deleteLock: false`). */
 export interface ReleaseRequest {
@@ -167,7 +180,7 @@ export class HeldLocks {
   }
 
   /** Refuses data that would push this lock's item over DynamoDB's item size limit. */
-  checkItemSize(held: HeldLock, data: Uint8Array, released: boolean): void {
+  #checkItemSize(held: HeldLock, data: Uint8Array, released: boolean): void {
     const { partitionKey, sortKey, ownerName, leaseDurationMs, recordVersionNumber } = held;
     const item = assembleLockItem(
       this.#table,
@@ -179,7 +192,14 @@ export class HeldLocks {
   }
 
   /** A manual heartbeat, bounded by what is left of the safe time. */
-  async sendHeartbeat(held: HeldLock, change: HeartbeatChange): Promise<void> {
+  async sendHeartbeat(held: HeldLock, heartbeat: ManualHeartbeat): Promise<void> {
+    if (heartbeat.deleteData === true && heartbeat.data !== undefined) {
+      throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'sendHeartbeat: pass data or deleteData, not both');
+    }
+    const leaseDurationMs = heartbeat.leaseDuration === undefined ? undefined : checkLockLease(heartbeat.leaseDuration, this.#settings);
+    const data = toBytes(heartbeat.data);
+    if (data !== undefined) this.#checkItemSize(held, data, false);
+    const change: HeartbeatChange = { leaseDurationMs, data, deleteData: heartbeat.deleteData };
     held.throwUnlessHeld();
     const attempt = deadline(held.safeTimeLeft());
     let result;
@@ -217,17 +237,18 @@ export class HeldLocks {
     if (deleteLock && request.data !== undefined) {
       throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'releaseLock: data can only be left on a lock released with deleteLock: false');
     }
-    if (request.data !== undefined) this.checkItemSize(held, request.data, true);
+    if (request.data !== undefined) this.#checkItemSize(held, request.data, true);
     // As in Java, a lock given up only because its lease ran out locally may still be ours in
     // the table; the conditional release then frees it for others without waiting a lease.
     if (!held.beginRelease()) return false;
     const lapsed = held.state === 'lost';
     this.#untrack(held);
-    return held.exclusive(async () => {
+    return held.queueWrite(async () => {
       const result = await writeRelease(this.#dynamoDB, this.#table, held, { deleteLock, data: request.data, signal: request.signal });
       switch (result.outcome) {
         case 'released':
           held.released();
+          this.#events.emit('released', { held });
           return true;
         case 'refused':
           return false;
@@ -241,15 +262,27 @@ export class HeldLocks {
           break;
       }
       // Unknown outcome: heartbeats have stopped, so the lock lapses unless the release was applied.
-      held.end('lost', new LockLostError('released', 'its release got no answer; it is released or will lapse', held, { cause: result.error }), {
-        announce: false,
-      });
+      held.releaseUnanswered(result.error);
       if (request.bestEffort === true) {
         this.#logger?.warn({ err: result.error, partitionKey: held.partitionKey }, 'best-effort release failed; the lock will lapse');
         return false;
       }
       throw result.error;
     });
+  }
+
+  /**
+   * Releases every lock held now, a bounded number at a time, each attempted
+   * once within `signal`. Resolves with the failures.
+   */
+  async releaseAll(signal: AbortSignal): Promise<unknown[]> {
+    const failures: unknown[] = [];
+    const locks = this.all();
+    for (let i = 0; i < locks.length; i += RELEASE_ALL_CONCURRENCY) {
+      const results = await Promise.allSettled(locks.slice(i, i + RELEASE_ALL_CONCURRENCY).map((held) => this.releaseLock(held, { signal })));
+      for (const result of results) if (result.status === 'rejected') failures.push(result.reason);
+    }
+    return failures;
   }
 
   /** DynamoDB answered a release and changed nothing: the lock is still ours. */

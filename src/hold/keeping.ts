@@ -1,5 +1,5 @@
 /** What the lock keeper (lock-keeper.ts) keeps on each held lock it keeps. */
-import type { ScheduledTask } from '../heartbeat/scheduler.js';
+import type { ScheduledTask } from '../scheduler/deadline-scheduler.js';
 import type { HeldLock } from './held-lock.js';
 
 /** The keeper's tasks and bookkeeping for one lock; nothing else reads or changes them. */
@@ -13,4 +13,26 @@ export interface Keeping {
   retriesAlone: boolean;
   /** A background heartbeat failed since the last confirmed one; `endangered` is told once per such episode. */
   endangered: boolean;
+}
+
+/** Each lock's keeping, made at its first `track` and kept after: a lock held again reuses it. */
+export class Keepings {
+  readonly #byLock = new WeakMap<HeldLock, Keeping>();
+
+  /** The lock's keeping, made by `make` the first time. */
+  of(held: HeldLock, make: () => Keeping): Keeping {
+    let keeping = this.#byLock.get(held);
+    if (keeping === undefined) this.#byLock.set(held, (keeping = make()));
+    return keeping;
+  }
+
+  /** The lock's keeping while the keeper keeps it: held, no release begun, not ended. */
+  kept(held: HeldLock): Keeping | undefined {
+    return held.state === 'held' ? this.#byLock.get(held) : undefined;
+  }
+
+  /** The lock's keeping, whatever its state. */
+  any(held: HeldLock): Keeping | undefined {
+    return this.#byLock.get(held);
+  }
 }

@@ -18,25 +18,26 @@
  * the lock's state changes on the lock itself.
  */
 import pRetry from 'p-retry';
-import type { MonotonicClock } from '../clock.js';
+import type { MonotonicClock } from '../base/clock.js';
 import { isTransient } from '../dynamodb/sdk-errors.js';
-import type { TypedEvents } from '../events.js';
-import { RoundTripEstimate } from '../heartbeat/round-trip-estimate.js';
-import { HeartbeatScheduler, type ScheduledTask, type TaskKind } from '../heartbeat/scheduler.js';
-import { SharedDeadlines } from '../heartbeat/shared-deadlines.js';
+import type { TypedEvents } from '../base/events.js';
+import { RoundTripEstimate } from './round-trip-estimate.js';
+import { DeadlineScheduler, type ScheduledTask, type TaskKind } from '../scheduler/deadline-scheduler.js';
+import { SharedDeadlines } from '../scheduler/shared-deadlines.js';
 import {
   BATCH_WAIT_SHARE_OF_PERIOD,
   FIRST_HEARTBEAT_JITTER,
   SLOW_BATCH_SHARE_OF_PERIOD,
   firstRetryBackoffMs,
   pauseAfterFailedRunMs,
-} from '../heartbeat/tuning.js';
-import type { Logger } from '../logger.js';
+} from './heartbeat-tuning.js';
+import type { Logger } from '../base/logger.js';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
 import { HeartbeatBatchSize } from './heartbeat-batch-size.js';
 import type { HeartbeatResult, HeartbeatWriter } from './heartbeat-writer.js';
 import type { HeldLock } from './held-lock.js';
 import type { HoldEvents } from './hold-events.js';
+import { Keepings } from './keeping.js';
 import { tooLateToHeartbeat } from './loss.js';
 
 export interface LockKeeperOptions {
@@ -59,7 +60,8 @@ const RETRIES = 7;
 
 export class LockKeeper {
   readonly #options: LockKeeperOptions;
-  readonly #scheduler: HeartbeatScheduler<HeldLock>;
+  readonly #scheduler: DeadlineScheduler<HeldLock>;
+  readonly #keepings = new Keepings();
   readonly #random: () => number;
   readonly #roundTrip: RoundTripEstimate;
   /** Apart from single heartbeats: a batch takes longer, and would make a lone heartbeat look slower than it is. */
@@ -82,7 +84,7 @@ export class LockKeeper {
       options.heartbeatBatchSize,
       options.heartbeatPeriod * SLOW_BATCH_SHARE_OF_PERIOD,
     ));
-    this.#scheduler = new HeartbeatScheduler<HeldLock>({
+    this.#scheduler = new DeadlineScheduler<HeldLock>({
       clock: options.clock,
       concurrency: options.heartbeatConcurrency,
       batches: {
@@ -105,14 +107,14 @@ export class LockKeeper {
   /** Starts keeping a lock that was just acquired (or is held again). */
   track(held: HeldLock): void {
     const scheduler = this.#scheduler;
-    const keeping = (held.keeping ??= {
+    const keeping = this.#keepings.of(held, () => ({
       heartbeat: this.#options.backgroundHeartbeats ? scheduler.createTask(this.#heartbeat, held) : undefined,
       expiry: scheduler.createTask(this.#expiry, held),
       session: held.sessionMonitor === undefined ? undefined : scheduler.createTask(this.#session, held),
       sessionFired: false,
       retriesAlone: false,
       endangered: false,
-    });
+    }));
     this.#scheduleHeartbeat(held, { jitter: true });
     scheduler.schedule(keeping.expiry, held.safeUntil());
     this.kept(held);
@@ -120,15 +122,16 @@ export class LockKeeper {
 
   /** A write of the lock was confirmed: a new episode without failures, and its deadlines move. */
   confirmed(held: HeldLock): void {
-    if (held.keeping === undefined || held.state !== 'held') return;
-    held.keeping.endangered = false;
+    const keeping = this.#keepings.kept(held);
+    if (keeping === undefined) return;
+    keeping.endangered = false;
     this.kept(held);
   }
 
   /** Its `lookupTime` moved (a confirmed write, or Java's `holdLockOnServiceUnavailable`): move its deadlines. */
   kept(held: HeldLock): void {
-    const keeping = held.keeping;
-    if (keeping === undefined || held.state !== 'held') return;
+    const keeping = this.#keepings.kept(held);
+    if (keeping === undefined) return;
     // The expiry check moves itself on when it finds the lock renewed, so a heartbeat only has to
     // move it when the safe time got shorter (a shorter lease); otherwise every heartbeat would
     // pay for a second move in the scheduler's heap.
@@ -142,15 +145,14 @@ export class LockKeeper {
 
   /** A write of unknown outcome may have shortened the lock's safe time (it wrote a shorter lease): bring its expiry forward if so. */
   safeTimeChanged(held: HeldLock): void {
-    const expiry = held.keeping?.expiry;
-    if (held.state === 'held' && expiry !== undefined && held.safeUntil() < expiry.dueAt) this.#scheduler.schedule(expiry, held.safeUntil());
+    const expiry = this.#keepings.kept(held)?.expiry;
+    if (expiry !== undefined && held.safeUntil() < expiry.dueAt) this.#scheduler.schedule(expiry, held.safeUntil());
   }
 
   /** Stops every task of the lock. A heartbeat already in flight finishes. */
   untrack(held: HeldLock): void {
-    const keeping = held.keeping;
-    if (keeping === undefined) return;
-    for (const task of [keeping.heartbeat, keeping.expiry, keeping.session]) {
+    const keeping = this.#keepings.any(held);
+    for (const task of [keeping?.heartbeat, keeping?.expiry, keeping?.session]) {
       if (task !== undefined) this.#scheduler.cancel(task);
     }
   }
@@ -166,17 +168,18 @@ export class LockKeeper {
    * would only add load.
    */
   #scheduleHeartbeat(held: HeldLock, when: { jitter?: boolean; retryAt?: number }): void {
-    const task = held.keeping?.heartbeat;
-    if (task === undefined || held.state !== 'held') return;
+    const task = this.#keepings.kept(held)?.heartbeat;
+    if (task === undefined) return;
     const period = this.#options.heartbeatPeriod;
     const early = when.jitter === true ? FIRST_HEARTBEAT_JITTER * this.#random() : 0;
     this.#scheduler.schedule(task, when.retryAt ?? held.lookupTime + period * (1 - early));
   }
 
   async #beat(held: HeldLock): Promise<void> {
-    if (held.state !== 'held') return;
+    const keeping = this.#keepings.kept(held);
+    if (keeping === undefined) return;
     const { clock, heartbeatPeriod } = this.#options;
-    const lagMs = Math.max(0, clock.now() - (held.keeping?.heartbeat?.dueAt ?? clock.now()));
+    const lagMs = Math.max(0, clock.now() - (keeping.heartbeat?.dueAt ?? clock.now()));
     let failed = false;
     try {
       // Most heartbeats succeed at once: only a failed first attempt pays for p-retry's machinery.
@@ -210,15 +213,16 @@ export class LockKeeper {
       failed = true;
       this.#options.logger?.debug({ err: error, partitionKey: held.partitionKey }, 'background heartbeat failed');
     }
-    if (held.keeping !== undefined) held.keeping.retriesAlone = false;
-    if (held.state !== 'held') return;
+    keeping.retriesAlone = false;
+    if (this.#keepings.kept(held) === undefined) return;
     // After a failed run, try again soon (not in a tight loop); the expiry task ends it if it is too late.
     this.#scheduleHeartbeat(held, failed ? { retryAt: clock.now() + pauseAfterFailedRunMs(heartbeatPeriod) } : {});
   }
 
   /** Whether a due heartbeat may go out in a batch: not while another write of the lock is under way or after a failed batch. */
   #canBatch(held: HeldLock): boolean {
-    return held.state === 'held' && held.keeping?.retriesAlone !== true && !held.writing && this.#options.writer.batching;
+    const keeping = this.#keepings.kept(held);
+    return keeping !== undefined && !keeping.retriesAlone && !held.writing && this.#options.writer.batching;
   }
 
   /**
@@ -234,7 +238,7 @@ export class LockKeeper {
     let safeFor = heartbeatPeriod;
     for (const task of tasks) {
       const held = task.subject;
-      if (held.state !== 'held') continue;
+      if (this.#keepings.kept(held) === undefined) continue;
       const safe = held.safeTimeLeft();
       if (safe < roundTrip) {
         held.lose('expired', tooLateToHeartbeat(safe, roundTrip));
@@ -277,8 +281,9 @@ export class LockKeeper {
         return;
       }
       this.safeTimeChanged(held);
-      if (held.state !== 'held' || held.keeping === undefined) return;
-      held.keeping.retriesAlone = true;
+      const keeping = this.#keepings.kept(held);
+      if (keeping === undefined) return;
+      keeping.retriesAlone = true;
       if (result === undefined || result.outcome !== 'failed') {
         // Not sent (or, past the end of the results, not known to be): on its own at once, still as overdue as it was.
         this.#scheduleHeartbeat(held, { retryAt: startedAt - lagMs });
@@ -317,24 +322,25 @@ export class LockKeeper {
   }
 
   #shouldRetry(held: HeldLock, error: unknown): boolean {
-    return isTransient(error) && held.state === 'held' && held.safeTimeLeft() > 0;
+    return isTransient(error) && this.#keepings.kept(held) !== undefined && held.safeTimeLeft() > 0;
   }
 
   /** A background heartbeat attempt failed; a heartbeat cut short by the lock's end is no news to anyone. */
   #failed(held: HeldLock, error: unknown, willRetry: boolean): void {
-    if (held.state !== 'held' || held.keeping === undefined) return;
+    const keeping = this.#keepings.kept(held);
+    if (keeping === undefined) return;
     const { events, logger } = this.#options;
     logger?.warn({ err: error, partitionKey: held.partitionKey, sortKey: held.sortKey, willRetry }, 'heartbeat failed');
     events.emit('heartbeatError', { held, error, willRetry });
-    if (!held.keeping.endangered) {
-      held.keeping.endangered = true;
+    if (!keeping.endangered) {
+      keeping.endangered = true;
       events.emit('endangered', { held, error, msUntilLost: held.safeTimeLeft() });
     }
   }
 
   #checkExpiry(held: HeldLock): void {
-    const expiry = held.keeping?.expiry;
-    if (held.state !== 'held' || expiry === undefined) return;
+    const expiry = this.#keepings.kept(held)?.expiry;
+    if (expiry === undefined) return;
     const left = held.safeTimeLeft();
     if (left > 0) {
       this.#scheduler.schedule(expiry, this.#options.clock.now() + left);
@@ -345,8 +351,8 @@ export class LockKeeper {
 
   #checkSession(held: HeldLock): void {
     const monitor = held.sessionMonitor;
-    const keeping = held.keeping;
-    if (monitor === undefined || keeping?.session === undefined || held.state !== 'held' || keeping.sessionFired) return;
+    const keeping = this.#keepings.kept(held);
+    if (monitor === undefined || keeping?.session === undefined || keeping.sessionFired) return;
     const dueAt = held.lookupTime + monitor.safeTimeWithoutHeartbeat;
     if (this.#options.clock.now() < dueAt) {
       this.#scheduler.schedule(keeping.session, dueAt);

@@ -1,6 +1,6 @@
 /** How a refused write of a held lock ends it: the item DynamoDB returned says who has it now. */
-import { LockLostError, type LockHolder, type LockLossKind } from '../errors.js';
-import { holderOf } from '../lock-holder.js';
+import { LockLostError, type LockHolder, type LockLossKind } from '../base/errors.js';
+import { holderOf } from '../protocol/lock-holder.js';
 import { decodeLockItem, type LockItem, type LockTable } from '../protocol/index.js';
 import type { HeldLock } from './held-lock.js';
 
@@ -26,7 +26,7 @@ export function loseByRefusal(table: LockTable, held: HeldLock, what: string, it
   }
   const kind = item === undefined ? 'deleted' : holder?.isReleased ? 'released' : 'taken';
   const lost = new LockLostError(kind, `${what}: ${REASONS[kind]}`, held, { cause: error, holder });
-  held.end('lost', lost);
+  held.loseWith(lost);
   return lost;
 }
 

@@ -15,9 +15,9 @@ import {
   type Tracer,
   type TracerProvider,
 } from '@opentelemetry/api';
-import type { DynamoDBSender } from '../dynamodb/dynamodb-sender.js';
-import { DynamoDBUnavailableError, LockCurrentlyUnavailableError, LockNotGrantedError } from '../errors.js';
-import type { Subscription } from '../events.js';
+import type { DynamoDBSender } from '../settings/options.js';
+import { DynamoDBUnavailableError, LockCurrentlyUnavailableError, LockNotGrantedError } from '../base/errors.js';
+import type { Subscription } from '../base/events.js';
 import type { Lock, ReleaseLockOptions } from '../lock.js';
 import type { LockClient } from '../lock-client.js';
 import { LazyInstruments, SCOPE, type Instruments } from './instruments.js';

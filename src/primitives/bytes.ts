@@ -2,7 +2,7 @@
  * Lock data as a private copy: strings become their UTF-8 bytes; other bytes
  * are copied explicitly (a Buffer's `slice` would share memory).
  */
-import { InvalidArgumentError } from '../errors.js';
+import { InvalidArgumentError } from '../base/errors.js';
 
 const utf8 = new TextEncoder();
 

@@ -2,12 +2,21 @@
  * The item codec: a DynamoDB lock item ⇄ a {@link LockRecord} (PROTOCOL.md §2).
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { InvalidArgumentError, MalformedLockItemError } from '../errors.js';
+import { InvalidArgumentError, MalformedLockItemError } from '../base/errors.js';
 import { fromAttributeValues, toAttributeValues, UnstorableValueError, type NativeAttributeValue } from './attribute-values.js';
-import type { LockKey } from '../lock-key.js';
+import type { LockKey } from '../base/lock-key.js';
 import { LockAttribute, reservedAttributeNames, type KeySchemaNames } from './attributes.js';
 
 export type LockItem = Record<string, AttributeValue>;
+
+/**
+ * The item an answer carries, or `undefined` for none: DynamoDB may answer
+ * "no item" with an empty one (a refusal's ALL_OLD, a cancellation reason, a
+ * GetItem's `Item`, the last page's `LastEvaluatedKey`).
+ */
+export function itemOrNone(item: LockItem | undefined): LockItem | undefined {
+  return item === undefined || Object.keys(item).length === 0 ? undefined : item;
+}
 
 /** Attributes the caller stores beside the lock, as plain JavaScript values. */
 export type AdditionalAttributes = Record<string, NativeAttributeValue>;

@@ -13,7 +13,7 @@
  * dropped by Java's PutItem acquisitions (PROTOCOL.md §9.1 item 9).
  */
 import type { AttributeValue, GetItemCommandInput, TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import type { LockKey } from '../lock-key.js';
+import type { LockKey } from '../base/lock-key.js';
 import type { LockTable } from './attributes.js';
 import { lockItemKey, type LockWriteRequest } from './requests.js';
 

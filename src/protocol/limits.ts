@@ -4,8 +4,8 @@
  */
 import { Buffer } from 'node:buffer';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { InvalidArgumentError } from '../errors.js';
-import type { LockKey } from '../lock-key.js';
+import { InvalidArgumentError } from '../base/errors.js';
+import type { LockKey } from '../base/lock-key.js';
 import type { KeySchemaNames } from './attributes.js';
 
 export const MAX_PARTITION_KEY_BYTES = 2048;

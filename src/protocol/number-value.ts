@@ -2,7 +2,7 @@
  * A DynamoDB number that a JavaScript `number` would round (DynamoDB keeps 38
  * significant digits), carried as its decimal text.
  */
-import { InvalidArgumentError } from '../errors.js';
+import { InvalidArgumentError } from '../base/errors.js';
 
 /** A number as DynamoDB writes it: optional sign, digits with an optional point, optional exponent. */
 const NUMBER_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;

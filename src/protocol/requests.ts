@@ -4,7 +4,7 @@
  * the table's own requests: table-requests.ts.
  */
 import type { AttributeValue, DeleteItemCommandInput, PutItemCommandInput, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
-import type { LockKey } from '../lock-key.js';
+import type { LockKey } from '../base/lock-key.js';
 import { IS_RELEASED_VALUE, LockAttribute, type KeySchemaNames, type LockTable } from './attributes.js';
 import { encodeLockItem, formatLeaseDuration, type LockItem, type LockRecordToWrite } from './codec.js';
 import { Condition, Update, holderCondition, setListExpression, uncertainRvnPlaceholder } from './expressions.js';

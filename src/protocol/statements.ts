@@ -10,7 +10,7 @@
  * creating one, so the key equality stands in for `attribute_exists(#pk)`.
  */
 import type { AttributeValue, BatchStatementRequest } from '@aws-sdk/client-dynamodb';
-import { InvalidArgumentError } from '../errors.js';
+import { InvalidArgumentError } from '../base/errors.js';
 import { LockAttribute, type LockTable } from './attributes.js';
 import { formatLeaseDuration, type LockItem } from './codec.js';
 import { validateLockKey } from './limits.js';

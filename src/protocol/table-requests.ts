@@ -9,7 +9,7 @@ import type {
   QueryCommandInput,
   ScanCommandInput,
 } from '@aws-sdk/client-dynamodb';
-import type { LockKey } from '../lock-key.js';
+import type { LockKey } from '../base/lock-key.js';
 import type { LockTable } from './attributes.js';
 import type { LockItem } from './codec.js';
 import { PARTITION_KEY_CONDITION } from './expressions.js';

@@ -7,8 +7,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DynamoDBClient, ListTablesCommand, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
-import { DYNAMODB_LOCAL_DEFAULTS } from '../defaults.js';
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { listOneTable } from '../dynamodb/lock-table.js';
+import { DYNAMODB_LOCAL_DEFAULTS } from '../settings/defaults.js';
 import { LockClient } from '../lock-client.js';
 import { isRunning, killOnExit } from './child-processes.js';
 import { findDynamoDBLocalJar } from './dynamodb-local-jar.js';
@@ -172,7 +173,7 @@ class Server {
     try {
       while (!exited && performance.now() < deadline) {
         try {
-          await client.send(new ListTablesCommand({ Limit: 1 }), { abortSignal: AbortSignal.timeout(2_000) });
+          await listOneTable(client, AbortSignal.timeout(2_000));
           // The answer must come from our java, which dies right after losing the port to someone else.
           if (isRunning(this.#child)) return 'ready';
         } catch {

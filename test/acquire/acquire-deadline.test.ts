@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { AcquireDeadline } from '../../src/acquire/acquire-deadline.js';
-import { systemClock } from '../../src/clock.js';
+import { systemClock } from '../../src/base/clock.js';
 import { useFakeTime } from '../../test-kit/jest/fake-time.js';
 
 const { advanceTo } = useFakeTime();
@@ -39,7 +39,7 @@ describe('AcquireDeadline', () => {
     expect(deadline.cutOff).toBe(true);
   });
 
-  it("does not count the time the call waits for its turn among the client's own requests against its wait", async () => {
+  it('does not count the time the call waits to be admitted by the gate against its wait', async () => {
     using deadline = new AcquireDeadline({ clock: systemClock, waitMs: 1_000, graceMs: 500 });
     await advanceTo(300);
     deadline.pause();

@@ -6,18 +6,20 @@
  * integration/acquire/.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { AcquireLoop, type AcquireContext, type AcquireLockOptions } from '../../src/acquire/acquire-lock.js';
+import { AcquireLoop, type AcquireContext } from '../../src/acquire/acquire-lock.js';
+import type { AcquireLockOptions } from '../../src/acquire/acquire-options.js';
 import { AcquisitionGate } from '../../src/acquire/acquisition-gate.js';
 import { KeySchemaProof } from '../../src/acquire/key-schema-proof.js';
 import { LockPollers } from '../../src/acquire/lock-poller.js';
 import { LockObservationCache } from '../../src/acquire/observation-cache.js';
 import { TAKEOVER_MARGIN_MS } from '../../src/acquire/stale-watch.js';
 import { Turns } from '../../src/acquire/turns.js';
-import { lockId } from '../../src/lock-key.js';
+import { lockId } from '../../src/base/lock-key.js';
 import { AcquisitionRequests } from '../../src/dynamodb/acquisition-requests.js';
-import { sdkClientOf, type DynamoDBSender } from '../../src/dynamodb/dynamodb-sender.js';
+import { sdkClientOf } from '../../src/dynamodb/dynamodb-sender.js';
+import type { DynamoDBSender } from '../../src/settings/options.js';
 import type { LockObservation } from '../../src/dynamodb/read-lock.js';
-import { DynamoDBUnavailableError, LockCurrentlyUnavailableError, LockNotGrantedError } from '../../src/errors.js';
+import { DynamoDBUnavailableError, LockCurrentlyUnavailableError, LockNotGrantedError } from '../../src/base/errors.js';
 import type { LockRecord, LockTable } from '../../src/protocol/index.js';
 
 const table: LockTable = { tableName: 'locks', partitionKeyName: 'key' };

@@ -6,8 +6,8 @@
  */
 import { describe, expect, it, jest } from '@jest/globals';
 import { LockPollers, POLL_JITTER, jitteredPollDelay, nextPollDue, type PollOutcome } from '../../src/acquire/lock-poller.js';
-import { systemClock } from '../../src/clock.js';
-import type { LockKey } from '../../src/lock-key.js';
+import { systemClock } from '../../src/base/clock.js';
+import type { LockKey } from '../../src/base/lock-key.js';
 import type { LockObservation } from '../../src/dynamodb/read-lock.js';
 import { useFakeTime } from '../../test-kit/jest/fake-time.js';
 

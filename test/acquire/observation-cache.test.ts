@@ -3,7 +3,7 @@
  * (PROTOCOL.md §5.5). Timed with an injected manual clock.
  */
 import { describe, expect, it } from '@jest/globals';
-import type { MonotonicClock } from '../../src/clock.js';
+import type { MonotonicClock } from '../../src/base/clock.js';
 import { LockObservationCache } from '../../src/acquire/observation-cache.js';
 
 function manualClock(start = 1_000): MonotonicClock & { t: number } {

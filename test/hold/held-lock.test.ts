@@ -3,9 +3,10 @@
  * one-at-a-time writes.
  */
 import { describe, expect, it, jest } from '@jest/globals';
-import { LockLostError } from '../../src/errors.js';
-import { HeldLock, type LockState } from '../../src/hold/held-lock.js';
-import { lockId, type LockKey } from '../../src/lock-key.js';
+import { LockLostError } from '../../src/base/errors.js';
+import { HeldLock } from '../../src/hold/held-lock.js';
+import type { LockState } from '../../src/hold/lock-state.js';
+import { lockId, type LockKey } from '../../src/base/lock-key.js';
 
 const key = (partitionKey: string, sortKey?: string): LockKey => (sortKey === undefined ? { partitionKey } : { partitionKey, sortKey });
 
@@ -125,18 +126,18 @@ describe('HeldLock', () => {
     expect(released.beginRelease()).toBe(false);
   });
 
-  it('exclusive() runs work one at a time, in call order', async () => {
+  it('queueWrite() runs work one at a time, in call order', async () => {
     const lock = heldLock();
     const events: string[] = [];
     let releaseFirst!: () => void;
     const firstGate = new Promise<void>((resolve) => (releaseFirst = resolve));
-    const first = lock.exclusive(async () => {
+    const first = lock.queueWrite(async () => {
       events.push('first:start');
       await firstGate;
       events.push('first:end');
       return 1;
     });
-    const second = lock.exclusive(async () => {
+    const second = lock.queueWrite(async () => {
       events.push('second:start');
       return 2;
     });
@@ -148,26 +149,26 @@ describe('HeldLock', () => {
     expect(events).toEqual(['first:start', 'first:end', 'second:start']);
   });
 
-  it('exclusive(): a failure reaches its caller only and does not block the next work', async () => {
+  it('queueWrite(): a failure reaches its caller only and does not block the next work', async () => {
     const lock = heldLock();
     const boom = new Error('boom');
-    const failed = lock.exclusive(() => Promise.reject(boom));
-    const next = lock.exclusive(async () => 'ok');
+    const failed = lock.queueWrite(() => Promise.reject(boom));
+    const next = lock.queueWrite(async () => 'ok');
     await expect(failed).rejects.toBe(boom);
     await expect(next).resolves.toBe('ok');
     // A synchronous throw inside the work behaves the same.
-    const syncFailed = lock.exclusive((): Promise<never> => {
+    const syncFailed = lock.queueWrite((): Promise<never> => {
       throw boom;
     });
     await expect(syncFailed).rejects.toBe(boom);
-    await expect(lock.exclusive(async () => 3)).resolves.toBe(3);
+    await expect(lock.queueWrite(async () => 3)).resolves.toBe(3);
   });
 
-  it('exclusive(): on an idle lock the work still starts on a later tick, never inside the call', async () => {
+  it('queueWrite(): on an idle lock the work still starts on a later tick, never inside the call', async () => {
     const lock = heldLock();
-    await lock.exclusive(async () => 'earlier, now settled');
+    await lock.queueWrite(async () => 'earlier, now settled');
     const started: string[] = [];
-    const done = lock.exclusive(async () => {
+    const done = lock.queueWrite(async () => {
       started.push('work');
     });
     started.push('after the call');
@@ -175,18 +176,18 @@ describe('HeldLock', () => {
     expect(started).toEqual(['after the call', 'work']);
   });
 
-  it('exclusive(): a write queued while the lock is idle again still waits for one queued before it', async () => {
+  it('queueWrite(): a write queued while the lock is idle again still waits for one queued before it', async () => {
     const lock = heldLock();
-    await lock.exclusive(async () => undefined); // the lock went busy and idle once
+    await lock.queueWrite(async () => undefined); // the lock went busy and idle once
     const events: string[] = [];
     let releaseFirst!: () => void;
-    const first = lock.exclusive(async () => {
+    const first = lock.queueWrite(async () => {
       events.push('first:start');
       await new Promise<void>((resolve) => (releaseFirst = resolve));
       events.push('first:end');
     });
     for (let i = 0; i < 10; i++) await Promise.resolve();
-    const second = lock.exclusive(async () => {
+    const second = lock.queueWrite(async () => {
       events.push('second:start');
     });
     for (let i = 0; i < 10; i++) await Promise.resolve();
@@ -201,15 +202,16 @@ describe('HeldLock', () => {
     const early = readEarly.signal;
     expect(early.aborted).toBe(false);
     const reason = new LockLostError('taken', 'another client holds it', { partitionKey: 'p', sortKey: undefined });
-    expect(readEarly.end('lost', reason)).toBe(true);
+    expect(readEarly.loseWith(reason)).toBe(true);
     expect(early.aborted).toBe(true);
     expect(early.reason).toBe(reason);
     expect(readEarly.signal).toBe(early);
 
     const readLate = heldLock();
-    readLate.end('released', reason);
+    readLate.released();
     expect(readLate.signal.aborted).toBe(true);
-    expect(readLate.signal.reason).toBe(reason);
+    expect(readLate.signal.reason).toBe(readLate.endReason);
+    expect(readLate.endReason?.kind).toBe('released');
     expect(readLate.signal).toBe(readLate.signal);
   });
 
@@ -285,8 +287,8 @@ describe('HeldLock', () => {
     const lock = heldLock();
     expect(lock.writing).toBe(false);
     let releaseFirst!: () => void;
-    const first = lock.exclusive(() => new Promise<void>((resolve) => (releaseFirst = resolve)));
-    const second = lock.exclusive(() => Promise.reject(new Error('refused')));
+    const first = lock.queueWrite(() => new Promise<void>((resolve) => (releaseFirst = resolve)));
+    const second = lock.queueWrite(() => Promise.reject(new Error('refused')));
     expect(lock.writing).toBe(true); // queued, not yet started
     for (let i = 0; i < 10; i++) await Promise.resolve();
     releaseFirst();

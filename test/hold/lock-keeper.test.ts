@@ -5,10 +5,11 @@
  * lock is given up, and the session monitor.
  */
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { systemClock } from '../../src/clock.js';
-import { TypedEvents } from '../../src/events.js';
+import { systemClock } from '../../src/base/clock.js';
+import { TypedEvents } from '../../src/base/events.js';
 import type { HeartbeatResult, HeartbeatWriter } from '../../src/hold/heartbeat-writer.js';
-import { HeldLock, type SessionMonitor } from '../../src/hold/held-lock.js';
+import { HeldLock } from '../../src/hold/held-lock.js';
+import type { SessionMonitor } from '../../src/hold/lock-state.js';
 import type { HoldEvents } from '../../src/hold/hold-events.js';
 import { LockKeeper } from '../../src/hold/lock-keeper.js';
 
@@ -511,8 +512,14 @@ describe('batches', () => {
     expect(hooks.heartbeat).not.toHaveBeenCalled(); // not at once
     await jest.advanceTimersByTimeAsync(200);
     expect(hooks.heartbeat.mock.calls.map(([held]) => held.partitionKey)).toEqual(['lock-1']);
-    expect((helds[1] as HeldLock).keeping?.retriesAlone).toBe(false); // its lone run is over: it may join batches again
     expect(helds.every((held) => held.state === 'held')).toBe(true);
+    // Its lone run is over: due together with the others again, it joins their batch.
+    const [first, second] = helds as [HeldLock, HeldLock];
+    confirmAt(second, first.lookupTime);
+    keeper.track(second);
+    hooks.heartbeatBatch.mockClear();
+    await jest.advanceTimersByTimeAsync(first.lookupTime + PERIOD - performance.now());
+    expect(hooks.heartbeatBatch.mock.calls.map(([batch]) => keysOf(batch))).toEqual([keysOf(helds)]);
     keeper.close();
   });
 

@@ -5,7 +5,7 @@
  * Other names of Object.prototype's members are ordinary names.
  */
 import { describe, expect, it } from '@jest/globals';
-import { InvalidArgumentError } from '../../src/errors.js';
+import { InvalidArgumentError } from '../../src/base/errors.js';
 import { decodeLockItem, encodeLockItem, type LockItem, type LockRecordToWrite, type LockTable } from '../../src/protocol/index.js';
 
 const table: LockTable = { tableName: 'locks', partitionKeyName: 'key', sortKeyName: undefined };

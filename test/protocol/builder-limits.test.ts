@@ -2,9 +2,9 @@
  * Arguments DynamoDB or a Java peer would refuse are refused by the builders
  * first, with an InvalidArgumentError and the right `code`.
  */
-import type { LockKey } from '../../src/lock-key.js';
+import type { LockKey } from '../../src/base/lock-key.js';
 import { describe, expect, it } from '@jest/globals';
-import { InvalidArgumentError, type InvalidArgumentCode } from '../../src/errors.js';
+import { InvalidArgumentError, type InvalidArgumentCode } from '../../src/base/errors.js';
 import {
   buildAcquireRequest,
   buildGetLockRequest,

@@ -6,7 +6,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
-import { MalformedLockItemError } from '../../src/errors.js';
+import { MalformedLockItemError } from '../../src/base/errors.js';
 import { decodeLockItem, encodeLockItem, type LockItem, type LockRecordToWrite } from '../../src/protocol/codec.js';
 import { reservedAttributeNames } from '../../src/protocol/attributes.js';
 

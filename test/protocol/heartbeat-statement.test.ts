@@ -4,7 +4,7 @@
  * parameter.
  */
 import { describe, expect, it } from '@jest/globals';
-import { InvalidArgumentError } from '../../src/errors.js';
+import { InvalidArgumentError } from '../../src/base/errors.js';
 import { buildHeartbeatStatement, canBatchHeartbeats, type LockTable } from '../../src/protocol/index.js';
 
 const TABLE: LockTable = { tableName: 'locks', partitionKeyName: 'key', sortKeyName: undefined };

@@ -5,7 +5,7 @@
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from '@jest/globals';
-import { isMalformedLockItemError, MalformedLockItemError } from '../../src/errors.js';
+import { isMalformedLockItemError, MalformedLockItemError } from '../../src/base/errors.js';
 import { decodeLockItem, type KeySchemaNames, type LockItem } from '../../src/protocol/index.js';
 import { fromWireItem, utf8Bytes, type WireItem } from '../../test-kit/dynamodb-json.js';
 import { loadJavaScenarios } from '../../test-kit/java-fixtures.js';

@@ -5,12 +5,24 @@
 import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Logger } from './logger.js';
-import type { MonotonicClock } from './clock.js';
-import type { DynamoDBSender } from './dynamodb/dynamodb-sender.js';
+import type { Logger } from '../base/logger.js';
+import type { MonotonicClock } from '../base/clock.js';
 import { CLIENT_DEFAULTS, defaultSafetyMargin } from './defaults.js';
-import { InvalidArgumentError } from './errors.js';
-import { FencingAttribute, LockAttribute, MAX_BATCH_STATEMENTS } from './protocol/index.js';
+import { InvalidArgumentError } from '../base/errors.js';
+import { FencingAttribute, LockAttribute, MAX_BATCH_STATEMENTS } from '../protocol/index.js';
+
+/**
+ * Anything with the `send` of an AWS SDK v3 `DynamoDBClient`, such as the client itself.
+ *
+ * Typed by shape, not as `DynamoDBClient`, so that a client of any AWS SDK
+ * v3 version the package supports type-checks, also when a second copy of
+ * the SDK sits somewhere in the application's tree: the SDK's own `send`
+ * types name its private middleware types, which differ between any two
+ * copies.
+ */
+export interface DynamoDBSender {
+  send(command: object, options?: { readonly abortSignal?: AbortSignal }): Promise<unknown>;
+}
 
 /** Either your own DynamoDB client, or a configuration for one the lock client creates and owns. */
 export type DynamoDBClientSource =

@@ -4,8 +4,8 @@
  * and frozen so that no caller can change them for everyone.
  */
 import { describe, expect, it } from '@jest/globals';
-import * as defaults from '../src/defaults.js';
-import * as api from '../src/index.js';
+import * as defaults from '../../src/settings/defaults.js';
+import * as api from '../../src/index.js';
 
 const {
   ACQUIRE_DEFAULTS,

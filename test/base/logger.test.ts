@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { LockClient, type Logger } from '../src/index.js';
+import { LockClient, type Logger } from '../../src/index.js';
 
 // Never called: building the client and closing it without locks sends nothing.
 const dynamoDB = new DynamoDBClient({ region: 'us-east-1', endpoint: 'http://127.0.0.1:9' });

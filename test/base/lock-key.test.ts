@@ -1,7 +1,7 @@
 /** lockId: a collision-free in-process identity for (partition key, sort key). */
 import { describe, expect, it } from '@jest/globals';
-import { seededRandom as prng } from '../chaos/random.js';
-import { describeLockKey, lockId, type LockKey } from '../src/lock-key.js';
+import { seededRandom as prng } from '../../chaos/random.js';
+import { describeLockKey, lockId, type LockKey } from '../../src/base/lock-key.js';
 
 const key = (partitionKey: string, sortKey?: string): LockKey => (sortKey === undefined ? { partitionKey } : { partitionKey, sortKey });
 

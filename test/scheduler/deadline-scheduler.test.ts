@@ -1,12 +1,12 @@
 /**
- * HeartbeatScheduler: one unref'd timer in front of a deadline heap, with a
+ * DeadlineScheduler: one unref'd timer in front of a deadline heap, with a
  * concurrency budget for limited (heartbeat) tasks. Fake timers drive both
  * setTimeout and performance.now(), so `systemClock` moves with them.
  */
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
-import type { Logger } from '../../src/logger.js';
-import { systemClock, type MonotonicClock } from '../../src/clock.js';
-import { HeartbeatScheduler, type ScheduledTask } from '../../src/heartbeat/scheduler.js';
+import type { Logger } from '../../src/base/logger.js';
+import { systemClock, type MonotonicClock } from '../../src/base/clock.js';
+import { DeadlineScheduler, type ScheduledTask } from '../../src/scheduler/deadline-scheduler.js';
 import { useFakeTime } from '../../test-kit/jest/fake-time.js';
 
 interface Deferred {
@@ -51,18 +51,18 @@ afterEach(() => {
 
 /** A task with a kind of its own: most tests here follow one task at a time. */
 function newTask<Subject>(
-  scheduler: HeartbeatScheduler<Subject>,
+  scheduler: DeadlineScheduler<Subject>,
   run: () => Promise<void> | void,
   options: { limited: boolean; subject?: Subject },
 ): ScheduledTask<Subject> {
   return scheduler.createTask({ limited: options.limited, run }, options.subject as Subject);
 }
 
-function newScheduler(concurrency = 32, logger?: Logger, clock: MonotonicClock = systemClock): HeartbeatScheduler {
-  return new HeartbeatScheduler({ clock, concurrency, logger });
+function newScheduler(concurrency = 32, logger?: Logger, clock: MonotonicClock = systemClock): DeadlineScheduler {
+  return new DeadlineScheduler({ clock, concurrency, logger });
 }
 
-describe('HeartbeatScheduler: timing', () => {
+describe('DeadlineScheduler: timing', () => {
   it('runs a task at its due time and not before', async () => {
     const scheduler = newScheduler();
     const run = jest.fn<() => void>();
@@ -91,7 +91,7 @@ describe('HeartbeatScheduler: timing', () => {
   });
 
   it('runs the tasks of one kind with their own subjects, each when it is due', async () => {
-    const scheduler = new HeartbeatScheduler<string>({ clock: systemClock, concurrency: 32 });
+    const scheduler = new DeadlineScheduler<string>({ clock: systemClock, concurrency: 32 });
     const run = jest.fn<(subject: string) => void>();
     const kind = { limited: true, run };
     scheduler.schedule(scheduler.createTask(kind, 'b'), at(200));
@@ -250,7 +250,7 @@ describe('HeartbeatScheduler: timing', () => {
   });
 });
 
-describe('HeartbeatScheduler: concurrency', () => {
+describe('DeadlineScheduler: concurrency', () => {
   it('runs at most `concurrency` limited tasks at once, and all of them eventually', async () => {
     const scheduler = newScheduler(3);
     let current = 0;
@@ -536,7 +536,7 @@ describe('HeartbeatScheduler: concurrency', () => {
   });
 });
 
-describe('HeartbeatScheduler: failures', () => {
+describe('DeadlineScheduler: failures', () => {
   it.each([
     ['throws synchronously', true],
     ['returns a rejected promise', false],
@@ -601,7 +601,7 @@ describe('HeartbeatScheduler: failures', () => {
   });
 });
 
-describe('HeartbeatScheduler: close', () => {
+describe('DeadlineScheduler: close', () => {
   it('close() stops scheduled and waiting tasks and leaves no timer', async () => {
     const scheduler = newScheduler(1);
     const blocker = deferred();
@@ -683,7 +683,7 @@ describe('HeartbeatScheduler: close', () => {
   });
 });
 
-describe('HeartbeatScheduler: the timer', () => {
+describe('DeadlineScheduler: the timer', () => {
   it("every timer it creates is unref'd (never keeps the process alive)", async () => {
     // Fake timers implement ref/unref/hasRef like Node's Timeout, so check the objects themselves.
     const setTimeoutSpy = jest.spyOn(globalThis, 'setTimeout');
@@ -752,7 +752,7 @@ describe('HeartbeatScheduler: the timer', () => {
   });
 });
 
-describe('HeartbeatScheduler: how far behind', () => {
+describe('DeadlineScheduler: how far behind', () => {
   it('overdueMs is how long the most overdue heartbeat has waited to be sent, 0 when none waits', async () => {
     const scheduler = newScheduler(1);
     expect(scheduler.overdueMs()).toBe(0);
@@ -781,7 +781,7 @@ describe('HeartbeatScheduler: how far behind', () => {
 });
 
 interface Batching {
-  scheduler: HeartbeatScheduler<string>;
+  scheduler: DeadlineScheduler<string>;
   /** The subjects of each batch, in the order the batches started. */
   batches: string[][];
   /** Subjects whose own `run` was called. */
@@ -802,7 +802,7 @@ function batching(concurrency: number, batchSize: number, maxWaitMs = 0): Batchi
     return gate.promise;
   };
   const loners = new Set<string>();
-  const scheduler = new HeartbeatScheduler<string>({
+  const scheduler = new DeadlineScheduler<string>({
     clock: systemClock,
     concurrency,
     batches: {
@@ -836,7 +836,7 @@ function batching(concurrency: number, batchSize: number, maxWaitMs = 0): Batchi
   };
 }
 
-describe('HeartbeatScheduler: batches', () => {
+describe('DeadlineScheduler: batches', () => {
   it('puts due batchable tasks into one slot, most overdue first, up to the batch size', async () => {
     const { scheduler, batches, alone, finishAll, add } = batching(1, 3);
     add('blocker', at(10));
@@ -929,7 +929,7 @@ describe('HeartbeatScheduler: batches', () => {
   it('a batch that throws is logged and frees its slot', async () => {
     const { logger, error } = fakeLogger();
     const ran: string[][] = [];
-    const scheduler = new HeartbeatScheduler<string>({
+    const scheduler = new DeadlineScheduler<string>({
       clock: systemClock,
       concurrency: 1,
       logger,
@@ -963,7 +963,7 @@ describe('HeartbeatScheduler: batches', () => {
   });
 });
 
-describe('HeartbeatScheduler: part-full batches wait for company', () => {
+describe('DeadlineScheduler: part-full batches wait for company', () => {
   /**
    * Concurrency 8 and a wait of up to 100 ms, with one batch (a, b) in
    * flight: an eighth of the slots, enough to hold back a part-full batch.

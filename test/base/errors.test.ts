@@ -4,8 +4,8 @@
  * work across two copies of the package.
  */
 import { describe, expect, it } from '@jest/globals';
-import * as errors from '../src/errors.js';
-import * as api from '../src/index.js';
+import * as errors from '../../src/base/errors.js';
+import * as api from '../../src/index.js';
 import {
   DynamoDBLockError,
   DynamoDBUnavailableError,
@@ -24,7 +24,7 @@ import {
   MalformedLockItemError,
   SessionMonitorNotSetError,
   type LockHolder,
-} from '../src/errors.js';
+} from '../../src/base/errors.js';
 
 const lock = { partitionKey: 'orders', sortKey: 'eu-1' };
 const holder: LockHolder = { ownerName: 'host-a1b2', recordVersionNumber: 'rvn-123', leaseDuration: 20_000, isReleased: false };

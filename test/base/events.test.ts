@@ -1,6 +1,6 @@
 /** TypedEvents: the emitter behind the client's `lost`, `endangered`, `heartbeat` and `heartbeatError` events. */
 import { describe, expect, it, jest } from '@jest/globals';
-import { TypedEvents } from '../src/events.js';
+import { TypedEvents } from '../../src/base/events.js';
 
 interface Events {
   tick: number;

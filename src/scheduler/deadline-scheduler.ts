@@ -1,19 +1,20 @@
 /**
- * The one scheduler of a lock client. Every held lock has a heartbeat task,
- * an expiry check and, with a session monitor, a monitor check; all of them
- * wait in deadline heaps behind a single timer. Heartbeats run at most
- * `concurrency` at a time, most overdue first; heartbeats due together may
- * share one slot as a batch. The timer is unref'd: a client holding locks
+ * A deadline scheduler: tasks wait in deadline heaps behind a single timer
+ * and run when due. Limited tasks run at most `concurrency` at a time, most
+ * overdue first, and limited tasks due together may share one slot as a
+ * batch; unlimited ones run at once. The timer is unref'd: scheduled work
  * never keeps the process alive by itself.
  *
+ * The lock keeper (hold/lock-keeper.ts) runs one per client: each held lock
+ * has a heartbeat task (limited), an expiry check and, with a session
+ * monitor, a monitor check.
+ *
  * Part-full batches are held back a little, as Nagle's algorithm holds back
- * small TCP segments, and batches take only a share of the slots; the
- * shares and their reasons are in tuning.ts.
+ * small TCP segments, and batches take only a share of the slots.
  */
-import type { Logger } from '../logger.js';
-import type { MonotonicClock } from '../clock.js';
+import type { Logger } from '../base/logger.js';
+import type { MonotonicClock } from '../base/clock.js';
 import { DeadlineHeap, type HeapEntry } from './deadline-heap.js';
-import { BATCH_SHARE_OF_CONCURRENCY, PART_FULL_SHARE_OF_CONCURRENCY } from './tuning.js';
 
 /**
  * What tasks of one kind do when due (a lock's heartbeat, its expiry check).
@@ -54,10 +55,24 @@ export interface SchedulerOptions<Subject> {
   readonly logger?: Logger | undefined;
 }
 
+/**
+ * Part-full batches are held back while at least this share of the
+ * concurrency slots is busy, as Nagle's algorithm holds back small segments:
+ * a server nearly keeping up gets fewer, fuller batches.
+ */
+const PART_FULL_SHARE_OF_CONCURRENCY = 1 / 8;
+
+/**
+ * Batches take at most this share of the concurrency slots: on DynamoDB
+ * Local a client far behind served as many heartbeats with 4 or 8 batches in
+ * flight as with 32, while each batch in flight holds 25 heartbeats in memory.
+ */
+const BATCH_SHARE_OF_CONCURRENCY = 1 / 4;
+
 /** Timers may fire a fraction of a millisecond before the monotonic clock says the task is due. */
 const TIMER_SLACK_MS = 1;
 
-export class HeartbeatScheduler<Subject = unknown> {
+export class DeadlineScheduler<Subject = unknown> {
   /**
    * Limited tasks by due time. A due one stays here until a slot is free, so
    * the top is always the most overdue: a heartbeat is one removal from this

@@ -29,33 +29,6 @@ export const BATCH_WAIT_SHARE_OF_PERIOD = 1 / 50;
  */
 export const SLOW_BATCH_SHARE_OF_PERIOD = 1 / 4;
 
-/**
- * Part-full batches are held back while at least this share of the
- * concurrency slots is busy, as Nagle's algorithm holds back small segments:
- * a server nearly keeping up gets fewer, fuller batches.
- */
-export const PART_FULL_SHARE_OF_CONCURRENCY = 1 / 8;
-
-/**
- * Batches take at most this share of the concurrency slots: on DynamoDB
- * Local a client far behind served as many heartbeats with 4 or 8 batches in
- * flight as with 32, while each batch in flight holds 25 heartbeats in memory.
- */
-export const BATCH_SHARE_OF_CONCURRENCY = 1 / 4;
-
-/** Acquisitions allowed at once while heartbeats are behind, as a share of the concurrency: few, so that heartbeats get nearly all of the server. */
-export const ACQUISITIONS_WHILE_BEHIND_SHARE = 1 / 16;
-
-/**
- * Acquisition requests allowed at once while heartbeats are on time: in a
- * burst, four batches of new-lock writes keep the server busy; as single
- * requests beside the heartbeats' 32, fewer than twice the SDK's default 50
- * sockets wait for one, where the SDK warns. Not derived from the heartbeat
- * concurrency: a client that heartbeats one lock at a time still acquires
- * many at once.
- */
-export const ACQUISITION_REQUESTS_IN_FLIGHT = 96;
-
 /** The backoff before the first retry of a failed heartbeat: a tenth of a period, at most 100 ms. */
 export function firstRetryBackoffMs(heartbeatPeriod: number): number {
   return Math.min(100, heartbeatPeriod / 10);

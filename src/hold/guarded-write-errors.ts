@@ -5,9 +5,9 @@
  * moved is a {@link LockLostError} instead.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { isFailedConditionCode, isRetryableCancellation } from './dynamodb/sdk-errors.js';
-import { DynamoDBLockError, guardByName } from './errors.js';
-import type { LockKey } from './lock-key.js';
+import { isFailedConditionCode, isRetryableCancellation } from '../dynamodb/sdk-errors.js';
+import { DynamoDBLockError, guardByName } from '../base/errors.js';
+import type { LockKey } from '../base/lock-key.js';
 
 /** Why DynamoDB canceled one item of a guarded write. */
 export interface GuardedWriteCancellation {

@@ -6,7 +6,7 @@
  * per client compares the two clocks; when the wall clock got ahead, every
  * held lock is checked against its safe time at once.
  */
-import type { MonotonicClock } from '../clock.js';
+import type { MonotonicClock } from '../base/clock.js';
 
 /** Wall-clock time gained over the monotonic clock between two ticks that counts as a suspend. */
 const JUMP_MS = 100;

@@ -1,6 +1,6 @@
 /** What an error says about the holder of a lock, from the item as read. */
-import type { LockHolder } from './errors.js';
-import type { LockRecord } from './protocol/index.js';
+import type { LockHolder } from '../base/errors.js';
+import type { LockRecord } from './index.js';
 
 export const holderOf = (record: LockRecord): LockHolder => ({
   ownerName: record.ownerName,

@@ -4,7 +4,7 @@
  * has the option, its default is kept (PROTOCOL.md §8), so that a table
  * shared with Java clients behaves alike whichever client took a lock.
  */
-import { DEFAULT_PARTITION_KEY_NAME, MAX_BATCH_STATEMENTS } from './protocol/index.js';
+import { DEFAULT_PARTITION_KEY_NAME, MAX_BATCH_STATEMENTS } from '../protocol/index.js';
 
 /** Defaults of the `LockClient` options (`LockClientSettings`). */
 export const CLIENT_DEFAULTS = Object.freeze({

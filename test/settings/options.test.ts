@@ -4,9 +4,16 @@
  */
 import { describe, expect, it, jest } from '@jest/globals';
 import { hostname } from 'node:os';
-import { CLIENT_DEFAULTS } from '../src/defaults.js';
-import { DynamoDBLockError, InvalidArgumentError, type InvalidArgumentCode } from '../src/errors.js';
-import { checkDuration, defaultOwnerName, checkLockLease, resolveSettings, safetyMarginFor, type LockClientSettings } from '../src/options.js';
+import { CLIENT_DEFAULTS } from '../../src/settings/defaults.js';
+import { DynamoDBLockError, InvalidArgumentError, type InvalidArgumentCode } from '../../src/base/errors.js';
+import {
+  checkDuration,
+  defaultOwnerName,
+  checkLockLease,
+  resolveSettings,
+  safetyMarginFor,
+  type LockClientSettings,
+} from '../../src/settings/options.js';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}';
 
@@ -60,7 +67,7 @@ describe('resolveSettings: defaults', () => {
     }));
     let owner = '';
     await jest.isolateModulesAsync(async () => {
-      const options = await import('../src/options.js');
+      const options = await import('../../src/settings/options.js');
       owner = options.defaultOwnerName();
     });
     expect(owner).toMatch(new RegExp(`^${UUID}$`));

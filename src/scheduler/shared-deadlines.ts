@@ -9,7 +9,7 @@
  * slot is at most a twentieth of the time allowed.
  */
 import { setMaxListeners } from 'node:events';
-import type { MonotonicClock } from '../clock.js';
+import type { MonotonicClock } from '../base/clock.js';
 import { deadline, type Deadline } from '../primitives/deadline.js';
 
 /**

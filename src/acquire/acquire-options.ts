@@ -1,0 +1,106 @@
+/** The options of one `acquireLock` call, and their checks before any request. */
+import { InvalidArgumentError } from '../base/errors.js';
+import type { LockKey } from '../base/lock-key.js';
+import { toBytes } from '../primitives/bytes.js';
+import { encodeLockItem, validateItemSize, validateLockKey, type AdditionalAttributes, type LockTable } from '../protocol/index.js';
+import { checkDuration, checkLockLease } from '../settings/options.js';
+
+/** Options of one `acquireLock` call (Java's `AcquireLockOptions`, PROTOCOL.md §8.2). */
+export interface AcquireLockOptions {
+  /** The sort key value; required exactly when the table has a sort key. */
+  readonly sortKey?: string;
+  /** Data to store with the lock (a string is stored as its UTF-8 bytes). @default none */
+  readonly data?: Uint8Array | string;
+  /**
+   * Write `data` even when the item already carries data. When false, data
+   * left by the previous holder is carried over. @default true
+   */
+  readonly replaceData?: boolean;
+  /** Delete the item on release (true) or keep it marked released (false). @default true */
+  readonly deleteLockOnRelease?: boolean;
+  /** Only take a lock whose item already exists (released or expired); never create one. @default false */
+  readonly acquireOnlyIfLockAlreadyExists?: boolean;
+  /** Milliseconds between reads while waiting. @default 1000 */
+  readonly refreshPeriod?: number;
+  /**
+   * How long this client may keep a lock it releases and asks for again at
+   * once (within `refreshPeriod` of the release) before it stands aside:
+   * the next such call sends nothing for one `refreshPeriod` after the
+   * release, so that waiters of other clients can take the lock. `Infinity`
+   * never stands aside. A call that may not wait a refresh period
+   * (`shouldSkipBlockingWait`, or `additionalTimeToWaitForLock` below
+   * `refreshPeriod`) never stands aside either. @default 2 × refreshPeriod
+   */
+  readonly turnLength?: number;
+  /**
+   * Milliseconds to wait beyond the lease of the first holder seen; `Infinity`
+   * waits until the lock is acquired or the signal aborts. @default 1000
+   */
+  readonly additionalTimeToWaitForLock?: number;
+  /** Lease of this lock in milliseconds; waiters read it from the item. @default the client's `leaseDuration` */
+  readonly leaseDuration?: number;
+  /** Extra attributes stored on the item. Protocol attribute names are refused. @default none */
+  readonly additionalAttributes?: AdditionalAttributes;
+  /** Write with UpdateItem, keeping attributes of the old item this write does not set. @default false */
+  readonly updateExistingLockRecord?: boolean;
+  /** Take a released lock only if nobody took it since it was read. @default false */
+  readonly acquireReleasedLocksConsistently?: boolean;
+  /** Return the lock this client already holds instead of waiting for it. @default false */
+  readonly reentrant?: boolean;
+  /**
+   * Never wait for a lock someone else holds: fail at once with
+   * `LockCurrentlyUnavailableError`. Repeated calls still take over a lock
+   * whose RVN stayed unchanged for its lease. @default false
+   */
+  readonly shouldSkipBlockingWait?: boolean;
+  /** Call `callback` once the lock has gone `safeTimeWithoutHeartbeat` ms without a confirmed heartbeat. */
+  readonly sessionMonitor?: {
+    readonly safeTimeWithoutHeartbeat: number;
+    readonly callback?: () => void;
+  };
+  /** Cancels the wait at once; rejects with `signal.reason`. */
+  readonly signal?: AbortSignal;
+}
+
+/** What of the client's settings an acquisition follows. */
+export interface AcquireSettings {
+  readonly table: LockTable;
+  readonly ownerName: string;
+  readonly defaultLeaseDuration: number;
+  readonly heartbeatPeriod: number;
+  readonly backgroundHeartbeats: boolean;
+  /** The client's `safetyMargin` option, if set. */
+  readonly safetyMargin: number | undefined;
+}
+
+/** Checks everything about the call that can be checked without DynamoDB. */
+export function validateAcquireOptions(ctx: AcquireSettings, key: LockKey, options: AcquireLockOptions): void {
+  validateLockKey(ctx.table, key);
+  if (options.refreshPeriod !== undefined) checkDuration('refreshPeriod', options.refreshPeriod);
+  if (options.turnLength !== undefined) checkDuration('turnLength', options.turnLength, { allowInfinity: true });
+  if (options.additionalTimeToWaitForLock !== undefined) {
+    checkDuration('additionalTimeToWaitForLock', options.additionalTimeToWaitForLock, { allowInfinity: true });
+  }
+  const lease = options.leaseDuration === undefined ? ctx.defaultLeaseDuration : checkLockLease(options.leaseDuration, ctx);
+  // The whole item is known but for the RVN (always 36 characters): check names and size before any call.
+  validateItemSize(
+    encodeLockItem(ctx.table, {
+      ...key,
+      ownerName: ctx.ownerName,
+      leaseDurationMs: lease,
+      recordVersionNumber: '00000000-0000-0000-0000-000000000000',
+      data: toBytes(options.data),
+      additionalAttributes: options.additionalAttributes ?? {},
+    }),
+  );
+  const monitor = options.sessionMonitor;
+  if (monitor !== undefined) {
+    const safe = monitor.safeTimeWithoutHeartbeat;
+    if (!(typeof safe === 'number' && safe > ctx.heartbeatPeriod && safe < lease)) {
+      throw new InvalidArgumentError(
+        'INVALID_SESSION_MONITOR',
+        `sessionMonitor.safeTimeWithoutHeartbeat (${String(safe)} ms) must be greater than heartbeatPeriod (${ctx.heartbeatPeriod} ms) and less than the lease (${lease} ms)`,
+      );
+    }
+  }
+}

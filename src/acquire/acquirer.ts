@@ -1,0 +1,219 @@
+/**
+ * The acquiring side of one client, built once per client: everything it
+ * sends about locks it does not hold (acquisitions, their polls, `getLock`
+ * reads, listings) goes through here, behind one gate that lets heartbeats
+ * go first. It owns the acquisition requests, the polling loops, the gate,
+ * the turns, the observation cache and the key-schema proof. An acquisition
+ * ends by handing its record to the held locks once; their releases come
+ * back to the turns through the held locks' `released` event.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { MonotonicClock } from '../base/clock.js';
+import { LockClientClosedError } from '../base/errors.js';
+import { lockId, type LockKey } from '../base/lock-key.js';
+import type { Logger } from '../base/logger.js';
+import { AcquisitionRequests } from '../dynamodb/acquisition-requests.js';
+import { LockPages, type LockListing } from '../dynamodb/list-locks.js';
+import { explainTableError } from '../dynamodb/lock-table.js';
+import { readLock, type LockObservation } from '../dynamodb/read-lock.js';
+import type { ReplicationCheck } from '../dynamodb/table-replication.js';
+import type { HeldLock } from '../hold/held-lock.js';
+import type { HeldLocks } from '../hold/held-locks.js';
+import { childAbortController, type ChildAbortController } from '../primitives/child-abort-controller.js';
+import type { LockTable } from '../protocol/index.js';
+import { ACQUIRE_DEFAULTS } from '../settings/defaults.js';
+import type { ResolvedSettings } from '../settings/options.js';
+import { AcquireLoop, type AcquireContext } from './acquire-lock.js';
+import { validateAcquireOptions, type AcquireLockOptions } from './acquire-options.js';
+import { ACQUISITION_REQUESTS_IN_FLIGHT, ACQUISITIONS_WHILE_BEHIND_SHARE, AcquisitionGate } from './acquisition-gate.js';
+import { KeySchemaProof } from './key-schema-proof.js';
+import { ListingSchemaCheck } from './listing-schema-check.js';
+import { LockPollers } from './lock-poller.js';
+import { LockObservationCache } from './observation-cache.js';
+import { admittedWithinBound } from './request-bound.js';
+import type { Acquisition } from './steps.js';
+import { REMEMBERED_TURNS, Turns } from './turns.js';
+
+export interface AcquirerOptions {
+  readonly dynamoDB: Pick<DynamoDBClient, 'send'>;
+  readonly table: LockTable;
+  /** The fencing table (`fencingTableName`), with the lock table's key names. */
+  readonly fencingTable: LockTable | undefined;
+  readonly settings: ResolvedSettings;
+  readonly clock: MonotonicClock;
+  readonly logger: Logger | undefined;
+  /** Checked before the client's first lock write; absent when the user opted out. */
+  readonly replication: ReplicationCheck | undefined;
+  /** Where acquired locks are held: handed each record once; their heartbeats go first at the gate. */
+  readonly holding: HeldLocks;
+  /** Aborts when the client closes. */
+  readonly lifetime: AbortSignal;
+}
+
+export class Acquirer {
+  readonly #options: AcquirerOptions;
+  readonly #ctx: AcquireContext;
+  readonly #listingSchema: ListingSchemaCheck;
+  /** Acquisitions under way; `close()` aborts them and waits for them to settle. */
+  readonly #acquiring = new Map<ChildAbortController, Promise<unknown>>();
+
+  constructor(options: AcquirerOptions) {
+    this.#options = options;
+    const { dynamoDB, table, settings, clock, logger, holding } = options;
+    const requests = new AcquisitionRequests({
+      dynamoDB,
+      table,
+      clock,
+      fencingTable: options.fencingTable,
+      // The option that keeps heartbeats out of PartiQL batches keeps acquisitions out of them too.
+      batching: settings.heartbeatBatchSize > 1,
+      logger,
+    });
+    this.#ctx = {
+      requests,
+      table,
+      ownerName: settings.ownerName,
+      defaultLeaseDuration: settings.leaseDuration,
+      heartbeatPeriod: settings.heartbeatPeriod,
+      backgroundHeartbeats: settings.backgroundHeartbeats,
+      safetyMargin: settings.safetyMargin,
+      clock,
+      observations: new LockObservationCache(settings.maxLockObservationCacheSize, clock),
+      pollers: new LockPollers({ clock, read: (key, signal) => this.#look(signal, (bounded) => requests.read(key, bounded)) }),
+      keySchema: new KeySchemaProof(table),
+      logger,
+      explain: (error) => explainTableError(dynamoDB, table, error),
+      gate: new AcquisitionGate({
+        heartbeatsBehind: () => holding.heartbeatsBehind(),
+        limit: ACQUISITION_REQUESTS_IN_FLIGHT,
+        // Few enough that heartbeats get nearly all of the server while they catch up.
+        limitWhileBehind: Math.max(1, Math.floor(settings.heartbeatConcurrency * ACQUISITIONS_WHILE_BEHIND_SHARE)),
+      }),
+      turns: new Turns(clock, REMEMBERED_TURNS),
+      replication: options.replication,
+    };
+    this.#listingSchema = new ListingSchemaCheck(dynamoDB, table, logger);
+    holding.on('released', ({ held }) => this.#ctx.turns.released(held.id));
+  }
+
+  /**
+   * Acquires the lock (acquire-lock.ts) and hands it to the held locks.
+   * With `reentrant`, a lock this client holds is returned as it is.
+   */
+  async acquire(key: LockKey, options: AcquireLockOptions): Promise<HeldLock> {
+    validateAcquireOptions(this.#ctx, key, options);
+    if (options.reentrant) {
+      const mine = this.#options.holding.get(lockId(key));
+      if (mine?.isHeld() === true) return mine;
+    }
+    const call = childAbortController(options.signal);
+    const acquiring = this.#acquireAndHold(key, options, call);
+    this.#acquiring.set(call, acquiring);
+    try {
+      return await acquiring;
+    } finally {
+      this.#acquiring.delete(call);
+      call.dispose();
+    }
+  }
+
+  async #acquireAndHold(key: LockKey, options: AcquireLockOptions, call: ChildAbortController): Promise<HeldLock> {
+    const { holding, lifetime } = this.#options;
+    let acquisition: Acquisition;
+    try {
+      acquisition = await this.#acquire(key, { ...options, signal: call.signal });
+    } catch (error) {
+      throw lifetime.aborted ? new LockClientClosedError() : error;
+    }
+    const { record, lookupTime, lookupWallTime } = acquisition;
+    const monitor = options.sessionMonitor;
+    const held = holding.track({
+      key: record,
+      ownerName: record.ownerName,
+      recordVersionNumber: record.recordVersionNumber,
+      leaseDurationMs: record.leaseDurationMs,
+      lookupTime,
+      lookupWallTime,
+      data: record.data,
+      additionalAttributes: acquisition.additionalAttributes,
+      deleteLockOnRelease: options.deleteLockOnRelease ?? ACQUIRE_DEFAULTS.deleteLockOnRelease,
+      fencingToken: acquisition.fencingToken,
+      sessionMonitor:
+        monitor === undefined ? undefined : { safeTimeWithoutHeartbeat: monitor.safeTimeWithoutHeartbeat, callback: monitor.callback },
+    });
+    if (call.signal.aborted || lifetime.aborted) {
+      // The caller gave up (or the client closed) while the winning write was in flight: do not leave the lock held.
+      await holding.releaseLock(held, { bestEffort: true }).catch(() => undefined);
+      throw lifetime.aborted ? new LockClientClosedError() : call.signal.reason;
+    }
+    return held;
+  }
+
+  /**
+   * The acquire loop, within this client's turn on the lock (turns.ts): a
+   * back-to-back acquisition whose turn is over stands aside first.
+   */
+  async #acquire(key: LockKey, options: AcquireLockOptions): Promise<Acquisition> {
+    const { turns } = this.#ctx;
+    const refreshMs = options.refreshPeriod ?? ACQUIRE_DEFAULTS.refreshPeriod;
+    const turn = turns.plan(lockId(key), {
+      refreshMs,
+      turnLengthMs: options.turnLength ?? ACQUIRE_DEFAULTS.turnLengthInRefreshPeriods * refreshMs,
+      mayWait:
+        !options.shouldSkipBlockingWait && (options.additionalTimeToWaitForLock ?? ACQUIRE_DEFAULTS.additionalTimeToWaitForLock) >= refreshMs,
+    });
+    const loop = new AcquireLoop(this.#ctx, key, options, turn);
+    try {
+      const acquisition = await loop.run();
+      turns.taken(turn, acquisition.lookupTime, loop.waitedForAnother);
+      return acquisition;
+    } finally {
+      loop[Symbol.dispose]();
+    }
+  }
+
+  /** `getLock`: one consistent read of the lock (`undefined`: no item). */
+  async readLock(key: LockKey, signal: AbortSignal | undefined): Promise<LockObservation | undefined> {
+    const { dynamoDB, table, clock } = this.#options;
+    try {
+      return await this.#look(signal, (bounded) => readLock(dynamoDB, table, key, clock, bounded));
+    } catch (error) {
+      throw await this.#ctx.explain(error);
+    }
+  }
+
+  /** The locks of a listing, page by page, once the table's key schema is known to fit (listing-schema-check.ts). */
+  async *list(listing: LockListing, signal: AbortSignal | undefined): AsyncGenerator<LockObservation> {
+    const { dynamoDB, table, clock } = this.#options;
+    const pages = new LockPages(dynamoDB, table, clock, listing); // checks the listing before any call
+    await this.#listingSchema.ensure();
+    while (!pages.done) {
+      let page: Iterable<LockObservation>;
+      try {
+        page = await this.#look(signal, (bounded) => pages.next(bounded));
+      } catch (error) {
+        throw await this.#ctx.explain(error);
+      }
+      yield* page;
+    }
+  }
+
+  /**
+   * A request that only looks at locks (a poll, `getLock`, a listing page):
+   * it counts against the acquisition limit, and one unanswered for a lease
+   * is abandoned (a `TimeoutError`), so that it never holds a slot for ever.
+   */
+  #look<T>(signal: AbortSignal | undefined, request: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    return admittedWithinBound(this.#ctx.gate, this.#options.settings.leaseDuration, signal, request);
+  }
+
+  /**
+   * Aborts the acquisitions under way and waits for them to settle: their
+   * requests are cut off; a write of unknown outcome is left to lapse, one
+   * that won is released.
+   */
+  async close(): Promise<void> {
+    for (const call of this.#acquiring.keys()) call.abort(new LockClientClosedError());
+    await Promise.allSettled(this.#acquiring.values());
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * The writes of one acquisition: each new record it may write, sent, and the
+ * ones whose outcome is unknown (a reply lost, a request cut off). The table
+ * may hold any of those, and then the lock is the call's.
+ */
+import { randomUUID } from 'node:crypto';
+import type { MonotonicClock } from '../base/clock.js';
+import { lockId, type LockKey } from '../base/lock-key.js';
+import { Departure } from '../dynamodb/departure.js';
+import type { AcquisitionRequests } from '../dynamodb/acquisition-requests.js';
+import type { LockObservation } from '../dynamodb/read-lock.js';
+import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
+import { toBytes } from '../primitives/bytes.js';
+import { encodeAdditionalAttributes, type AcquisitionPath, type LockItem, type LockRecord, type LockRecordToWrite } from '../protocol/index.js';
+import { ACQUIRE_DEFAULTS } from '../settings/defaults.js';
+import type { AcquireLockOptions } from './acquire-options.js';
+import type { LockObservationCache } from './observation-cache.js';
+import type { Acquisition } from './steps.js';
+
+export interface AcquisitionWritesContext {
+  readonly requests: AcquisitionRequests;
+  readonly ownerName: string;
+  readonly clock: MonotonicClock;
+  readonly observations: LockObservationCache;
+}
+
+export class AcquisitionWrites {
+  readonly #ctx: AcquisitionWritesContext;
+  readonly #key: LockKey;
+  readonly #options: AcquireLockOptions;
+  readonly #leaseDurationMs: number;
+  readonly #newData: Uint8Array | undefined;
+  readonly #additionalAttributes: LockItem;
+  /** Writes whose outcome is unknown. */
+  readonly #unconfirmed: Acquisition[] = [];
+
+  constructor(ctx: AcquisitionWritesContext, key: LockKey, options: AcquireLockOptions, leaseDurationMs: number) {
+    this.#ctx = ctx;
+    this.#key = key;
+    this.#options = options;
+    this.#leaseDurationMs = leaseDurationMs;
+    this.#newData = toBytes(options.data);
+    this.#additionalAttributes = encodeAdditionalAttributes(options.additionalAttributes ?? {});
+  }
+
+  /** The record a write decided on `existing` (`undefined`: no item) sends, with a new RVN. */
+  recordFor(existing: LockObservation | undefined): LockRecordToWrite {
+    const replaceData = this.#options.replaceData ?? ACQUIRE_DEFAULTS.replaceData;
+    return {
+      ...this.#key,
+      ownerName: this.#ctx.ownerName,
+      leaseDurationMs: this.#leaseDurationMs,
+      recordVersionNumber: randomUUID(),
+      data: !replaceData && existing?.record.data !== undefined ? existing.record.data : this.#newData,
+      additionalAttributes: this.#options.additionalAttributes ?? {},
+    };
+  }
+
+  /**
+   * Sends one acquisition write. A write whose outcome is unknown is
+   * remembered; a refusal that shows one of this call's writes in the table
+   * means that write was applied, and the lock is ours.
+   */
+  async send(record: LockRecordToWrite, path: AcquisitionPath, signal: AbortSignal): Promise<Acquisition> {
+    const { clock, requests, observations } = this.#ctx;
+    // The lease counts from the earliest moment the write can have taken effect: when it first left.
+    const departure = new Departure(clock);
+    let fencingToken: bigint | undefined;
+    const options = { updateExistingLockRecord: this.#options.updateExistingLockRecord };
+    let failure: { readonly error: unknown } | undefined;
+    try {
+      await requests.write(record, path, options, signal, (token) => (fencingToken = token), departure);
+    } catch (error) {
+      failure = { error };
+    }
+    const acquisition: Acquisition = { record, ...departure.lookup(), additionalAttributes: this.#additionalAttributes, fencingToken };
+    // A failure may show this write, or one remembered before, applied after all.
+    const applied = failure === undefined ? acquisition : this.#sortFailure(acquisition, failure.error);
+    if (applied === undefined) throw (failure as { readonly error: unknown }).error;
+    observations.forget(lockId(this.#key));
+    return applied;
+  }
+
+  /** The write of this call whose RVN the item carries, if the item is one this call wrote without learning so. */
+  writtenAs(record: LockRecord): Acquisition | undefined {
+    if (record.ownerName !== this.#ctx.ownerName || record.isReleased) return undefined;
+    return this.#unconfirmed.find((write) => write.record.recordVersionNumber === record.recordVersionNumber);
+  }
+
+  /**
+   * Sorts the failure of `write`: one of unknown outcome joins the writes the
+   * table may hold. Returns the write of this call the failure shows applied
+   * (this one, or one remembered before), if any.
+   */
+  #sortFailure(write: Acquisition, error: unknown): Acquisition | undefined {
+    const candidates = [write, ...this.#unconfirmed];
+    const failed = classifyFailedWrite(error, {
+      ownerName: this.#ctx.ownerName,
+      recordVersionNumbers: candidates.map((candidate) => candidate.record.recordVersionNumber),
+    });
+    if (failed.outcome === 'unknown') this.#unconfirmed.push(write);
+    if (failed.outcome !== 'applied') return undefined;
+    return candidates.find((candidate) => candidate.record.recordVersionNumber === failed.recordVersionNumber);
+  }
+}

@@ -1,0 +1,78 @@
+/** What an acquisition's loop (acquire-lock.ts) decides, does next, and comes to. */
+import type { LockNotGrantedError, LockCurrentlyUnavailableError } from '../base/errors.js';
+import type { LockObservation } from '../dynamodb/read-lock.js';
+import type { AcquisitionPath, LockItem, LockRecordToWrite } from '../protocol/index.js';
+
+/** A successful acquisition write. */
+export interface Acquisition {
+  readonly record: LockRecordToWrite;
+  /** Monotonic time when the write first left this client (dynamodb/departure.ts). */
+  readonly lookupTime: number;
+  /** Wall-clock time at `lookupTime`, where the clock has one. */
+  readonly lookupWallTime: number | undefined;
+  readonly additionalAttributes: LockItem;
+  /** With fencing: the token this write gets if it commits, known before it is sent. */
+  fencingToken?: bigint | undefined;
+}
+
+/** A write DynamoDB just refused, and the RVN of the item it was decided on. */
+export interface RefusedWrite {
+  readonly path: AcquisitionPath['kind'];
+  readonly recordVersionNumber: string | undefined;
+}
+
+/** What the loop does about one observation of the lock, or about its stale timer running out. */
+export type Decision =
+  /** The item is a write of this call whose outcome was unknown: it was applied, so the lock is ours. */
+  | { readonly kind: 'ours'; readonly acquisition: Acquisition }
+  /** Send this write, decided on `existing` (`undefined`: no item). */
+  | { readonly kind: 'write'; readonly path: AcquisitionPath; readonly existing: LockObservation | undefined }
+  /** Someone else holds it and its RVN has not yet stayed unchanged for its lease: wait. */
+  | { readonly kind: 'wait' }
+  /** Not this time; a later observation may do before the deadline. */
+  | { readonly kind: 'retry'; readonly refusal: LockNotGrantedError }
+  /** `shouldSkipBlockingWait`, and someone else holds it: the call ends. */
+  | { readonly kind: 'unavailable'; readonly error: LockCurrentlyUnavailableError };
+
+/** What the loop acts on next. */
+export type Step =
+  /** The first attempt: the new-lock write, no read before it (PROTOCOL.md §9.2 item 1). */
+  | { readonly kind: 'create' }
+  /** A consistent read of our own, then Java's decision. */
+  | { readonly kind: 'read' }
+  /** Java's decision on what a poll, or a refused write's ALL_OLD item, showed (`undefined`: no item). */
+  | {
+      readonly kind: 'decide';
+      readonly observation: LockObservation | undefined;
+      readonly at: number;
+      readonly refused?: RefusedWrite | undefined;
+    }
+  /** The timed RVN has been unchanged for its lease: write the takeover now, without a read. */
+  | { readonly kind: 'takeover' }
+  /** A poll failed; handled like a failed read of our own. */
+  | { readonly kind: 'failed'; readonly error: unknown };
+
+/** What one step came to. */
+export type Outcome =
+  | { readonly kind: 'won'; readonly acquisition: Acquisition }
+  /** Go on with `step` at once: what the new-lock write's refusal showed is the first read. */
+  | { readonly kind: 'again'; readonly step: Step }
+  /**
+   * Not taken this time. Past the deadline the call ends with `refusal` (or
+   * the plain "not acquired"); before it, it goes on with `following`, or
+   * waits for the next poll.
+   */
+  | { readonly kind: 'not-taken'; readonly refusal?: LockNotGrantedError | undefined; readonly following?: Step | undefined };
+
+/** Thrown inside one step when that attempt failed but a later one may succeed before the deadline. */
+export class RetryableRefusal extends Error {
+  constructor(readonly refusal: LockNotGrantedError) {
+    super(refusal.message);
+  }
+}
+
+/** The write a decision on `existing` would send, if any, named for telling what a refusal refused. */
+export function intendedWrite(existing: LockObservation | undefined): RefusedWrite {
+  if (existing === undefined) return { path: 'absent', recordVersionNumber: undefined };
+  return { path: existing.record.isReleased ? 'released' : 'expired', recordVersionNumber: existing.record.recordVersionNumber };
+}

@@ -1,0 +1,27 @@
+/** The options of the client's calls that are the client's own (acquisitions take `AcquireLockOptions`). */
+import type { AcquireLockOptions } from './acquire/acquire-options.js';
+
+export interface LockKeyOptions {
+  /** The sort key value; required exactly when the table has a sort key. */
+  readonly sortKey?: string;
+}
+
+export interface ListLocksOptions {
+  /** Read with strong consistency (Java lists eventually consistently). @default true */
+  readonly consistentRead?: boolean;
+  readonly signal?: AbortSignal;
+}
+
+export interface WithLockOptions extends AcquireLockOptions, LockKeyOptions {
+  /** Milliseconds the release after the routine may take; it is not retried. @default 5000 */
+  readonly releaseTimeout?: number;
+}
+
+export interface CloseOptions {
+  /**
+   * Milliseconds the releases of `close()` may take; locks still unreleased
+   * then lapse after their lease. @default the client's `leaseDuration`, after
+   * which they would have lapsed anyway
+   */
+  readonly timeout?: number;
+}
