@@ -8,7 +8,7 @@
  */
 import { expect, it } from '@jest/globals';
 import type { Lock } from '../../src/index.js';
-import { operationOf, type RequestFault } from '../../test-kit/fault-proxy.js';
+import { operationOf, type ProxiedRequest, type RequestFault } from '../../test-kit/fault-proxy.js';
 import { useFaultBed } from '../../test-kit/jest/fault-bed.js';
 import { recordEvents } from '../../test-kit/jest/lock-events.js';
 import { sleep } from '../../test-kit/test-locks.js';
@@ -20,11 +20,8 @@ const HEARTBEAT_MS = 750;
 /** What each statement of a batch costs the server: 25 of them take longer than the period an attempt gets. */
 const MS_PER_STATEMENT = 40;
 
-it('on a server that applies statements one by one, batches shrink until they are answered in time, and no heartbeat fails', async () => {
-  const network = await faults.proxied('paced', { sdkDefaults: true });
-  const client = faults.bed.client({ ownerName: 'paced', leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS }, network.dynamoDB);
-  const locks: Lock[] = await Promise.all(Array.from({ length: 100 }, (_, i) => client.acquireLock(`paced-${i}`)));
-  const events = recordEvents(client);
+/** Has the proxy delay each batch by its statements' cost, and returns the statement counts of the batches seen. */
+function paceBatches(network: { readonly proxy: { setRule(rule: (request: ProxiedRequest) => RequestFault): void } }): number[] {
   const statementCounts: number[] = [];
   network.proxy.setRule((request): RequestFault => {
     if (operationOf(request) !== 'BatchExecuteStatement') return { action: 'forward' };
@@ -32,6 +29,17 @@ it('on a server that applies statements one by one, batches shrink until they ar
     statementCounts.push(statements);
     return { action: 'forward', delayMs: statements * MS_PER_STATEMENT };
   });
+  return statementCounts;
+}
+
+it('on a server that applies statements one by one, batches shrink until they are answered in time, and no heartbeat fails', async () => {
+  const network = await faults.proxied('paced', { sdkDefaults: true });
+  const client = faults.bed.client({ ownerName: 'paced', leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS }, network.dynamoDB);
+  const locks: Lock[] = await Promise.all(
+    Array.from({ length: 100 }, (_, i) => client.acquireLock(`paced-${i}`, { additionalTimeToWaitForLock: 20_000 })),
+  );
+  const events = recordEvents(client);
+  const statementCounts = paceBatches(network);
 
   // The first periods find the pace; after them not one heartbeat may fail.
   await sleep(4 * HEARTBEAT_MS);
@@ -51,5 +59,23 @@ it('on a server that applies statements one by one, batches shrink until they ar
   const later = statementCounts.slice(batchesWhileLearning);
   expect(later.length).toBeGreaterThan(0);
   expect(Math.max(...later) * MS_PER_STATEMENT).toBeLessThanOrEqual(HEARTBEAT_MS / 4);
+  network.proxy.passThrough();
+}, 30_000);
+
+it('smaller batches get more calls in flight, so that as many heartbeats go out per period', async () => {
+  const network = await faults.proxied('many-paced', { sdkDefaults: true });
+  const client = faults.bed.client({ ownerName: 'many-paced', leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS }, network.dynamoDB);
+  // About 1 000 heartbeats a second: 8 batches of 4 in flight at 160 ms each carry 200, and each lock would
+  // wait 4 s for its turn; 32 of them carry 800.
+  const locks: Lock[] = await Promise.all(
+    Array.from({ length: 800 }, (_, i) => client.acquireLock(`many-paced-${i}`, { additionalTimeToWaitForLock: 20_000 })),
+  );
+  const events = recordEvents(client);
+  paceBatches(network);
+
+  await sleep(8 * HEARTBEAT_MS);
+
+  expect(events.of('lost').map((seen) => `${seen.event.lock.partitionKey}: ${seen.event.error.message}`)).toEqual([]);
+  expect(locks.filter((lock) => lock.state !== 'held')).toHaveLength(0);
   network.proxy.passThrough();
 }, 30_000);

@@ -94,6 +94,7 @@ export class LockKeeper {
         canJoin: (task) => this.#canBatch(task.subject),
         run: (tasks) => this.#beatBatch(tasks),
         maxWaitMs: options.heartbeatPeriod * BATCH_WAIT_SHARE_OF_PERIOD,
+        largestSize: options.heartbeatBatchSize,
       },
       logger: options.logger,
     });

@@ -36,8 +36,10 @@ export interface ScheduledTask<Subject = unknown> extends HeapEntry {
 
 /** How limited tasks due together may share one slot. */
 export interface TaskBatches<Subject> {
-  /** Most tasks in one batch. */
+  /** Most tasks in one batch now. */
   readonly size: number;
+  /** The most `size` ever is: batches in flight hold at most as many tasks as a share of the slots filled with batches this large. */
+  readonly largestSize: number;
   /** Whether a due limited task may run now as part of a batch rather than by its kind's `run`. */
   canJoin(task: ScheduledTask<Subject>): boolean;
   /** Runs a batch of two or more tasks, in place of their kind's `run`. */
@@ -63,9 +65,12 @@ export interface SchedulerOptions<Subject> {
 const PART_FULL_SHARE_OF_CONCURRENCY = 1 / 8;
 
 /**
- * Batches take at most this share of the concurrency slots: on DynamoDB
- * Local a client far behind served as many heartbeats with 4 or 8 batches in
- * flight as with 32, while each batch in flight holds 25 heartbeats in memory.
+ * Batches in flight hold at most as many tasks as this share of the
+ * concurrency slots filled with batches of the largest size: on DynamoDB
+ * Local a client far behind served as many heartbeats with 4 or 8 batches of
+ * 25 in flight as with 32, while each batch in flight holds its heartbeats in
+ * memory. Smaller batches (a server slow to answer large ones) get as many
+ * more slots as keep the same number of tasks in flight.
  */
 const BATCH_SHARE_OF_CONCURRENCY = 1 / 4;
 
@@ -88,7 +93,8 @@ export class DeadlineScheduler<Subject = unknown> {
   readonly #batchLimit: number;
   readonly #logger: Logger | undefined;
   #running = 0;
-  #runningBatches = 0;
+  /** Tasks in the batches in flight. */
+  #batchedTasks = 0;
   /** The most overdue task is held back for a fuller batch (and `#running` is at least `#partFullLimit`). */
   #waitingForCompany = false;
   #timer: NodeJS.Timeout | undefined;
@@ -186,7 +192,7 @@ export class DeadlineScheduler<Subject = unknown> {
     if (top === undefined || this.#running >= this.#concurrency) return Infinity;
     const batches = this.#batches;
     if (batches === undefined || !batches.canJoin(top)) return top.dueAt;
-    if (this.#runningBatches >= this.#batchLimit) return Infinity;
+    if (this.#batchedTasks >= this.#batchLimit * batches.largestSize) return Infinity;
     return this.#waitingForCompany ? top.dueAt + batches.maxWaitMs : top.dueAt;
   }
 
@@ -211,7 +217,7 @@ export class DeadlineScheduler<Subject = unknown> {
         continue;
       }
       // Most overdue first: the tasks behind a batchable one wait with it.
-      if (this.#runningBatches >= this.#batchLimit) return;
+      if (this.#batchedTasks >= this.#batchLimit * batches.largestSize) return;
       if (this.#shouldWaitForCompany(batches, task, now)) {
         this.#waitingForCompany = true;
         return;
@@ -237,14 +243,14 @@ export class DeadlineScheduler<Subject = unknown> {
 
   async #executeBatch(batches: TaskBatches<Subject>, batch: ScheduledTask<Subject>[]): Promise<void> {
     this.#running++;
-    this.#runningBatches++;
+    this.#batchedTasks += batch.length;
     try {
       await batches.run(batch);
     } catch (error) {
       this.#logger?.error({ err: error }, 'lock scheduler batch failed');
     } finally {
       this.#running--;
-      this.#runningBatches--;
+      this.#batchedTasks -= batch.length;
       this.#drain();
       this.#arm();
     }

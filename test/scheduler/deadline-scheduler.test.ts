@@ -792,7 +792,7 @@ interface Batching {
 }
 
 /** `maxWaitMs` 0: a part-full batch never waits for company unless a test asks it to. */
-function batching(concurrency: number, batchSize: number, maxWaitMs = 0): Batching {
+function batching(concurrency: number, batchSize: number, maxWaitMs = 0, largestSize = batchSize): Batching {
   const batches: string[][] = [];
   const alone: string[] = [];
   const gates: Deferred[] = [];
@@ -813,6 +813,7 @@ function batching(concurrency: number, batchSize: number, maxWaitMs = 0): Batchi
         return gated();
       },
       maxWaitMs,
+      largestSize,
     },
   });
   return {
@@ -883,6 +884,19 @@ describe('DeadlineScheduler: batches', () => {
     await settle();
   });
 
+  it('gives batches smaller than the largest size more slots, as many as hold the same number of tasks', async () => {
+    // 8 slots, a quarter of them for batches of up to 5 (10 tasks in flight); batches are 2 now.
+    const { batches, finishAll, add } = batching(8, 2, 0, 5);
+    for (let i = 0; i < 16; i++) add(`lock-${i}`, at(10));
+    await advanceTo(20);
+    expect(batches.map((batch) => batch.length)).toEqual([2, 2, 2, 2, 2]);
+    finishAll();
+    await settle();
+    expect(batches.map((batch) => batch.length)).toEqual([2, 2, 2, 2, 2, 2, 2, 2]);
+    finishAll();
+    await settle();
+  });
+
   it('leaves tasks that are not due yet for later', async () => {
     const { batches, alone, finishAll, add } = batching(1, 25);
     add('early', at(10));
@@ -941,6 +955,7 @@ describe('DeadlineScheduler: batches', () => {
           throw new Error('broken batch');
         },
         maxWaitMs: 0,
+        largestSize: 25,
       },
     });
     for (const name of ['a', 'b'])
