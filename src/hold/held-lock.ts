@@ -21,6 +21,7 @@ const MAX_UNCERTAIN_RVNS = 8;
 /** `Date.now()` counts whole milliseconds. */
 const WALL_CLOCK_RESOLUTION_MS = 1;
 
+const releaseStarted = (): DOMException => new DOMException('a release of the lock started', 'AbortError');
 /** Most locks have no additional attributes; they share one empty item rather than each keeping its own. */
 const NO_ADDITIONAL_ATTRIBUTES: LockItem = Object.freeze({});
 
@@ -45,8 +46,8 @@ export class HeldLock {
   #lookupTime: number;
   #lookupWallTime: number | undefined;
   #data: Uint8Array | undefined;
-  /** Its writes, one at a time; a release stops waiting for the one in flight. */
-  readonly #writeQueue = new WriteQueue();
+  /** Its writes, one at a time, while any is queued; a release stops waiting for the one in flight. */
+  #writeQueue: WriteQueue | undefined;
   /** Made when the signal is first asked for: many locks never are, and Node's signals are not small. */
   #loss: AbortController | undefined;
   /** Made when first asked for, as the signal is: a lock this client released seldom needs one, and errors are not cheap. */
@@ -202,13 +203,10 @@ export class HeldLock {
 
   /** A write of the lock is under way or queued. */
   get writing(): boolean {
-    return this.#writeQueue.busy;
+    return this.#writeQueue !== undefined;
   }
 
-  /**
-   * A write was confirmed: the table holds its RVN (so none of the uncertain
-   * ones), its lease counts from when it was sent, and its data is the lock's.
-   */
+  /** A write was confirmed: the table holds its RVN (no uncertain one), its lease counts from its send, its data is the lock's. */
   confirmWrite(write: LockWrite): void {
     this.#recordVersionNumber = write.recordVersionNumber;
     this.#lookupTime = write.sentAt;
@@ -269,7 +267,7 @@ export class HeldLock {
     const lapsed = this.#state === 'lost' && this.endReason?.kind === 'expired';
     if (this.#state !== 'held' && !lapsed) return false;
     if (!lapsed) this.#state = 'releasing';
-    this.#writeQueue.cutOff();
+    this.#writeQueue?.cutOff();
     return true;
   }
 
@@ -339,11 +337,12 @@ export class HeldLock {
     // A release started meanwhile stops waiting for this write rather than queue behind it. Its
     // outcome is then unknown, as after any cut-off request; the call may carry other locks' writes
     // or a deadline shared with them, so it cannot be aborted for this lock alone.
-    return this.#writeQueue.unlessCutOff(sending, () => new DOMException('a release of the lock started', 'AbortError'));
+    return this.#writeQueue?.unlessCutOff(sending, releaseStarted) ?? sending;
   }
 
   /** Queues a write of the lock (heartbeat, release, guarded write): it runs once the writes queued before it settle. */
   queueWrite<T>(write: () => Promise<T>): Promise<T> {
+    this.#writeQueue ??= new WriteQueue(() => (this.#writeQueue = undefined));
     return this.#writeQueue.run(write);
   }
 }

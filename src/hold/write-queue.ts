@@ -3,6 +3,8 @@
  * write) run one at a time, in the order they were queued, so that each
  * conditions on the RVN the previous one wrote. A release may cut off the
  * wait for a write in flight rather than queue behind a stuck heartbeat.
+ * A queue lives only while a write is queued: most locks are idle most of
+ * the time, and keep none.
  */
 
 /** The next write waits for the previous one to settle, whatever its outcome (its caller sees that). */
@@ -11,27 +13,28 @@ const ignore = (): void => undefined;
 const IDLE: Promise<unknown> = Promise.resolve();
 
 export class WriteQueue {
-  /** The last write queued, while any is; none when the lock is idle. */
-  #tail: Promise<unknown> | undefined;
+  readonly #onIdle: () => void;
+  /** The last write queued. */
+  #tail: Promise<unknown> = IDLE;
   #writes = 0;
   /** Stops waiting for the write in flight, if any. */
   #cutOff: (() => void) | undefined;
 
-  /** A write is under way or queued. */
-  get busy(): boolean {
-    return this.#writes > 0;
+  /** `onIdle`: told once the last write queued has settled; the queue is then done with. */
+  constructor(onIdle: () => void) {
+    this.#onIdle = onIdle;
   }
 
   /** Runs `write` once every write queued before it has settled. */
   run<T>(write: () => Promise<T>): Promise<T> {
     this.#writes++;
-    const result = (this.#tail ?? IDLE).then(async () => {
+    const result = this.#tail.then(async () => {
       try {
         return await write();
       } finally {
         // The write has updated the lock (RVN, lease) before this point, so a write queued from
-        // now on may start at once; an idle lock keeps no promise.
-        if (--this.#writes === 0) this.#tail = undefined;
+        // now on may start at once, in a new queue.
+        if (--this.#writes === 0) this.#onIdle();
       }
     });
     this.#tail = result.catch(ignore);
