@@ -4,7 +4,7 @@
  * through the fault proxy) every 200 ms. It writes, not reads: DynamoDB
  * Local applies the writes of every table one at a time, so a server busy
  * with the workers' batches answers reads at once while each heartbeat, a
- * write, waits its turn (seen: reads under 200 ms while batches of writes
+ * write, waits in line (seen: reads under 200 ms while batches of writes
  * took a second). A write that takes longer than a quarter of the heartbeat
  * period, or fails, marks a window in which the server had no capacity to
  * spare; a held lock lost within reach of such a window was lost to a

@@ -66,7 +66,7 @@ it('smaller batches get more calls in flight, so that as many heartbeats go out 
   const network = await faults.proxied('many-paced', { sdkDefaults: true });
   const client = faults.bed.client({ ownerName: 'many-paced', leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS }, network.dynamoDB);
   // About 1 000 heartbeats a second: 8 batches of 4 in flight at 160 ms each carry 200, and each lock would
-  // wait 4 s for its turn; 32 of them carry 800.
+  // wait 4 s for its next heartbeat; 32 of them carry 800.
   const locks: Lock[] = await Promise.all(
     Array.from({ length: 800 }, (_, i) => client.acquireLock(`many-paced-${i}`, { additionalTimeToWaitForLock: 20_000 })),
   );
