@@ -2,11 +2,15 @@
 import type { ScheduledTask } from '../scheduler/deadline-scheduler.js';
 import type { HeldLock } from './held-lock.js';
 
-/** The keeper's tasks and bookkeeping for one lock; nothing else reads or changes them. */
-export interface Keeping {
+/** The keeper's tasks for one lock. */
+export interface KeepingTasks {
   readonly heartbeat: ScheduledTask<HeldLock> | undefined;
   readonly expiry: ScheduledTask<HeldLock>;
   readonly session: ScheduledTask<HeldLock> | undefined;
+}
+
+/** The keeper's tasks and bookkeeping for one lock; nothing else reads or changes them. */
+export interface Keeping extends KeepingTasks {
   /** The session monitor's callback ran since the last confirmed write. */
   sessionFired: boolean;
   /** Its batched heartbeat failed: the next one goes alone, with the single heartbeat's retries. */
@@ -19,10 +23,13 @@ export interface Keeping {
 export class Keepings {
   readonly #byLock = new WeakMap<HeldLock, Keeping>();
 
-  /** The lock's keeping, made by `make` the first time. */
-  of(held: HeldLock, make: () => Keeping): Keeping {
+  /** The lock's keeping, made the first time with the tasks `make` gives and no flag set. */
+  of(held: HeldLock, make: () => KeepingTasks): Keeping {
     let keeping = this.#byLock.get(held);
-    if (keeping === undefined) this.#byLock.set(held, (keeping = make()));
+    if (keeping === undefined) {
+      keeping = { ...make(), sessionFired: false, retriesAlone: false, endangered: false };
+      this.#byLock.set(held, keeping);
+    }
     return keeping;
   }
 

@@ -24,16 +24,10 @@ import type { TypedEvents } from '../base/events.js';
 import { RoundTripEstimate } from './round-trip-estimate.js';
 import { DeadlineScheduler, type ScheduledTask, type TaskKind } from '../scheduler/deadline-scheduler.js';
 import { SharedDeadlines } from '../scheduler/shared-deadlines.js';
-import {
-  BATCH_WAIT_SHARE_OF_PERIOD,
-  FIRST_HEARTBEAT_JITTER,
-  SLOW_BATCH_SHARE_OF_PERIOD,
-  firstRetryBackoffMs,
-  pauseAfterFailedRunMs,
-} from './heartbeat-tuning.js';
+import { BATCH_WAIT_SHARE_OF_PERIOD, FIRST_HEARTBEAT_JITTER, firstRetryBackoffMs, pauseAfterFailedRunMs } from './heartbeat-tuning.js';
 import type { Logger } from '../base/logger.js';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
-import { HeartbeatBatchSize } from './heartbeat-batch-size.js';
+import { HeartbeatBatchPace } from './heartbeat-batch-pace.js';
 import type { HeartbeatResult, HeartbeatWriter } from './heartbeat-writer.js';
 import type { HeldLock } from './held-lock.js';
 import type { HoldEvents } from './hold-events.js';
@@ -65,8 +59,7 @@ export class LockKeeper {
   readonly #random: () => number;
   readonly #roundTrip: RoundTripEstimate;
   /** Apart from single heartbeats: a batch takes longer, and would make a lone heartbeat look slower than it is. */
-  readonly #batchRoundTrip: RoundTripEstimate;
-  readonly #batchSize: HeartbeatBatchSize;
+  readonly #batchPace: HeartbeatBatchPace;
   readonly #deadlines: SharedDeadlines;
   readonly #heartbeat: TaskKind<HeldLock> = { limited: true, run: (held) => this.#beat(held) };
   readonly #expiry: TaskKind<HeldLock> = { limited: false, run: (held) => this.#checkExpiry(held) };
@@ -78,18 +71,13 @@ export class LockKeeper {
     this.#random = options.random ?? Math.random;
     // An attempt gets a period at most: a longer wait says nothing of the server.
     this.#roundTrip = new RoundTripEstimate(options.heartbeatPeriod);
-    this.#batchRoundTrip = new RoundTripEstimate(options.heartbeatPeriod);
-    // A batch slower than the lag heartbeats are allowed is too large for the server's pace.
-    const batchSize = (this.#batchSize = new HeartbeatBatchSize(
-      options.heartbeatBatchSize,
-      options.heartbeatPeriod * SLOW_BATCH_SHARE_OF_PERIOD,
-    ));
+    const pace = (this.#batchPace = new HeartbeatBatchPace(options.heartbeatBatchSize, options.heartbeatPeriod));
     this.#scheduler = new DeadlineScheduler<HeldLock>({
       clock: options.clock,
       concurrency: options.heartbeatConcurrency,
       batches: {
         get size() {
-          return batchSize.current;
+          return pace.size;
         },
         canJoin: (task) => this.#canBatch(task.subject),
         run: (tasks) => this.#beatBatch(tasks),
@@ -112,9 +100,6 @@ export class LockKeeper {
       heartbeat: this.#options.backgroundHeartbeats ? scheduler.createTask(this.#heartbeat, held) : undefined,
       expiry: scheduler.createTask(this.#expiry, held),
       session: held.sessionMonitor === undefined ? undefined : scheduler.createTask(this.#session, held),
-      sessionFired: false,
-      retriesAlone: false,
-      endangered: false,
     }));
     this.#scheduleHeartbeat(held, { jitter: true });
     scheduler.schedule(keeping.expiry, held.safeUntil());
@@ -234,7 +219,7 @@ export class LockKeeper {
   async #beatBatch(tasks: readonly ScheduledTask<HeldLock>[]): Promise<void> {
     const { clock, heartbeatPeriod, writer } = this.#options;
     const startedAt = clock.now();
-    const roundTrip = this.#batchRoundTrip.estimate();
+    const roundTrip = this.#batchPace.roundTripMs();
     const batch: { held: HeldLock; lagMs: number }[] = [];
     let safeFor = heartbeatPeriod;
     for (const task of tasks) {
@@ -267,10 +252,9 @@ export class LockKeeper {
     }
     // Only an answered batch tells how long a heartbeat takes; a failed one may have waited out its whole deadline.
     if (results.some((result) => result.outcome === 'confirmed' || result.outcome === 'kept')) {
-      this.#batchRoundTrip.add(clock.now() - startedAt);
-      this.#batchSize.answered(batch.length, clock.now() - startedAt);
+      this.#batchPace.answered(batch.length, clock.now() - startedAt);
     } else if (attempt.signal.aborted) {
-      this.#batchSize.unanswered(batch.length);
+      this.#batchPace.unanswered(batch.length);
     }
     batch.forEach(({ held, lagMs }, i) => {
       const result = results[i];
@@ -343,11 +327,8 @@ export class LockKeeper {
     const expiry = this.#keepings.kept(held)?.expiry;
     if (expiry === undefined) return;
     const left = held.safeTimeLeft();
-    if (left > 0) {
-      this.#scheduler.schedule(expiry, this.#options.clock.now() + left);
-      return;
-    }
-    held.expire();
+    if (left > 0) this.#scheduler.schedule(expiry, this.#options.clock.now() + left);
+    else held.expire();
   }
 
   #checkSession(held: HeldLock): void {

@@ -1,6 +1,6 @@
 /**
- * How many heartbeats go out in one batch, following how fast batches come
- * back. A batch is many writes in one request, and a server may apply them
+ * The pace of heartbeat batches: how long one takes, and how many
+ * heartbeats go out in one, following how fast batches come back. A batch is many writes in one request, and a server may apply them
  * one after another between other clients' writes: on DynamoDB Local under
  * load a batch of 25 took a second while a lone write took a tenth of that.
  * An attempt gets a period at most, so such batches failed whole, every lock
@@ -12,36 +12,44 @@
  * fast one grows it by one. Real DynamoDB applies a batch's statements in
  * parallel, so there the size stays at its maximum.
  */
+import { SLOW_BATCH_SHARE_OF_PERIOD } from './heartbeat-tuning.js';
+import { RoundTripEstimate } from './round-trip-estimate.js';
 
 /** A batch of one is a lone heartbeat, which tells nothing about batches: the size never goes below two. */
 const SMALLEST = 2;
 /** Where the doubling starts. */
 const FIRST = 4;
 
-export class HeartbeatBatchSize {
+export class HeartbeatBatchPace {
   readonly #largest: number;
+  /** A batch answered later than this was too large for the server's pace; one answered within half of it leaves room for more. */
   readonly #slowMs: number;
+  readonly #roundTrip: RoundTripEstimate;
   #size: number;
   #doubling = true;
 
-  /**
-   * `largest`: the configured batch size. `slowMs`: a batch answered later
-   * than this was too large for the server's pace; one answered within half
-   * of it leaves room for more.
-   */
-  constructor(largest: number, slowMs: number) {
+  /** `largest`: the configured batch size. */
+  constructor(largest: number, heartbeatPeriod: number) {
     this.#largest = largest;
-    this.#slowMs = slowMs;
+    this.#slowMs = heartbeatPeriod * SLOW_BATCH_SHARE_OF_PERIOD;
+    // An attempt gets a period at most.
+    this.#roundTrip = new RoundTripEstimate(heartbeatPeriod);
     this.#size = Math.min(largest, FIRST);
   }
 
   /** Most heartbeats in the next batch. */
-  get current(): number {
+  get size(): number {
     return this.#size;
+  }
+
+  /** How long an answered batch takes, in ms; 0 until one was answered. */
+  roundTripMs(): number {
+    return this.#roundTrip.estimate();
   }
 
   /** A batch of `sent` heartbeats was answered after `roundTripMs`. */
   answered(sent: number, roundTripMs: number): void {
+    this.#roundTrip.add(roundTripMs);
     if (roundTripMs > this.#slowMs) {
       this.#shrink(sent);
       return;
