@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { LockClient, type LockClientSettings } from '../src/index.js';
 import { newLocalClient, uniqueTableName } from '../test-kit/aws.js';
@@ -20,6 +21,8 @@ import { waitUntil } from '../test-kit/test-locks.js';
 const LOCKS = 'locks';
 const FENCING = 'locks-fencing';
 const DATA = 'YOUR_DATA_TABLE';
+/** How long a lone heartbeat is held back in the batching run: more than its heartbeat period of 400 ms. */
+const HELD_HEARTBEAT_MS = 600;
 
 const tables = { locks: uniqueTableName('iam-locks'), fencing: uniqueTableName('iam-fencing'), data: '' };
 const opened: { clients: LockClient[]; dynamoDB: DynamoDBClient[] } = { clients: [], dynamoDB: [] };
@@ -40,7 +43,7 @@ function documentName(table: string): string {
 async function run(
   feature: Feature,
   settings: Partial<LockClientSettings>,
-  body: (client: LockClient, seen: ActionsByTable) => Promise<void>,
+  body: (client: LockClient, seen: ActionsByTable, dynamoDB: DynamoDBClient) => Promise<void>,
 ): Promise<void> {
   const dynamoDB = newLocalClient();
   opened.dynamoDB.push(dynamoDB);
@@ -54,7 +57,7 @@ async function run(
     dynamoDB,
   });
   opened.clients.push(client);
-  await body(client, seen);
+  await body(client, seen, dynamoDB);
   await client.close();
   const grants: Grants = new Map();
   for (const [table, actions] of seen) grants.set(documentName(table), new Set(actions));
@@ -82,10 +85,19 @@ beforeAll(async () => {
     await (await client.acquireLock('a', { acquireOnlyIfLockAlreadyExists: true })).release();
   });
 
-  await run('batched', { heartbeatConcurrency: 1 }, async (client, seen) => {
-    await Promise.all(['b1', 'b2', 'b3', 'b4', 'b5', 'b6'].map((key) => client.acquireLock(key)));
-    // Heartbeats go out together only when several fall due while one is in flight: wait for that, not for a fixed time.
+  await run('batched', { heartbeatConcurrency: 1 }, async (client, seen, dynamoDB) => {
     const batched = (): boolean => seen.get(tables.locks)?.has('dynamodb:PartiQLUpdate') === true;
+    // Heartbeats go out together only when several fall due while one is in flight. Their first beats are spread
+    // over the period and a lone one takes milliseconds here, so hold each lone heartbeat longer than a period
+    // until a batch was sent: with one slot, the heartbeats that fall due meanwhile must then go together.
+    dynamoDB.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'UpdateItemCommand' && !batched()) await sleep(HELD_HEARTBEAT_MS);
+        return next(args);
+      },
+      { step: 'finalizeRequest', name: 'slowLoneHeartbeats' },
+    );
+    await Promise.all(['b1', 'b2', 'b3', 'b4', 'b5', 'b6'].map((key) => client.acquireLock(key)));
     await waitUntil('a batch of heartbeats', batched, { timeoutMs: 20_000 });
   });
 
