@@ -20,6 +20,7 @@
  *   const proxy = await FaultProxy.start(localEndpoint());
  *   try { ...a DynamoDBClient with endpoint proxy.endpoint... } finally { await proxy.close(); }
  */
+import { setMaxListeners } from 'node:events';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 /** One request as the client sent it. */
@@ -156,6 +157,8 @@ export class FaultProxy {
   private constructor(server: Server, upstream: { host: string; port: number }) {
     this.#server = server;
     this.#upstream = upstream;
+    // Every delayed request listens for close(): hundreds at once under load are expected, not a leak.
+    setMaxListeners(0, this.#lifetime.signal);
     const address = server.address();
     if (address === null || typeof address === 'string') throw new Error('the proxy is not listening on TCP');
     this.endpoint = `http://127.0.0.1:${address.port}`;
