@@ -114,7 +114,11 @@ export class AcquireLoop implements Disposable {
     for (;;) {
       this.#options.signal?.throwIfAborted();
       const outcome = await this.#take(step);
-      if (outcome.kind === 'won') return outcome.acquisition;
+      if (outcome.kind === 'won') {
+        if (!this.#isLate(outcome.acquisition)) return outcome.acquisition;
+        step = { kind: 'renew', acquisition: outcome.acquisition };
+        continue;
+      }
       if (outcome.kind === 'again') {
         step = outcome.step;
         continue;
@@ -167,6 +171,18 @@ export class AcquireLoop implements Disposable {
     this.#deadline.addHolderLease(record.leaseDurationMs);
     this.#watch.observe(existing);
     return this.#judgeStaleness(refused);
+  }
+
+  /**
+   * Whether the lock's first heartbeat was already due when the write's reply
+   * arrived. Its lease counts from when the write left, and a reply held up
+   * (a socket queue, a busy server) leaves the caller little of it, or none.
+   * Nobody can have taken the lock over while its RVN stayed ours, and the
+   * caller has not acted on it yet, so a heartbeat conditioned on that RVN
+   * renews it first, in place of the one the keeper would send at once.
+   */
+  #isLate(acquisition: Acquisition): boolean {
+    return this.#ctx.clock.now() - acquisition.lookupTime >= this.#ctx.heartbeatPeriod;
   }
 
   /** Whether this call saw someone else hold the lock. */
@@ -222,6 +238,9 @@ export class AcquireLoop implements Disposable {
         case 'takeover':
           attempted = { path: 'expired', recordVersionNumber: this.#watch.observation?.record.recordVersionNumber };
           won = await this.#act(this.#judgeStaleness());
+          break;
+        case 'renew':
+          won = await this.#admitted((signal) => this.#writes.renew(step.acquisition, signal));
           break;
         case 'failed':
           throw step.error;

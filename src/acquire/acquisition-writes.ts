@@ -81,6 +81,29 @@ export class AcquisitionWrites {
     return applied;
   }
 
+  /**
+   * Renews the lock `won` took (acquisition-requests.ts), for a caller that
+   * would otherwise get it with little of its lease left. On failure, `won`
+   * and the renewal both count as writes the table may hold: a later read
+   * that finds either one makes the lock this call's again.
+   */
+  async renew(won: Acquisition, signal: AbortSignal): Promise<Acquisition> {
+    const departure = new Departure(this.#ctx.clock);
+    const record = { ...won.record, recordVersionNumber: randomUUID() };
+    let failure: { readonly error: unknown } | undefined;
+    try {
+      await this.#ctx.requests.renew(won.record, record.recordVersionNumber, signal, departure);
+    } catch (error) {
+      failure = { error };
+    }
+    const renewal: Acquisition = { ...won, record, ...departure.lookup() };
+    if (failure === undefined) return renewal;
+    if (!this.#unconfirmed.includes(won)) this.#unconfirmed.push(won);
+    const applied = this.#sortFailure(renewal, failure.error);
+    if (applied === undefined) throw failure.error;
+    return applied;
+  }
+
   /** The write of this call whose RVN the item carries, if the item is one this call wrote without learning so. */
   writtenAs(record: LockRecord): Acquisition | undefined {
     if (record.ownerName !== this.#ctx.ownerName || record.isReleased) return undefined;

@@ -49,6 +49,8 @@ export type Step =
     }
   /** The timed RVN has been unchanged for its lease: write the takeover now, without a read. */
   | { readonly kind: 'takeover' }
+  /** The lock is this call's, but the write's reply came late: renew it before handing it over. */
+  | { readonly kind: 'renew'; readonly acquisition: Acquisition }
   /** A poll failed; handled like a failed read of our own. */
   | { readonly kind: 'failed'; readonly error: unknown };
 

@@ -4,13 +4,15 @@
  * transaction with the step of the lock's fencing counter. Every write asks
  * for the item as it was should its condition fail, so that a refusal is
  * also a read of the lock. New-lock writes handed over together go out in
- * batches (new-lock-batches.ts).
+ * batches (new-lock-batches.ts). A write whose reply came late is renewed
+ * with a heartbeat before the lock is handed over.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { MonotonicClock } from '../base/clock.js';
 import type { Logger } from '../base/logger.js';
 import {
   buildAcquireRequest,
+  buildHeartbeatRequest,
   buildNewLockStatement,
   decodeLockItem,
   withOldItemOnConditionFailure,
@@ -80,6 +82,20 @@ export class AcquisitionRequests {
     } else {
       await sendWrite(this.#dynamoDB, request, signal, departure);
     }
+  }
+
+  /**
+   * Renews the lock `written` took with a new RVN, conditioned on the RVN
+   * it wrote, as a heartbeat is: the lease counts from the renewal's
+   * `departure`. Never fenced: the fencing token was `written`'s step.
+   */
+  async renew(written: LockRecordToWrite, newRecordVersionNumber: string, signal: AbortSignal, departure: Departure): Promise<void> {
+    const heartbeat = buildHeartbeatRequest(this.#table, written, {
+      newRecordVersionNumber,
+      leaseDurationMs: written.leaseDurationMs,
+      refuseReleased: true,
+    });
+    await sendWrite(this.#dynamoDB, withOldItemOnConditionFailure(heartbeat), signal, departure);
   }
 
   /**
