@@ -18,6 +18,8 @@ const bed = faults.bed;
 
 const isTransaction = (request: ProxiedRequest): boolean => operationOf(request) === 'TransactWriteItems';
 const KEYS = ['from-account', 'to-account', 'ledger'];
+/** Another client's item on the third key, with a lease long enough to outlast any test. */
+const THIEF = { key: { S: 'ledger' }, ownerName: { S: 'thief' }, leaseDuration: { S: '60000' }, recordVersionNumber: { S: 'stolen' } };
 
 function client(ownerName: string, dynamoDB?: Parameters<typeof bed.client>[1]): LockClient {
   return bed.client({ ownerName, leaseDuration: 2_000, heartbeatPeriod: 500 }, dynamoDB);
@@ -106,6 +108,37 @@ describe('acquireLocks', () => {
     expect(await group.release()).toBe(true);
   });
 
+  it('a lost transaction found applied after someone took one of its locks over: the rest is released, nothing left half held', async () => {
+    const network = await faults.proxied('overtaken');
+    const recorder = recording(network.dynamoDB);
+    let stolen: Promise<unknown> | undefined;
+    recorder.hold = async (command) => {
+      // Before the reads that follow the lost reply, another client takes one lock over.
+      if (command.name === 'GetItemCommand' && recorder.named('TransactWriteItemsCommand').length > 0) {
+        stolen ??= bed.raw.send(new PutItemCommand({ TableName: bed.tableName, Item: THIEF }));
+        await stolen;
+      }
+    };
+    const lost = network.proxy.dropNextReply(isTransaction);
+    const caller = new AbortController();
+    const acquiring = watch(client('overtaken', recorder.dynamoDB).acquireLocks(KEYS, { refreshPeriod: 100, signal: caller.signal }));
+
+    await within(lost, 2_000, 'the lost transaction reply');
+    await waitUntil(
+      'the locks still ours released',
+      async () => (await bed.rvn('from-account')) === undefined && (await bed.rvn('to-account')) === undefined,
+    );
+    expect(acquiring.settled()).toBe(false); // waiting for the thief's lock, holding nothing
+    expect(await stored(KEYS)).toEqual([
+      { owner: undefined, rvn: undefined },
+      { owner: undefined, rvn: undefined },
+      { owner: 'thief', rvn: 'stolen' },
+    ]);
+    caller.abort(new Error('enough'));
+    expect(await rejectionOf(acquiring.promise)).toMatchObject({ message: 'enough' });
+    expect(recorder.named('TransactWriteItemsCommand')).toHaveLength(1);
+  });
+
   it('releases every lock when the caller gives up while the winning transaction is in flight', async () => {
     const dynamoDB = bed.dynamoDBClient('quitter');
     const caller = new AbortController();
@@ -126,12 +159,7 @@ describe('acquireLocks', () => {
     const group = await client('group').acquireLocks(KEYS);
     const signal = group.signal;
     // Someone else writes one of the items: the lock's next heartbeat is refused.
-    await bed.raw.send(
-      new PutItemCommand({
-        TableName: bed.tableName,
-        Item: { key: { S: 'ledger' }, ownerName: { S: 'thief' }, leaseDuration: { S: '2000' }, recordVersionNumber: { S: 'stolen' } },
-      }),
-    );
+    await bed.raw.send(new PutItemCommand({ TableName: bed.tableName, Item: THIEF }));
     await rejectionOf(group.locks[2]!.sendHeartbeat());
     expect(signal.aborted).toBe(true);
     expect(isLockLostError(signal.reason)).toBe(true);
