@@ -40,12 +40,13 @@ import { acquisitionsOf, readAttempt, type GroupAttempt } from './group-attempts
 import type { AcquireLocksOptions } from './group-options.js';
 import { admittedForCall } from './request-bound.js';
 import { StaleWatch } from './stale-watch.js';
+import type { TurnPlan } from './turns.js';
 import type { Acquisition } from './steps.js';
 
 /** The acquirer's parts a group acquisition uses. */
 export interface GroupContext extends Pick<
   AcquireContext,
-  'requests' | 'ownerName' | 'defaultLeaseDuration' | 'clock' | 'observations' | 'logger' | 'explain' | 'gate' | 'replication'
+  'requests' | 'ownerName' | 'defaultLeaseDuration' | 'clock' | 'observations' | 'logger' | 'explain' | 'gate' | 'replication' | 'turns'
 > {
   /** Releases, best effort, the locks of an applied attempt that are still ours after others took some of its locks over. */
   readonly releaseStray: (acquisitions: readonly Acquisition[]) => Promise<void>;
@@ -57,11 +58,12 @@ type Round =
   /** Someone else holds `blocker` and it is not yet stale: read again after `waitMs`. */
   | { readonly kind: 'wait'; readonly waitMs: number };
 
-/** One key of the group: its writes (for the record each write sends) and its stale timer. */
+/** One key of the group: its writes (for the record each write sends), its stale timer and this client's turn on it. */
 interface Member {
   readonly key: LockKey;
   readonly writes: AcquisitionWrites;
   readonly watch: StaleWatch;
+  readonly turn: TurnPlan;
 }
 
 export class GroupAcquireLoop implements Disposable {
@@ -78,6 +80,8 @@ export class GroupAcquireLoop implements Disposable {
   #refusal: LockNotGrantedError | undefined;
   /** Transactions in a row lost to races; from the second on, the next read waits a refresh period. */
   #racesInARow = 0;
+  /** Whether this call saw someone else hold one of the locks. */
+  #waitedForAnother = false;
 
   constructor(ctx: GroupContext, keys: readonly LockKey[], options: AcquireLocksOptions) {
     this.#ctx = ctx;
@@ -85,21 +89,41 @@ export class GroupAcquireLoop implements Disposable {
     this.#refreshMs = options.refreshPeriod ?? ACQUIRE_DEFAULTS.refreshPeriod;
     this.#leaseDurationMs = options.leaseDuration ?? ctx.defaultLeaseDuration;
     this.#additionalAttributes = encodeAdditionalAttributes(options.additionalAttributes ?? {});
+    const waitMs = options.additionalTimeToWaitForLock ?? ACQUIRE_DEFAULTS.additionalTimeToWaitForLock;
+    const turn = {
+      refreshMs: this.#refreshMs,
+      turnLengthMs: options.turnLength ?? ACQUIRE_DEFAULTS.turnLengthInRefreshPeriods * this.#refreshMs,
+      mayWait: waitMs >= this.#refreshMs,
+    };
     this.#members = keys.map((key) => ({
       key,
       writes: new AcquisitionWrites(ctx, key, options, this.#leaseDurationMs),
       watch: new StaleWatch(),
+      turn: ctx.turns.plan(lockId(key), turn),
     }));
     this.#deadline = new AcquireDeadline({
       clock: ctx.clock,
-      waitMs: options.additionalTimeToWaitForLock ?? ACQUIRE_DEFAULTS.additionalTimeToWaitForLock,
+      waitMs,
       graceMs: Math.max(this.#refreshMs, this.#leaseDurationMs),
       signal: options.signal,
     });
   }
 
-  /** Runs rounds until every lock is the call's, or the call ends with the reason it did not get them. */
+  /**
+   * Runs rounds until every lock is the call's, or the call ends with the
+   * reason it did not get them. When this client's turn on one of the keys
+   * is over (turns.ts), it first stands aside, sending nothing, as long as
+   * the longest of those turns says.
+   */
   async run(): Promise<Acquisition[]> {
+    const standAsideMs = Math.max(0, ...this.#members.map(({ turn }) => turn.standAsideMs));
+    if (standAsideMs > 0) await this.#sleep(standAsideMs);
+    const won = await this.#rounds();
+    for (const { turn } of this.#members) this.#ctx.turns.taken(turn, won[0]?.lookupTime ?? this.#ctx.clock.now(), this.#waitedForAnother);
+    return won;
+  }
+
+  async #rounds(): Promise<Acquisition[]> {
     for (;;) {
       this.#options.signal?.throwIfAborted();
       let waitMs: number;
@@ -183,6 +207,10 @@ export class GroupAcquireLoop implements Disposable {
         kind: 'released',
         readRecordVersionNumber: this.#options.acquireReleasedLocksConsistently ? record.recordVersionNumber : undefined,
       };
+    }
+    if (record.ownerName !== this.#ctx.ownerName) {
+      this.#waitedForAnother = true;
+      this.#ctx.turns.sawHolder(lockId(member.key), record.ownerName);
     }
     this.#deadline.addHolderLease(record.leaseDurationMs);
     member.watch.observe(existing);

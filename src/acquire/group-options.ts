@@ -18,6 +18,7 @@ export type AcquireLocksOptions = Pick<
   | 'replaceData'
   | 'deleteLockOnRelease'
   | 'refreshPeriod'
+  | 'turnLength'
   | 'additionalTimeToWaitForLock'
   | 'leaseDuration'
   | 'additionalAttributes'
