@@ -4,10 +4,11 @@
  * for another, takes over a stale holder the Java way, resolves a
  * transaction whose reply was lost from the items it left, and releases
  * what a caller gave up on while the winning transaction was in flight.
+ * Bad input to it: integration/bad-input.test.ts.
  */
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from '@jest/globals';
-import { InvalidArgumentError, isLockLostError, type GroupKey, type InvalidArgumentCode, type LockClient } from '../../src/index.js';
+import { isLockLostError, type LockClient } from '../../src/index.js';
 import { operationOf, type ProxiedRequest } from '../../test-kit/fault-proxy.js';
 import { useFaultBed } from '../../test-kit/jest/fault-bed.js';
 import { within } from '../../test-kit/jest/lock-events.js';
@@ -166,43 +167,5 @@ describe('acquireLocks', () => {
     expect(signal.reason).toMatchObject({ partitionKey: 'ledger', kind: 'taken' });
     expect(group.locks[0]!.isHeld()).toBe(true);
     expect(group.isHeld()).toBe(false);
-  });
-
-  describe('refuses before anything is sent', () => {
-    it.each([
-      ['no keys', [], 'INVALID_GROUP'],
-      ['more keys than one transaction takes', Array.from({ length: 101 }, (_, i) => `k${i}`), 'INVALID_GROUP'],
-      ['a key twice', ['a', { partitionKey: 'a' }], 'INVALID_GROUP'],
-      ['an empty key', ['a', ''], 'EMPTY_KEY'],
-      ['a sort key on a table without one', [{ partitionKey: 'a', sortKey: 's' }], 'SORT_KEY_NOT_ALLOWED'],
-    ] as [string, GroupKey[], InvalidArgumentCode][])('%s', async (_title, keys, code) => {
-      const recorder = recording(bed.dynamoDBClient('refused'));
-      const error = await rejectionOf(client('refused', recorder.dynamoDB).acquireLocks(keys));
-      expect(error).toBeInstanceOf(InvalidArgumentError);
-      expect(error).toMatchObject({ code });
-      expect(recorder.sent).toEqual([]);
-    });
-
-    it('data over the item limit, or items over the transaction limit together', async () => {
-      const recorder = recording(bed.dynamoDBClient('refused'));
-      const refused = client('refused', recorder.dynamoDB);
-      expect(await rejectionOf(refused.acquireLocks(['a'], { data: new Uint8Array(400 * 1024) }))).toMatchObject({ code: 'ITEM_TOO_LARGE' });
-      const keys = Array.from({ length: 11 }, (_, i) => `k${i}`);
-      const error = await rejectionOf(refused.acquireLocks(keys, { data: new Uint8Array(390 * 1024) }));
-      expect(error).toMatchObject({ code: 'ITEM_TOO_LARGE', message: expect.stringMatching(/one transaction/) });
-      expect(recorder.sent).toEqual([]);
-    });
-
-    it('a key this client already holds', async () => {
-      const mine = client('mine');
-      const held = await mine.acquireLock('to-account');
-      const error = await rejectionOf(mine.acquireLocks(KEYS));
-      expect(error).toMatchObject({ name: 'InvalidArgumentError', code: 'LOCK_ALREADY_HELD' });
-      expect(await stored(KEYS)).toEqual([
-        { owner: undefined, rvn: undefined },
-        { owner: 'mine', rvn: held.recordVersionNumber },
-        { owner: undefined, rvn: undefined },
-      ]);
-    });
   });
 });
