@@ -156,6 +156,20 @@ describe('acquireLocks', () => {
     await waitUntil('every lock released', async () => (await stored(KEYS)).every(({ rvn }) => rvn === undefined));
   });
 
+  it('a waiting group ends with LockClientClosedError when its client closes, holding nothing', async () => {
+    const holder = await client('holder').acquireLock('ledger');
+    const closing = client('group');
+    const acquiring = watch(closing.acquireLocks(KEYS, { refreshPeriod: 100, additionalTimeToWaitForLock: 20_000 }));
+    await sleep(300);
+    await closing.close();
+    expect(await rejectionOf(acquiring.promise)).toMatchObject({ name: 'LockClientClosedError' });
+    expect(await stored(KEYS)).toEqual([
+      { owner: undefined, rvn: undefined },
+      { owner: undefined, rvn: undefined },
+      { owner: 'holder', rvn: holder.recordVersionNumber },
+    ]);
+  });
+
   it('aborts the group signal when any one of its locks is lost', async () => {
     const group = await client('group').acquireLocks(KEYS);
     const signal = group.signal;
