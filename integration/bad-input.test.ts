@@ -346,6 +346,16 @@ const localRows: Row[] = [
   { input: 'releaseLock of a lock acquired by another client', action: async (b) => b.hash.releaseLock(await b.held(b.client())), error: InvalidArgumentError, code: 'INVALID_OPTION', message: 'This lock was not acquired by this client' },
   { input: 'sendHeartbeat of something that is not a Lock', action: (b) => b.hash.sendHeartbeat(NOT_A_LOCK), error: InvalidArgumentError, code: 'INVALID_OPTION', message: 'This lock was not acquired by this client' },
 
+  // ── acquireLocks ─────────────────────────────────────────────────────────
+  { input: 'acquireLocks with no keys', action: (b) => b.hash.acquireLocks([]), error: InvalidArgumentError, code: 'INVALID_GROUP', message: 'acquireLocks needs at least one key' },
+  { input: 'acquireLocks with 101 keys', action: (b) => b.hash.acquireLocks(Array.from({ length: 101 }, (_, i) => `k${i}`)), error: InvalidArgumentError, code: 'INVALID_GROUP', message: 'acquireLocks takes at most 100 keys, got 101' },
+  { input: 'acquireLocks with 51 keys on a fencing client', action: (b) => b.client({ fencingTableName: 'fence' }).acquireLocks(Array.from({ length: 51 }, (_, i) => `k${i}`)), error: InvalidArgumentError, code: 'INVALID_GROUP', message: 'at most 50 keys with fencing' },
+  { input: 'acquireLocks with an empty key', action: (b) => b.hash.acquireLocks(['a', '']), error: InvalidArgumentError, code: 'EMPTY_KEY', message: 'The partition key must not be empty' },
+  { input: 'acquireLocks with data of 400 KiB', action: (b) => b.hash.acquireLocks(['a', 'b'], { data: new Uint8Array(MAX_ITEM) }), error: InvalidArgumentError, code: 'ITEM_TOO_LARGE', message: 'DynamoDB allows at most 409600' },
+  { input: 'acquireLocks with one key twice', action: (b) => b.sort.acquireLocks([{ partitionKey: 'p', sortKey: 's' }, { partitionKey: 'p', sortKey: 's' }]), error: InvalidArgumentError, code: 'INVALID_GROUP', message: 'acquireLocks got the key "p"/"s" twice' },
+  { input: 'acquireLocks whose items exceed 4 MB together', action: (b) => b.hash.acquireLocks(Array.from({ length: 11 }, (_, i) => `k${i}`), { data: new Uint8Array(390 * KIB) }), error: InvalidArgumentError, code: 'ITEM_TOO_LARGE', message: 'DynamoDB allows at most 4194304 in one transaction' },
+  { input: 'acquireLocks with a key this client holds', action: async (b) => b.hash.acquireLocks(['free', (await b.held()).partitionKey]), error: InvalidArgumentError, code: 'LOCK_ALREADY_HELD', message: 'a group never takes a lock its client holds' },
+
   // ── A closed client ──────────────────────────────────────────────────────
   {
     input: 'acquireLock on a closed client',

@@ -4,10 +4,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { LockClient } from '../src/index.js';
 import { localClientConfig, uniqueTableName } from '../test-kit/aws.js';
 import { CliProcess, cliEnvironment } from '../test-kit/cli-process.js';
-import { isRunning, spawnTsx } from '../test-kit/processes.js';
+import { isRunning, REPO_ROOT, spawnTsx } from '../test-kit/processes.js';
 import { waitUntil } from '../test-kit/test-locks.js';
 
 const tableName = uniqueTableName('examples');
@@ -35,6 +37,27 @@ class Example {
   kill(): void {
     if (isRunning(this.child)) this.child.kill('SIGKILL');
   }
+}
+
+/** A piece of work an example logged: the keys it held, and when it started and ended. */
+interface Work {
+  readonly keys: readonly string[];
+  readonly from: number;
+  readonly to: number;
+}
+
+/** Every two pieces of work on one key whose times overlap. */
+function overlaps(work: readonly Work[]): string[] {
+  const byKey = new Map<string, Work[]>();
+  for (const entry of work) for (const key of entry.keys) byKey.set(key, [...(byKey.get(key) ?? []), entry]);
+  const found: string[] = [];
+  for (const [key, entries] of byKey) {
+    const sorted = entries.sort((x, y) => x.from - y.from);
+    for (let i = 1; i < sorted.length; i++) {
+      if (sorted[i]!.from < sorted[i - 1]!.to) found.push(`${key}: ${JSON.stringify(sorted[i - 1])} and ${JSON.stringify(sorted[i])}`);
+    }
+  }
+  return found;
 }
 
 const running: Array<Example | CliProcess> = [];
@@ -117,16 +140,31 @@ describe('examples/worker-pool.ts', () => {
     expect(pools.map((pool) => pool.stderr).join('')).not.toMatch(/worker \d+:/);
 
     const work = pools.flatMap((pool) => pool.lines().map((line) => JSON.parse(line) as { key: string; from: number; to: number; pid: number }));
-    const byKey = new Map<string, typeof work>();
-    for (const entry of work) byKey.set(entry.key, [...(byKey.get(entry.key) ?? []), entry]);
-    const overlaps: string[] = [];
-    for (const [key, entries] of byKey) {
-      const sorted = entries.sort((x, y) => x.from - y.from);
-      for (let i = 1; i < sorted.length; i++) {
-        if (sorted[i]!.from < sorted[i - 1]!.to) overlaps.push(`${key}: ${JSON.stringify(sorted[i - 1])} and ${JSON.stringify(sorted[i])}`);
-      }
-    }
-    expect(overlaps).toEqual([]);
+    expect(overlaps(work.map((entry) => ({ ...entry, keys: [entry.key] })))).toEqual([]);
     expect(new Set(work.map((entry) => entry.pid)).size).toBe(2);
+  }, 90_000);
+});
+
+describe('examples/bank-transfer.ts', () => {
+  it("two processes never move money on one account at the same time, and README's snippet is the example's code", async () => {
+    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+    const snippet = /### Several locks at once[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    const example = readFileSync(join(REPO_ROOT, 'examples/bank-transfer.ts'), 'utf8');
+    const lines = snippet
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== '');
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.filter((line) => !example.includes(line))).toEqual([]);
+
+    const env = environment({ ACCOUNTS: '4' });
+    const banks = [start('examples/bank-transfer.ts', env), start('examples/bank-transfer.ts', env)];
+    await waitUntil('both processes made transfers', () => banks.every((bank) => bank.lines().length >= 10), { timeoutMs: 60_000 });
+    for (const bank of banks) bank.child.kill('SIGTERM');
+    expect(await Promise.all(banks.map((bank) => bank.exited))).toEqual([0, 0]);
+    expect(banks.map((bank) => bank.stderr).join('')).not.toMatch(/transfer account/);
+
+    const moves = banks.flatMap((bank) => bank.lines().map((line) => JSON.parse(line) as Work));
+    expect(overlaps(moves)).toEqual([]);
   }, 90_000);
 });

@@ -27,7 +27,7 @@ const HELD_HEARTBEAT_MS = 600;
 const tables = { locks: uniqueTableName('iam-locks'), fencing: uniqueTableName('iam-fencing'), data: '' };
 const opened: { clients: LockClient[]; dynamoDB: DynamoDBClient[] } = { clients: [], dynamoDB: [] };
 
-type Feature = 'locking' | 'batched' | 'listing' | 'guarded' | 'fencing' | 'create-table' | 'create-fencing-table';
+type Feature = 'locking' | 'batched' | 'listing' | 'guarded' | 'fencing' | 'groups' | 'fenced-groups' | 'create-table' | 'create-fencing-table';
 /** Document → table (as the documents name it) → actions. */
 type Grants = Map<string, Set<string>>;
 const recorded = new Map<Feature, Grants>();
@@ -128,6 +128,16 @@ beforeAll(async () => {
     await (await client.acquireLock('f')).release();
     await (await client.acquireLock('f')).release();
   });
+
+  await run('groups', { heartbeatBatchSize: 1 }, async (client) => {
+    const group = await client.acquireLocks(['group-1', 'group-2'], { deleteLockOnRelease: false });
+    await group.release();
+    await (await client.acquireLocks(['group-1', 'group-2'])).release();
+  });
+
+  await run('fenced-groups', { heartbeatBatchSize: 1, fencingTableName: tables.fencing }, async (client) => {
+    await (await client.acquireLocks(['fenced-group-1', 'fenced-group-2'])).release();
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -179,12 +189,12 @@ const locking = (): Grants => policyFile('locking.json');
 const defaults = (): Grants => policyFile('locking-batched-heartbeats.json');
 /** `own`: what the document adds to the locking policy, each of which its feature must send. */
 const DOCUMENTS: { name: string; grants: () => Grants; features: Feature[]; own?: () => Grants }[] = [
-  { name: 'locking.json', grants: locking, features: ['locking'] },
-  { name: 'locking-batched-heartbeats.json', grants: defaults, features: ['locking', 'batched'] },
+  { name: 'locking.json', grants: locking, features: ['locking', 'groups'] },
+  { name: 'locking-batched-heartbeats.json', grants: defaults, features: ['locking', 'batched', 'groups'] },
   {
     name: 'locking-batched-heartbeats-listing.json',
     grants: () => policyFile('locking-batched-heartbeats-listing.json'),
-    features: ['locking', 'batched', 'listing'],
+    features: ['locking', 'batched', 'groups', 'listing'],
   },
   {
     name: 'guarded-writes.json with locking.json',
@@ -195,14 +205,14 @@ const DOCUMENTS: { name: string; grants: () => Grants; features: Feature[]; own?
   {
     name: 'fencing.json with locking.json',
     grants: () => union(locking(), policyFile('fencing.json')),
-    features: ['fencing'],
+    features: ['fencing', 'fenced-groups'],
     own: () => policyFile('fencing.json'),
   },
   { name: 'create-table.json', grants: () => policyFile('create-table.json'), features: ['create-table'] },
   { name: 'create-fencing-table.json', grants: () => policyFile('create-fencing-table.json'), features: ['create-fencing-table'] },
-  { name: 'the CloudFormation policy', grants: () => snippet('yaml'), features: ['locking', 'batched'] },
-  { name: 'the CDK grant', grants: () => snippet('ts', /locks\.grant\(/), features: ['locking', 'batched'] },
-  { name: 'the Terraform policy', grants: () => snippet('hcl'), features: ['locking', 'batched'] },
+  { name: 'the CloudFormation policy', grants: () => snippet('yaml'), features: ['locking', 'batched', 'groups'] },
+  { name: 'the CDK grant', grants: () => snippet('ts', /locks\.grant\(/), features: ['locking', 'batched', 'groups'] },
+  { name: 'the Terraform policy', grants: () => snippet('hcl'), features: ['locking', 'batched', 'groups'] },
 ];
 
 const featureGrants = (feature: Feature): Grants => recorded.get(feature) ?? new Map<string, Set<string>>();
@@ -217,6 +227,13 @@ describe('the documented IAM grants', () => {
     expect(flatten(featureGrants('guarded'))).toContain(`${LOCKS}: dynamodb:ConditionCheckItem`);
     expect(flatten(featureGrants('fencing'))).toEqual(
       expect.arrayContaining([`${FENCING}: dynamodb:GetItem`, `${FENCING}: dynamodb:UpdateItem`]),
+    );
+    // A group's transaction is authorized item by item: a PutItem for each lock.
+    expect(flatten(featureGrants('groups'))).toEqual(
+      expect.arrayContaining([`${LOCKS}: dynamodb:GetItem`, `${LOCKS}: dynamodb:PutItem`, `${LOCKS}: dynamodb:UpdateItem`]),
+    );
+    expect(flatten(featureGrants('fenced-groups'))).toEqual(
+      expect.arrayContaining([`${FENCING}: dynamodb:GetItem`, `${FENCING}: dynamodb:UpdateItem`, `${LOCKS}: dynamodb:PutItem`]),
     );
   });
 

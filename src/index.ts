@@ -8,7 +8,9 @@ export type { LockClientEvents } from './lock-client-events.js';
 export type { Subscription } from './base/events.js';
 export { Lock, LockSnapshot, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
 export type { LockState } from './hold/lock-state.js';
+export { LockGroup } from './lock-group.js';
 export type { AcquireLockOptions } from './acquire/acquire-options.js';
+export type { AcquireLocksOptions, GroupKey } from './acquire/group-options.js';
 export type { CreateLockTableOptions } from './dynamodb/lock-table.js';
 export { NumberValue, type AdditionalAttributes, type NativeAttributeValue } from './protocol/index.js';
 

@@ -10,6 +10,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { loggerWithBindings, type Logger } from './base/logger.js';
 import { Acquirer } from './acquire/acquirer.js';
 import type { AcquireLockOptions } from './acquire/acquire-options.js';
+import type { AcquireLocksOptions, GroupKey } from './acquire/group-options.js';
+import { LockGroup } from './lock-group.js';
 import { childAbortController } from './primitives/child-abort-controller.js';
 import { systemClock } from './base/clock.js';
 import { deadline } from './primitives/deadline.js';
@@ -122,6 +124,15 @@ export class LockClient implements AsyncDisposable {
   }
 
   /**
+   * Acquires every lock of `keys` or none, one transaction per attempt, never holding one while waiting for another (README
+   * "Several locks at once"). Throws as {@link acquireLock} does; `InvalidArgumentError` `LOCK_ALREADY_HELD` for a key it holds.
+   */
+  async acquireLocks(keys: readonly GroupKey[], options: AcquireLocksOptions = {}): Promise<LockGroup> {
+    this.#assertOpen();
+    return new LockGroup((await this.#acquirer.acquireGroup(keys, options)).map((held) => this.#handleOf(held)));
+  }
+
+  /**
    * Like {@link acquireLock}, but resolves to `undefined` when someone else
    * holds the lock (where that would throw `LockNotGrantedError` or
    * `LockCurrentlyUnavailableError`).
@@ -222,13 +233,8 @@ export class LockClient implements AsyncDisposable {
   /** The record behind a handle of this client's. */
   #heldLockOf(lock: Lock): HeldLock {
     const held = lock instanceof Lock ? heldLockBehind(lock, this.#lockOperations) : undefined;
-    if (held === undefined) {
-      throw new InvalidArgumentError(
-        'INVALID_OPTION',
-        'This lock was not acquired by this client; only the client that acquired a lock can heartbeat or release it',
-      );
-    }
-    return held;
+    if (held !== undefined) return held;
+    throw new InvalidArgumentError('INVALID_OPTION', 'This lock was not acquired by this client; only that client can heartbeat or release it');
   }
 
   // ── Reading ──────────────────────────────────────────────────────────────

@@ -31,7 +31,7 @@ import type { KeySchemaProof } from './key-schema-proof.js';
 import type { AcquisitionGate } from './acquisition-gate.js';
 import type { LockPollers, PollSubscription } from './lock-poller.js';
 import { AcquireDeadline } from './acquire-deadline.js';
-import { withinBound } from './request-bound.js';
+import { admittedForCall } from './request-bound.js';
 import { StaleWatch } from './stale-watch.js';
 import type { LockObservation } from '../dynamodb/read-lock.js';
 import type { ReplicationCheck } from '../dynamodb/table-replication.js';
@@ -267,11 +267,7 @@ export class AcquireLoop implements Disposable {
    * the request bound (request-bound.ts), also when the call has no deadline.
    */
   #admitted<T>(request: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    this.#deadline.pause();
-    return this.#ctx.gate.run(() => {
-      this.#deadline.resume();
-      return withinBound(this.#requestBoundMs, this.#deadline.requestSignal, request);
-    }, this.#deadline.requestSignal);
+    return admittedForCall(this.#ctx.gate, this.#deadline, this.#requestBoundMs, request);
   }
 
   /** A request unanswered this long is abandoned: the cut-off's grace, a lease (or a refresh period if longer). */

@@ -2,7 +2,14 @@
 import { InvalidArgumentError } from '../base/errors.js';
 import type { LockKey } from '../base/lock-key.js';
 import { toBytes } from '../primitives/bytes.js';
-import { encodeLockItem, validateItemSize, validateLockKey, type AdditionalAttributes, type LockTable } from '../protocol/index.js';
+import {
+  encodeLockItem,
+  validateItemSize,
+  validateLockKey,
+  type AdditionalAttributes,
+  type LockItem,
+  type LockTable,
+} from '../protocol/index.js';
 import { checkDuration, checkLockLease } from '../settings/options.js';
 
 /** Options of one `acquireLock` call (Java's `AcquireLockOptions`, PROTOCOL.md §8.2). */
@@ -73,8 +80,11 @@ export interface AcquireSettings {
   readonly safetyMargin: number | undefined;
 }
 
-/** Checks everything about the call that can be checked without DynamoDB. */
-export function validateAcquireOptions(ctx: AcquireSettings, key: LockKey, options: AcquireLockOptions): void {
+/**
+ * Checks everything about the call that can be checked without DynamoDB.
+ * Returns the item the call would write, but for its RVN.
+ */
+export function validateAcquireOptions(ctx: AcquireSettings, key: LockKey, options: AcquireLockOptions): LockItem {
   validateLockKey(ctx.table, key);
   if (options.refreshPeriod !== undefined) checkDuration('refreshPeriod', options.refreshPeriod);
   if (options.turnLength !== undefined) checkDuration('turnLength', options.turnLength, { allowInfinity: true });
@@ -83,16 +93,15 @@ export function validateAcquireOptions(ctx: AcquireSettings, key: LockKey, optio
   }
   const lease = options.leaseDuration === undefined ? ctx.defaultLeaseDuration : checkLockLease(options.leaseDuration, ctx);
   // The whole item is known but for the RVN (always 36 characters): check names and size before any call.
-  validateItemSize(
-    encodeLockItem(ctx.table, {
-      ...key,
-      ownerName: ctx.ownerName,
-      leaseDurationMs: lease,
-      recordVersionNumber: '00000000-0000-0000-0000-000000000000',
-      data: toBytes(options.data),
-      additionalAttributes: options.additionalAttributes ?? {},
-    }),
-  );
+  const item = encodeLockItem(ctx.table, {
+    ...key,
+    ownerName: ctx.ownerName,
+    leaseDurationMs: lease,
+    recordVersionNumber: '00000000-0000-0000-0000-000000000000',
+    data: toBytes(options.data),
+    additionalAttributes: options.additionalAttributes ?? {},
+  });
+  validateItemSize(item);
   const monitor = options.sessionMonitor;
   if (monitor !== undefined) {
     const safe = monitor.safeTimeWithoutHeartbeat;
@@ -103,4 +112,5 @@ export function validateAcquireOptions(ctx: AcquireSettings, key: LockKey, optio
       );
     }
   }
+  return item;
 }

@@ -9,8 +9,8 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { MonotonicClock } from '../base/clock.js';
-import { LockClientClosedError } from '../base/errors.js';
-import { lockId, type LockKey } from '../base/lock-key.js';
+import { InvalidArgumentError, LockClientClosedError } from '../base/errors.js';
+import { describeLockKey, lockId, type LockKey } from '../base/lock-key.js';
 import type { Logger } from '../base/logger.js';
 import { AcquisitionRequests } from '../dynamodb/acquisition-requests.js';
 import { LockPages, type LockListing } from '../dynamodb/list-locks.js';
@@ -26,6 +26,8 @@ import type { ResolvedSettings } from '../settings/options.js';
 import { AcquireLoop, type AcquireContext } from './acquire-lock.js';
 import { validateAcquireOptions, type AcquireLockOptions } from './acquire-options.js';
 import { ACQUISITION_REQUESTS_IN_FLIGHT, ACQUISITIONS_WHILE_BEHIND_SHARE, AcquisitionGate } from './acquisition-gate.js';
+import { GroupAcquireLoop } from './group-acquire.js';
+import { groupKeysOf, validateGroup, type AcquireLocksOptions, type GroupKey } from './group-options.js';
 import { KeySchemaProof } from './key-schema-proof.js';
 import { ListingSchemaCheck } from './listing-schema-check.js';
 import { LockPollers } from './lock-poller.js';
@@ -106,8 +108,47 @@ export class Acquirer {
       const mine = this.#options.holding.get(lockId(key));
       if (mine?.isHeld() === true) return mine;
     }
-    const call = childAbortController(options.signal);
-    const acquiring = this.#acquireAndHold(key, options, call);
+    return this.#call(options.signal, async (signal) => {
+      const [held] = await this.#hold([await this.#acquire(key, { ...options, signal })], options, signal);
+      return held as HeldLock;
+    });
+  }
+
+  /**
+   * `acquireLocks`: every lock of `keys` or none (group-acquire.ts), each
+   * then held on its own. A key this client already holds is refused: a
+   * group never takes, or waits for, a lock its own client holds.
+   */
+  async acquireGroup(keys: readonly GroupKey[], options: AcquireLocksOptions): Promise<HeldLock[]> {
+    const lockKeys = groupKeysOf(keys);
+    validateGroup(this.#ctx, lockKeys, options, this.#options.fencingTable !== undefined);
+    for (const key of lockKeys) {
+      if (this.#options.holding.get(lockId(key))?.isHeld() === true) {
+        throw new InvalidArgumentError(
+          'LOCK_ALREADY_HELD',
+          `acquireLocks: this client already holds ${describeLockKey(key)}; a group never takes a lock its client holds`,
+        );
+      }
+    }
+    return this.#call(options.signal, async (signal) => {
+      const releaseStray = async (strays: readonly Acquisition[]): Promise<void> => {
+        await this.#hold(strays, options, undefined).then((held) => this.#releaseAll(held));
+      };
+      const loop = new GroupAcquireLoop({ ...this.#ctx, releaseStray }, lockKeys, { ...options, signal });
+      try {
+        return await this.#hold(await loop.run(), options, signal);
+      } finally {
+        loop[Symbol.dispose]();
+      }
+    });
+  }
+
+  /** Runs one acquisition call, which `close()` aborts and waits for. */
+  async #call<T>(signal: AbortSignal | undefined, acquisition: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const call = childAbortController(signal);
+    const acquiring = acquisition(call.signal).catch((error: unknown) => {
+      throw this.#options.lifetime.aborted ? new LockClientClosedError() : error;
+    });
     this.#acquiring.set(call, acquiring);
     try {
       return await acquiring;
@@ -117,36 +158,41 @@ export class Acquirer {
     }
   }
 
-  async #acquireAndHold(key: LockKey, options: AcquireLockOptions, call: ChildAbortController): Promise<HeldLock> {
+  /**
+   * Hands the records won to the held locks. When `signal` (the call's) has
+   * aborted, or the client closed, while the winning write was in flight, they
+   * are released at once, best effort, and the call ends.
+   */
+  async #hold(acquisitions: readonly Acquisition[], options: AcquireLockOptions, signal: AbortSignal | undefined): Promise<HeldLock[]> {
     const { holding, lifetime } = this.#options;
-    let acquisition: Acquisition;
-    try {
-      acquisition = await this.#acquire(key, { ...options, signal: call.signal });
-    } catch (error) {
-      throw lifetime.aborted ? new LockClientClosedError() : error;
-    }
-    const { record, lookupTime, lookupWallTime } = acquisition;
     const monitor = options.sessionMonitor;
-    const held = holding.track({
-      key: record,
-      ownerName: record.ownerName,
-      recordVersionNumber: record.recordVersionNumber,
-      leaseDurationMs: record.leaseDurationMs,
-      lookupTime,
-      lookupWallTime,
-      data: record.data,
-      additionalAttributes: acquisition.additionalAttributes,
-      deleteLockOnRelease: options.deleteLockOnRelease ?? ACQUIRE_DEFAULTS.deleteLockOnRelease,
-      fencingToken: acquisition.fencingToken,
-      sessionMonitor:
-        monitor === undefined ? undefined : { safeTimeWithoutHeartbeat: monitor.safeTimeWithoutHeartbeat, callback: monitor.callback },
-    });
-    if (call.signal.aborted || lifetime.aborted) {
-      // The caller gave up (or the client closed) while the winning write was in flight: do not leave the lock held.
-      await holding.releaseLock(held, { bestEffort: true }).catch(() => undefined);
-      throw lifetime.aborted ? new LockClientClosedError() : call.signal.reason;
+    const held = acquisitions.map(({ record, lookupTime, lookupWallTime, additionalAttributes, fencingToken }) =>
+      holding.track({
+        key: record,
+        ownerName: record.ownerName,
+        recordVersionNumber: record.recordVersionNumber,
+        leaseDurationMs: record.leaseDurationMs,
+        lookupTime,
+        lookupWallTime,
+        data: record.data,
+        additionalAttributes,
+        deleteLockOnRelease: options.deleteLockOnRelease ?? ACQUIRE_DEFAULTS.deleteLockOnRelease,
+        fencingToken,
+        sessionMonitor:
+          monitor === undefined ? undefined : { safeTimeWithoutHeartbeat: monitor.safeTimeWithoutHeartbeat, callback: monitor.callback },
+      }),
+    );
+    if (signal?.aborted === true || lifetime.aborted) {
+      // The caller gave up (or the client closed) while the winning write was in flight: do not leave the locks held.
+      await this.#releaseAll(held);
+      throw lifetime.aborted ? new LockClientClosedError() : signal?.reason;
     }
     return held;
+  }
+
+  /** Releases `held`, best effort, all at once. */
+  async #releaseAll(held: readonly HeldLock[]): Promise<void> {
+    await Promise.all(held.map((one) => this.#options.holding.releaseLock(one, { bestEffort: true }).catch(() => undefined)));
   }
 
   /**

@@ -6,6 +6,7 @@
  * write whose reply was lost (read before deciding).
  */
 import { childAbortController } from '../primitives/child-abort-controller.js';
+import type { AcquireDeadline } from './acquire-deadline.js';
 import type { AcquisitionGate } from './acquisition-gate.js';
 
 /** Runs `request` with a signal that follows `signal` and aborts once `boundMs` pass without an answer. */
@@ -44,4 +45,23 @@ export function admittedWithinBound<T>(
   request: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
   return gate.run(() => withinBound(boundMs, signal, request), signal);
+}
+
+/**
+ * Runs a request of an acquisition call once `gate` lets it through, within
+ * `boundMs`. The wait to be admitted counts against the call's deadline
+ * only while the queue stands still (acquire-deadline.ts); the request
+ * follows the call's cut-off.
+ */
+export function admittedForCall<T>(
+  gate: AcquisitionGate,
+  deadline: Pick<AcquireDeadline, 'pause' | 'resume' | 'requestSignal'>,
+  boundMs: number,
+  request: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  deadline.pause();
+  return gate.run(() => {
+    deadline.resume();
+    return withinBound(boundMs, deadline.requestSignal, request);
+  }, deadline.requestSignal);
 }

@@ -177,7 +177,11 @@ export type InvalidArgumentCode =
   | 'LEASE_TOO_SHORT'
   | 'INVALID_SESSION_MONITOR'
   | 'CONFLICTING_OPTIONS'
-  | 'INVALID_OPTION';
+  | 'INVALID_OPTION'
+  /** `acquireLocks`: no keys, more than one transaction takes, or one key twice. */
+  | 'INVALID_GROUP'
+  /** `acquireLocks`: this client already holds one of the keys; a group never takes a lock it holds. */
+  | 'LOCK_ALREADY_HELD';
 
 /** An argument or option was refused before anything was sent to DynamoDB. */
 export class InvalidArgumentError extends DynamoDBLockError {

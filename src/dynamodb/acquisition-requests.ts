@@ -12,18 +12,20 @@ import type { MonotonicClock } from '../base/clock.js';
 import type { Logger } from '../base/logger.js';
 import {
   buildAcquireRequest,
+  buildGroupAcquisition,
   buildHeartbeatRequest,
   buildNewLockStatement,
   decodeLockItem,
   withOldItemOnConditionFailure,
   type AcquireRequestOptions,
   type AcquisitionPath,
+  type GroupMember,
   type LockRecordToWrite,
   type LockTable,
 } from '../protocol/index.js';
 import type { LockKey } from '../base/lock-key.js';
 import type { Departure } from './departure.js';
-import { Fencing } from './fencing-counter.js';
+import { Fencing, sendTransaction } from './fencing-counter.js';
 import { NewLockBatches } from './new-lock-batches.js';
 import { readLock, type LockObservation } from './read-lock.js';
 import { itemOfFailedCondition } from './sdk-errors.js';
@@ -96,6 +98,29 @@ export class AcquisitionRequests {
       refuseReleased: true,
     });
     await sendWrite(this.#dynamoDB, withOldItemOnConditionFailure(heartbeat), signal, departure);
+  }
+
+  /**
+   * Sends the transaction that takes every member of a group at once
+   * (protocol/group-acquisition.ts), with a `ClientRequestToken` of its own.
+   * With fencing, each member's counter is read first (`signal` bounds those
+   * reads too), and `tokensChosen` learns the members' tokens before the
+   * transaction is sent, whatever its outcome.
+   */
+  async writeGroup(
+    members: readonly GroupMember[],
+    signal: AbortSignal,
+    tokensChosen: (tokens: readonly (bigint | undefined)[]) => void,
+    departure: Departure,
+  ): Promise<void> {
+    const counters = this.#fencing;
+    const fencing =
+      counters === undefined
+        ? undefined
+        : { table: counters.table, seen: await Promise.all(members.map(({ record }) => counters.read(record, signal))) };
+    const group = buildGroupAcquisition(this.#table, members, fencing);
+    tokensChosen(group.tokens);
+    await sendTransaction(this.#dynamoDB, group.items, signal, departure);
   }
 
   /**

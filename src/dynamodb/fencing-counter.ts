@@ -5,7 +5,8 @@
  * The token is known before the transaction is sent, so an acquisition whose
  * outcome was unknown and turns out applied still has its token.
  */
-import { GetItemCommand, TransactWriteItemsCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, TransactWriteItemsCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import type { LockKey } from '../base/lock-key.js';
 import { randomUUID } from 'node:crypto';
 import type { Departure } from './departure.js';
 import { isResourceNotFound } from './sdk-errors.js';
@@ -42,19 +43,42 @@ export class Fencing {
     signal?: AbortSignal,
     departure?: Departure,
   ): Promise<void> {
-    const read = await this.#dynamoDB
-      .send(new GetItemCommand(buildFencingReadRequest(this.#fencingTable, record)), { abortSignal: signal })
-      .catch((error: unknown) => {
-        throw isResourceNotFound(error) ? new LockTableDoesNotExistError(this.#fencingTable.tableName, { cause: error }) : error;
-      });
     const fenced = buildFencedAcquisition(
       this.#fencingTable,
       { request, key: record, ownerName: record.ownerName, recordVersionNumber: record.recordVersionNumber },
-      fencingTokenOf(read.Item),
+      await this.read(record, signal),
     );
     tokenChosen(fenced.token);
-    // The SDK's retries of it carry this token: one that committed is answered with success, not applied again.
-    const transaction = new TransactWriteItemsCommand({ TransactItems: fenced.items, ClientRequestToken: randomUUID() });
-    await this.#dynamoDB.send(departure?.watch(transaction) ?? transaction, { abortSignal: signal });
+    await sendTransaction(this.#dynamoDB, fenced.items, signal, departure);
   }
+
+  /** The fencing table, with the lock table's key names. */
+  get table(): LockTable {
+    return this.#fencingTable;
+  }
+
+  /** The key's counter, read consistently; `undefined` before its first fenced acquisition. */
+  async read(key: LockKey, signal?: AbortSignal): Promise<bigint | undefined> {
+    const read = await this.#dynamoDB
+      .send(new GetItemCommand(buildFencingReadRequest(this.#fencingTable, key)), { abortSignal: signal })
+      .catch((error: unknown) => {
+        throw isResourceNotFound(error) ? new LockTableDoesNotExistError(this.#fencingTable.tableName, { cause: error }) : error;
+      });
+    return fencingTokenOf(read.Item);
+  }
+}
+
+/**
+ * Sends an acquisition transaction with a `ClientRequestToken` of its own:
+ * the SDK's retries of it carry the same token, so one that committed is
+ * answered with success, not applied again.
+ */
+export async function sendTransaction(
+  dynamoDB: Pick<DynamoDBClient, 'send'>,
+  items: TransactWriteItem[],
+  signal?: AbortSignal,
+  departure?: Departure,
+): Promise<void> {
+  const transaction = new TransactWriteItemsCommand({ TransactItems: items, ClientRequestToken: randomUUID() });
+  await dynamoDB.send(departure?.watch(transaction) ?? transaction, { abortSignal: signal });
 }

@@ -135,6 +135,17 @@ export function isTransactionRace(error: unknown): boolean {
 }
 
 /**
+ * A group acquisition's transaction was canceled for races only: some lock's
+ * condition failed (someone else wrote it since it was read), a counter
+ * moved, another write was under way, or it was throttled. Nothing was
+ * applied, and the locks read again may be taken.
+ */
+export function isGroupRace(error: unknown): boolean {
+  const reasons = cancellationReasonsOf(error);
+  return reasons !== undefined && reasons.every((reason) => isRaceCode(reason.Code));
+}
+
+/**
  * The item is part of a transaction under way (a guarded write of its
  * holder's, say): nothing was applied, and the same write may succeed once
  * that transaction ends. Contention, like throttling; the SDK does not retry it.

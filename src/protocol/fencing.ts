@@ -40,7 +40,7 @@ export function fencingTokenOf(item: Record<string, AttributeValue> | undefined)
 }
 
 /** The acquisition write as a transaction item, still asking for the lock item when its condition fails. */
-function asTransactItem(request: LockWriteRequest): TransactWriteItem {
+export function asTransactItem(request: LockWriteRequest): TransactWriteItem {
   switch (request.operation) {
     case 'PutItem': {
       const { TableName, Item, ConditionExpression, ExpressionAttributeNames, ExpressionAttributeValues } = request.input;

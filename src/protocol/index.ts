@@ -9,3 +9,4 @@ export * from './guard.js';
 export * from './fencing.js';
 export { NumberValue } from './number-value.js';
 export type { NativeAttributeValue } from './attribute-values.js';
+export * from './group-acquisition.js';

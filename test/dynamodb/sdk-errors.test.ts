@@ -14,6 +14,7 @@ import {
   isResourceInUse,
   isRetryableCancellation,
   isTransactionCanceled,
+  isGroupRace,
   isTransactionRace,
   itemOfFailedCondition,
   refusesPartiQL,
@@ -50,6 +51,20 @@ describe('transactions', () => {
   ])('reasons %j: a race that a new read and write may win is %s', (codes, race) => {
     expect(isTransactionRace(canceled(...codes))).toBe(race);
     expect(isConditionalCheckFailed(canceled(...codes))).toBe(false);
+  });
+
+  it.each([
+    [['ConditionalCheckFailed', 'None'], true],
+    [['None', 'None', 'ConditionalCheckFailed'], true],
+    [['TransactionConflict', 'ThrottlingError'], true],
+    [['ConditionalCheckFailed', 'ValidationError'], false],
+  ])("reasons %j: a group acquisition's race, any lock's condition included, is %s", (codes, race) => {
+    expect(isGroupRace(canceled(...codes))).toBe(race);
+  });
+
+  it('only a cancellation is a group race', () => {
+    expect(isGroupRace(sdkError('ConditionalCheckFailedException'))).toBe(false);
+    expect(isGroupRace(sdkError('InternalServerError'))).toBe(false);
   });
 
   it('only conflicts and throttling make a cancellation worth sending again', () => {

@@ -1,0 +1,291 @@
+/**
+ * One `acquireLocks` call: several locks taken all at once or not at all,
+ * in one `TransactWriteItems` per attempt (protocol/group-acquisition.ts).
+ *
+ * It never holds one lock while it waits for another. Each round reads every
+ * key consistently, through the gate; while any of them is held by someone
+ * else and not yet stale, it sends nothing and reads again a refresh period
+ * later (or at the instant the last such lock turns stale, if sooner).
+ * Staleness is Java's, judged per key (stale-watch.ts): the RVN unchanged
+ * for its whole lease on this process's monotonic clock. Once every key is
+ * free or stale, one transaction writes each lock with the condition a
+ * single acquisition would use on what was read. A cancellation for races
+ * (someone wrote one of the keys since it was read) is a lost race: read
+ * again, within the same deadline as `acquireLock`'s.
+ *
+ * A transaction whose outcome is unknown is remembered with its RVNs
+ * (group-attempts.ts) and judged by every later read of the keys.
+ */
+import type { LockObservation } from '../dynamodb/read-lock.js';
+import {
+  DynamoDBUnavailableError,
+  InvalidArgumentError,
+  LockNotGrantedError,
+  isMalformedLockItemError,
+  type LockHolder,
+} from '../base/errors.js';
+import { lockId, type LockKey } from '../base/lock-key.js';
+import { LockTableReplicationError } from '../base/lock-table-replication-error.js';
+import { Departure } from '../dynamodb/departure.js';
+import { httpStatusOf, isClientSideError, isGroupRace, isThrottling, isTransactionConflict } from '../dynamodb/sdk-errors.js';
+import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
+import { abortableSleep } from '../primitives/abortable-sleep.js';
+import { encodeAdditionalAttributes, type AcquisitionPath, type GroupMember, type LockItem } from '../protocol/index.js';
+import { holderOf } from '../protocol/lock-holder.js';
+import { ACQUIRE_DEFAULTS } from '../settings/defaults.js';
+import { AcquireDeadline } from './acquire-deadline.js';
+import type { AcquireContext } from './acquire-lock.js';
+import { AcquisitionWrites } from './acquisition-writes.js';
+import { acquisitionsOf, readAttempt, type GroupAttempt } from './group-attempts.js';
+import type { AcquireLocksOptions } from './group-options.js';
+import { admittedForCall } from './request-bound.js';
+import { StaleWatch } from './stale-watch.js';
+import type { TurnPlan } from './turns.js';
+import type { Acquisition } from './steps.js';
+
+/** The acquirer's parts a group acquisition uses. */
+export interface GroupContext extends Pick<
+  AcquireContext,
+  'requests' | 'ownerName' | 'defaultLeaseDuration' | 'clock' | 'observations' | 'logger' | 'explain' | 'gate' | 'replication' | 'turns'
+> {
+  /** Releases, best effort, the locks of an applied attempt that are still ours after others took some of its locks over. */
+  readonly releaseStray: (acquisitions: readonly Acquisition[]) => Promise<void>;
+}
+
+/** What one round decided on the keys as read. */
+type Round =
+  | { readonly kind: 'write'; readonly members: GroupMember[] }
+  /** Someone else holds `blocker` and it is not yet stale: read again after `waitMs`. */
+  | { readonly kind: 'wait'; readonly waitMs: number };
+
+/** One key of the group: its writes (for the record each write sends), its stale timer and this client's turn on it. */
+interface Member {
+  readonly key: LockKey;
+  readonly writes: AcquisitionWrites;
+  readonly watch: StaleWatch;
+  readonly turn: TurnPlan;
+}
+
+export class GroupAcquireLoop implements Disposable {
+  readonly #ctx: GroupContext;
+  readonly #members: Member[];
+  readonly #options: AcquireLocksOptions;
+  readonly #refreshMs: number;
+  readonly #leaseDurationMs: number;
+  readonly #additionalAttributes: LockItem;
+  readonly #deadline: AcquireDeadline;
+  /** Transactions of this call whose outcome is unknown. */
+  readonly #unknown: GroupAttempt[] = [];
+  /** Why the newest round did not take the group, thrown once the deadline has passed. */
+  #refusal: LockNotGrantedError | undefined;
+  /** Transactions in a row lost to races; from the second on, the next read waits a refresh period. */
+  #racesInARow = 0;
+  /** Whether this call saw someone else hold one of the locks. */
+  #waitedForAnother = false;
+
+  constructor(ctx: GroupContext, keys: readonly LockKey[], options: AcquireLocksOptions) {
+    this.#ctx = ctx;
+    this.#options = options;
+    this.#refreshMs = options.refreshPeriod ?? ACQUIRE_DEFAULTS.refreshPeriod;
+    this.#leaseDurationMs = options.leaseDuration ?? ctx.defaultLeaseDuration;
+    this.#additionalAttributes = encodeAdditionalAttributes(options.additionalAttributes ?? {});
+    const waitMs = options.additionalTimeToWaitForLock ?? ACQUIRE_DEFAULTS.additionalTimeToWaitForLock;
+    const turn = {
+      refreshMs: this.#refreshMs,
+      turnLengthMs: options.turnLength ?? ACQUIRE_DEFAULTS.turnLengthInRefreshPeriods * this.#refreshMs,
+      mayWait: waitMs >= this.#refreshMs,
+    };
+    this.#members = keys.map((key) => ({
+      key,
+      writes: new AcquisitionWrites(ctx, key, options, this.#leaseDurationMs),
+      watch: new StaleWatch(),
+      turn: ctx.turns.plan(lockId(key), turn),
+    }));
+    this.#deadline = new AcquireDeadline({
+      clock: ctx.clock,
+      waitMs,
+      graceMs: Math.max(this.#refreshMs, this.#leaseDurationMs),
+      signal: options.signal,
+    });
+  }
+
+  /**
+   * Runs rounds until every lock is the call's, or the call ends with the
+   * reason it did not get them. When this client's turn on one of the keys
+   * is over (turns.ts), it first stands aside, sending nothing, as long as
+   * the longest of those turns says.
+   */
+  async run(): Promise<Acquisition[]> {
+    const standAsideMs = Math.max(0, ...this.#members.map(({ turn }) => turn.standAsideMs));
+    if (standAsideMs > 0) await this.#sleep(standAsideMs);
+    const won = await this.#rounds();
+    for (const { turn } of this.#members) this.#ctx.turns.taken(turn, won[0]?.lookupTime ?? this.#ctx.clock.now(), this.#waitedForAnother);
+    return won;
+  }
+
+  async #rounds(): Promise<Acquisition[]> {
+    for (;;) {
+      this.#options.signal?.throwIfAborted();
+      let waitMs: number;
+      try {
+        if (this.#ctx.replication?.passed === false) await this.#ctx.replication.ensure(this.#deadline.requestSignal);
+        const seen = await this.#readAll();
+        const resolved = await this.#resolve(seen);
+        if (resolved === 'read-again') continue;
+        if (resolved !== undefined) return resolved;
+        const round = this.#judge(seen);
+        if (round.kind === 'write') {
+          const won = await this.#write(round.members);
+          if (won !== undefined) return won;
+          waitMs = this.#racesInARow > 1 ? this.#refreshMs : 0;
+        } else {
+          this.#racesInARow = 0;
+          waitMs = round.waitMs;
+        }
+      } catch (error) {
+        await this.#sortFailure(error);
+        waitMs = this.#refreshMs;
+      }
+      if (this.#deadline.passed) throw this.#refusal ?? this.#notAcquired('the locks stayed held', undefined);
+      await this.#sleep(waitMs);
+    }
+  }
+
+  [Symbol.dispose](): void {
+    this.#deadline[Symbol.dispose]();
+  }
+
+  /** A consistent read of every key, each through the gate (heartbeats first). */
+  #readAll(): Promise<(LockObservation | undefined)[]> {
+    return Promise.all(this.#members.map(({ key }) => this.#admitted((signal) => this.#ctx.requests.read(key, signal))));
+  }
+
+  /**
+   * Judges the transactions of unknown outcome on what was read: the group
+   * is ours when one of them shows on every key. One that shows on some only
+   * was applied and overtaken: what is still ours is released, and the keys
+   * are read again.
+   */
+  async #resolve(seen: readonly (LockObservation | undefined)[]): Promise<Acquisition[] | 'read-again' | undefined> {
+    for (const [index, attempt] of this.#unknown.entries()) {
+      const reading = readAttempt(attempt, seen, this.#ctx.ownerName);
+      if (reading.kind === 'ours') return acquisitionsOf(attempt, this.#additionalAttributes);
+      if (reading.kind === 'overtaken') {
+        this.#unknown.splice(index, 1);
+        const acquisitions = acquisitionsOf(attempt, this.#additionalAttributes);
+        await this.#ctx.releaseStray(reading.ours.map((i) => acquisitions[i] as Acquisition));
+        return 'read-again';
+      }
+    }
+    return undefined;
+  }
+
+  /** Java's decision on each key as read: write them all once none is held by someone else unless stale; sends nothing. */
+  #judge(seen: readonly (LockObservation | undefined)[]): Round {
+    const now = this.#ctx.clock.now();
+    let takeoverAt = -Infinity;
+    const members = this.#members.map((member, i): GroupMember | undefined => {
+      const existing = seen[i];
+      const path = this.#pathFor(member, existing, now);
+      if (path === undefined) {
+        takeoverAt = Math.max(takeoverAt, member.watch.takeoverAt());
+        return undefined;
+      }
+      return { record: member.writes.recordFor(path.kind === 'expired' ? member.watch.observation : existing), path };
+    });
+    if (takeoverAt === -Infinity) return { kind: 'write', members: members as GroupMember[] };
+    return { kind: 'wait', waitMs: Math.min(this.#refreshMs, Math.max(0, takeoverAt - now)) };
+  }
+
+  /** The write a single acquisition would send on `existing`; `undefined` while someone else holds it and it is not yet stale. */
+  #pathFor(member: Member, existing: LockObservation | undefined, now: number): AcquisitionPath | undefined {
+    if (existing === undefined || existing.record.isReleased) member.watch.forget();
+    if (existing === undefined) return { kind: 'absent' };
+    const { record } = existing;
+    if (record.isReleased) {
+      return {
+        kind: 'released',
+        readRecordVersionNumber: this.#options.acquireReleasedLocksConsistently ? record.recordVersionNumber : undefined,
+      };
+    }
+    if (record.ownerName !== this.#ctx.ownerName) {
+      this.#waitedForAnother = true;
+      this.#ctx.turns.sawHolder(lockId(member.key), record.ownerName);
+    }
+    this.#deadline.addHolderLease(record.leaseDurationMs);
+    member.watch.observe(existing);
+    const timed = member.watch.observation;
+    if (timed !== undefined && member.watch.isStale(now))
+      return { kind: 'expired', watchedRecordVersionNumber: timed.record.recordVersionNumber };
+    this.#refusal = this.#notAcquired('another client holds one of the locks', member.key, holderOf(record));
+    return undefined;
+  }
+
+  /**
+   * Sends the transaction. Returns the group when it committed; `undefined`
+   * when it lost a race or its outcome is unknown (remembered, judged by the
+   * next read). Anything else throws.
+   */
+  async #write(members: GroupMember[]): Promise<Acquisition[] | undefined> {
+    const departure = new Departure(this.#ctx.clock);
+    let tokens: readonly (bigint | undefined)[] = [];
+    try {
+      await this.#admitted((signal) => this.#ctx.requests.writeGroup(members, signal, (chosen) => (tokens = chosen), departure));
+    } catch (error) {
+      if (isGroupRace(error) || isTransactionConflict(error)) {
+        // Canceled, so nothing of it was applied (the SDK's retries share its ClientRequestToken).
+        this.#racesInARow++;
+        this.#refusal = this.#notAcquired('another client wrote one of the locks first', this.#members[0]?.key, undefined, error);
+        return undefined;
+      }
+      if (classifyFailedWrite(error, { ownerName: this.#ctx.ownerName, recordVersionNumbers: [] }).outcome !== 'unknown') throw error;
+      this.#unknown.push({ members, tokens, ...departure.lookup() });
+      this.#refusal = this.#unavailable(error);
+      return undefined;
+    }
+    for (const { record } of members) this.#ctx.observations.forget(lockId(record));
+    return acquisitionsOf({ members, tokens, ...departure.lookup() }, this.#additionalAttributes);
+  }
+
+  /** Sorts a failed round: a reason to try again before the deadline, or the end of the call. */
+  async #sortFailure(error: unknown): Promise<void> {
+    if (this.#options.signal?.aborted) throw this.#options.signal.reason;
+    if (this.#deadline.cutOff) throw this.#unavailable(error);
+    if (isThrottling(error) || isClientSideError(error) || (httpStatusOf(error) ?? 0) >= 500 || isTransactionConflict(error)) {
+      this.#ctx.logger?.warn({ err: error, keys: this.#members.length }, 'group lock acquisition attempt failed; retrying');
+      this.#refusal = this.#unavailable(error);
+      return;
+    }
+    if (isMalformedLockItemError(error) || error instanceof InvalidArgumentError || error instanceof LockTableReplicationError) throw error;
+    throw await this.#ctx.explain(error);
+  }
+
+  /** Runs a request once the gate lets it through, bounded like every request of an acquisition (request-bound.ts). */
+  #admitted<T>(request: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    return admittedForCall(this.#ctx.gate, this.#deadline, Math.max(this.#refreshMs, this.#leaseDurationMs), request);
+  }
+
+  async #sleep(ms: number): Promise<void> {
+    try {
+      await abortableSleep(ms, this.#deadline.requestSignal);
+    } catch (error) {
+      if (this.#options.signal?.aborted) throw this.#options.signal.reason;
+      throw this.#unavailable(error);
+    }
+  }
+
+  #unavailable(cause: unknown): DynamoDBUnavailableError {
+    return new DynamoDBUnavailableError(this.#firstKey, cause, this.#refusal?.holder);
+  }
+
+  #notAcquired(reason: string, key: LockKey | undefined, holder?: LockHolder, cause?: unknown): LockNotGrantedError {
+    const waited = Math.round(this.#deadline.elapsed);
+    return new LockNotGrantedError(`${reason} (group of ${this.#members.length}, waited ${waited} ms)`, key ?? this.#firstKey, holder, {
+      cause,
+    });
+  }
+
+  get #firstKey(): LockKey {
+    return (this.#members[0] as Member).key;
+  }
+}
