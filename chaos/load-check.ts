@@ -28,6 +28,8 @@ export interface LoadCheckOptions {
   readonly windows: readonly SaturationWindow[];
   /** Windows in which the server was slow to answer the runner's probe. */
   readonly busy: readonly SaturationWindow[];
+  /** Requests the server was slow to start answering, as the proxy timed them (none without a proxy). */
+  readonly slowReplies?: readonly SlowReply[];
 }
 
 export type Provocation = 'paused' | 'saturated' | 'serverBusy' | 'stalled' | 'requestFaulted';
@@ -42,9 +44,20 @@ export interface HeldLocksLost {
   readonly unprovoked: { readonly total: number; readonly byKind: Record<string, number>; readonly first: UnprovokedLoss[] };
 }
 
-/** A loss outside the faults, with the failed heartbeats of its lock before it (`<error> at -<ms before the loss>`). */
+/**
+ * A loss outside the faults, with the failed heartbeats of its lock before it
+ * (`<error> at -<ms before the loss>`) and the requests naming it that the
+ * server was slow to answer (`<ms> ms from -<ms before the loss>`): whether
+ * the time went at the server or in the client.
+ */
 export interface UnprovokedLoss extends LostEvent {
   readonly heartbeatErrors: readonly string[];
+  readonly slowServerReplies: readonly string[];
+}
+
+/** A request of `sender` naming `keys`, passed to the server at `atNs`, whose reply started `ms` later. */
+export interface SlowReply extends InjectedFault {
+  readonly ms: number;
 }
 
 export interface OverdueAcquisition {
@@ -100,6 +113,13 @@ export function checkLoad(events: readonly ChaosEvent[], options: LoadCheckOptio
       .filter((e) => e.atNs <= at && at - e.atNs <= reachNs)
       .map((e) => `${e.error} at -${Math.round(ms(at - e.atNs))}`);
   };
+  const slowRepliesBefore = (loss: LostEvent): string[] => {
+    const at = BigInt(loss.atNs);
+    const sender = accessKeyOf(loss.worker);
+    return (options.slowReplies ?? [])
+      .filter((reply) => reply.sender === sender && reply.keys.includes(loss.key) && reply.atNs <= at && at - reply.atNs <= reachNs)
+      .map((reply) => `${Math.round(reply.ms)} ms from -${Math.round(ms(at - reply.atNs))}`);
+  };
   const faultsOf = new Map<string, bigint[]>(); // by sender + key
   for (const fault of options.injected) {
     for (const key of fault.keys) {
@@ -136,7 +156,8 @@ export function checkLoad(events: readonly ChaosEvent[], options: LoadCheckOptio
       if (cause === undefined) {
         unprovoked.total++;
         add(unprovoked.byKind, event.kind);
-        if (unprovoked.first.length < LISTED) unprovoked.first.push({ ...event, heartbeatErrors: failedBefore(event) });
+        if (unprovoked.first.length < LISTED)
+          unprovoked.first.push({ ...event, heartbeatErrors: failedBefore(event), slowServerReplies: slowRepliesBefore(event) });
       } else {
         provoked.total++;
         add(provoked.byKind, event.kind);

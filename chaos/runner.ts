@@ -20,7 +20,8 @@ import { createCounterTable, scanCounters, summarizeWrites, type FencedReport } 
 import type { FencedMode } from './fenced-writes.js';
 import { seededFaultSchedule, type NetworkFaultKind } from './fault-schedule.js';
 import { scanLockTable, type ScanReport } from './final-scan.js';
-import { checkLoad, type LoadCheckReport } from './load-check.js';
+import { checkLoad, type LoadCheckReport, type SlowReply } from './load-check.js';
+import { keysOf, senderOf } from './load-keys.js';
 import { ServerProbe, type ServerProbeReport } from './server-probe.js';
 import { loadFaultSchedule, type LoadFaultCounts } from './load-faults.js';
 import { loadViolations } from './load-run.js';
@@ -147,6 +148,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const schedule = loadSchedule ?? seededFaultSchedule(options.seed);
   const proxy = await FaultProxy.start(endpoint);
   proxy.setRule(schedule.rule);
+  const slowReplies: SlowReply[] = [];
+  if (load !== undefined) {
+    proxy.onServerReply = (request, ms) => {
+      if (ms <= options.heartbeatMs / 4) return;
+      const atNs = process.hrtime.bigint() - BigInt(Math.round(ms * 1e6));
+      slowReplies.push({ atNs, ms, sender: senderOf(request), keys: keysOf(request) });
+    };
+  }
   const common = {
     endpoint: proxy.endpoint,
     tableName,
@@ -209,6 +218,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           injected: loadSchedule.injected,
           windows: loadSchedule.windows(),
           busy: probe?.windows() ?? [],
+          slowReplies,
         });
   const fenced: FencedReport | undefined =
     options.fenced === undefined ? undefined : { ...summarizeWrites(events), ...(await scanCounters(endpoint, dataTable)) };

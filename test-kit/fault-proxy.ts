@@ -148,6 +148,12 @@ export class FaultProxy {
   readonly #lifetime = new AbortController();
   /** Who waits for a fault to be applied to which request (see injectOnce). */
   readonly #onApplied = new Map<ProxiedRequest, (exchange: ProxiedExchange) => void>();
+  /**
+   * Hears how long the server took to start its reply to each request the
+   * proxy forwarded, in ms, from when the request was passed on (a delay
+   * the proxy injected does not count).
+   */
+  onServerReply: ((request: ProxiedRequest, ms: number) => void) | undefined;
   #rule: RequestRule = forwardAll;
   #refusing = false;
   #connections = 0;
@@ -302,10 +308,17 @@ export class FaultProxy {
     /** Set once the connection can no longer carry replies in order (blackholed or dropped). */
     let dead = false;
     let queue: Promise<void> = Promise.resolve();
+    /** The request passed on whose reply has not started yet: the SDK sends the next one only after the whole reply. */
+    let awaiting: { readonly request: ProxiedRequest; readonly sentAt: number } | undefined;
 
     const mainUpstream = (): Socket => {
       if (upstream !== undefined) return upstream;
       upstream = this.#track(connect(this.#upstream));
+      upstream.on('data', () => {
+        if (awaiting === undefined) return;
+        this.onServerReply?.(awaiting.request, performance.now() - awaiting.sentAt);
+        awaiting = undefined;
+      });
       upstream.pipe(client);
       upstream.once('close', () => client.destroy());
       return upstream;
@@ -320,7 +333,10 @@ export class FaultProxy {
       switch (fault.action) {
         case 'forward':
           if (fault.delayMs !== undefined && fault.delayMs > 0) await this.#sleep(fault.delayMs);
-          if (!dead && !client.destroyed && !this.#lifetime.signal.aborted) mainUpstream().write(raw);
+          if (!dead && !client.destroyed && !this.#lifetime.signal.aborted) {
+            awaiting = { request, sentAt: performance.now() };
+            mainUpstream().write(raw);
+          }
           break;
         case 'blackhole':
           dead = true;
