@@ -8,12 +8,12 @@
  * renews it with a heartbeat conditioned on that RVN, and hands it over with
  * the lease counted from the renewal.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { expect, it } from '@jest/globals';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { LockNotGrantedError } from '../../src/index.js';
 import { operationOf } from '../../test-kit/fault-proxy.js';
 import { useFaultBed } from '../../test-kit/jest/fault-bed.js';
+import { holdNextReply } from '../../test-kit/late-reply.js';
 import { waitUntil } from '../../test-kit/test-locks.js';
 
 const faults = useFaultBed('late-reply');
@@ -21,22 +21,7 @@ const faults = useFaultBed('late-reply');
 const LEASE_MS = 3_000;
 const HEARTBEAT_MS = 750;
 
-/** Holds the reply of the client's next PutItem for `ms` after DynamoDB applied it. */
-function holdNextPutReply(dynamoDB: DynamoDBClient, ms: number): { readonly held: () => boolean } {
-  let held = false;
-  dynamoDB.middlewareStack.add(
-    (next, context) => async (args) => {
-      const result = await next(args);
-      if (!held && context.commandName === 'PutItemCommand') {
-        held = true;
-        await sleep(ms);
-      }
-      return result;
-    },
-    { step: 'deserialize', name: 'lateReply' },
-  );
-  return { held: () => held };
-}
+const holdNextPutReply = (dynamoDB: DynamoDBClient, ms: number) => holdNextReply(dynamoDB, 'PutItemCommand', ms);
 
 it('a lock whose reply came after its safe time is renewed before the caller gets it', async () => {
   const network = await faults.proxied('late', { sdkDefaults: true });
@@ -86,4 +71,20 @@ it('a renewal whose reply was lost counts as applied when the retry of the SDK f
   expect(await faults.bed.rvn('renewal')).toBe(lock.recordVersionNumber);
   await lock.release();
   expect(await faults.bed.item('renewal')).toBeUndefined();
+}, 30_000);
+
+it('a group whose transaction was answered after its safe time is renewed, every lock, before the caller gets it', async () => {
+  const network = await faults.proxied('late-group', { sdkDefaults: true });
+  const client = faults.bed.client({ ownerName: 'late-group', leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS }, network.dynamoDB);
+  const reply = holdNextReply(network.dynamoDB, 'TransactWriteItemsCommand', LEASE_MS);
+
+  const group = await client.acquireLocks(['late-a', 'late-b'], { additionalTimeToWaitForLock: LEASE_MS });
+
+  expect(reply.held()).toBe(true);
+  expect(group.isHeld()).toBe(true);
+  for (const lock of group.locks) {
+    expect(lock.safeTimeLeft()).toBeGreaterThan(LEASE_MS / 2);
+    expect(await faults.bed.rvn(lock.partitionKey)).toBe(lock.recordVersionNumber);
+  }
+  await group.release();
 }, 30_000);

@@ -46,7 +46,17 @@ import type { Acquisition } from './steps.js';
 /** The acquirer's parts a group acquisition uses. */
 export interface GroupContext extends Pick<
   AcquireContext,
-  'requests' | 'ownerName' | 'defaultLeaseDuration' | 'clock' | 'observations' | 'logger' | 'explain' | 'gate' | 'replication' | 'turns'
+  | 'requests'
+  | 'ownerName'
+  | 'defaultLeaseDuration'
+  | 'heartbeatPeriod'
+  | 'clock'
+  | 'observations'
+  | 'logger'
+  | 'explain'
+  | 'gate'
+  | 'replication'
+  | 'turns'
 > {
   /** Releases, best effort, the locks of an applied attempt that are still ours after others took some of its locks over. */
   readonly releaseStray: (acquisitions: readonly Acquisition[]) => Promise<void>;
@@ -132,11 +142,19 @@ export class GroupAcquireLoop implements Disposable {
         const seen = await this.#readAll();
         const resolved = await this.#resolve(seen);
         if (resolved === 'read-again') continue;
-        if (resolved !== undefined) return resolved;
+        if (resolved !== undefined) {
+          const handed = await this.#renewIfLate(resolved);
+          if (handed !== undefined) return handed;
+          continue;
+        }
         const round = this.#judge(seen);
         if (round.kind === 'write') {
           const won = await this.#write(round.members);
-          if (won !== undefined) return won;
+          if (won !== undefined) {
+            const handed = await this.#renewIfLate(won);
+            if (handed !== undefined) return handed;
+            continue;
+          }
           waitMs = this.#racesInARow > 1 ? this.#refreshMs : 0;
         } else {
           this.#racesInARow = 0;
@@ -245,6 +263,27 @@ export class GroupAcquireLoop implements Disposable {
     }
     for (const { record } of members) this.#ctx.observations.forget(lockId(record));
     return acquisitionsOf({ members, tokens, ...departure.lookup() }, this.#additionalAttributes);
+  }
+
+  /**
+   * The group as it goes to the caller. When its first heartbeat was already
+   * due as the transaction's answer arrived, every lock is renewed first, as
+   * a single acquisition renews a late lock (acquire-lock.ts). If any
+   * renewal fails, the renewed locks are released and the keys read again:
+   * a lock whose renewal was refused is someone else's, and one whose
+   * renewal's outcome is unknown is then watched like anyone's and taken
+   * over once stale. `undefined`: read again.
+   */
+  async #renewIfLate(won: Acquisition[]): Promise<Acquisition[] | undefined> {
+    const first = won[0];
+    if (first === undefined || this.#ctx.clock.now() - first.lookupTime < this.#ctx.heartbeatPeriod) return won;
+    const renewals = await Promise.allSettled(
+      won.map((acquisition, i) => this.#admitted((signal) => (this.#members[i] as Member).writes.renew(acquisition, signal))),
+    );
+    const renewed = renewals.flatMap((renewal) => (renewal.status === 'fulfilled' ? [renewal.value] : []));
+    if (renewed.length === won.length) return renewed;
+    await this.#ctx.releaseStray(renewed);
+    return undefined;
   }
 
   /** Sorts a failed round: a reason to try again before the deadline, or the end of the call. */
