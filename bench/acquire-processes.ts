@@ -93,6 +93,16 @@ export const report = (event: string, fields: object = {}): void => {
   process.stdout.write(`${JSON.stringify({ event, ...fields })}\n`);
 };
 
+/** For the scripts: what `take()` resolved to, or undefined when it failed because `stop` aborted (the run's time is up). */
+export async function unlessStopped<T>(stop: AbortSignal, take: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await take();
+  } catch (error) {
+    if (stop.aborted) return undefined;
+    throw error;
+  }
+}
+
 /** For the scripts: resolves on the first line `line` on stdin. */
 export function lineFromParent(line: string): Promise<void> {
   return new Promise((resolve) => {

@@ -10,7 +10,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openClient, type ClientProcessConfig } from './acquire-clients.js';
-import { lineFromParent, report } from './acquire-processes.js';
+import { lineFromParent, report, unlessStopped } from './acquire-processes.js';
 
 export interface WorkerConfig extends ClientProcessConfig {
   readonly criticalMs: number;
@@ -32,13 +32,8 @@ const waits: number[] = [];
 const sections: Array<[number, number]> = [];
 while (!stop.aborted) {
   const asked = performance.now();
-  let lock;
-  try {
-    lock = await client.acquire(config.key, stop);
-  } catch (error) {
-    if (stop.aborted) break;
-    throw error;
-  }
+  const lock = await unlessStopped(stop, () => client.acquire(config.key, stop));
+  if (lock === undefined) break;
   waits.push(performance.now() - asked);
   const start = wallClock();
   await sleep(config.criticalMs);

@@ -3,6 +3,7 @@
  * embedded DynamoDB Local. Not part of the test suite.
  * `npm run bench -- heartbeat [--locks 1000,10000,40000] [--seconds 40] [--setups default/default,default/1,1/1]`: see bench/heartbeat.ts.
  * `npm run bench -- guarded [--cycles N] [--json]`: guarded writes beside plain ones, fenced acquisitions beside plain ones; see bench/guarded.ts.
+ * `npm run bench -- groups [--json]`: two-key transfers, acquireLocks beside two acquireLock calls in a fixed order; see bench/groups.ts.
  * `npm run bench -- many [--locks 10000,40000] [--held 1000] [--waiting 1000] [--rounds 2]`: taking many free locks at once; see bench/acquire-many.ts.
  * `npm run bench -- floor [--scenarios uncontended,concurrent,heartbeat,batch] [--settings default,...|all] [--cycles N] [--rounds N] [--window S] [--cpu-profile DIR] [--signals] [--json]`:
  *   the library against bare SDK calls sending the same requests, in CPU per cycle; see bench/floor.ts.
@@ -12,6 +13,7 @@ import { startDynamoDBLocal } from '../src/testing/index.js';
 import { benchAcquireMany } from './acquire-many.js';
 import { ACQUIRE_SCENARIOS, benchAcquireRelease } from './acquire-release.js';
 import { FLOOR_SCENARIOS, benchFloor } from './floor.js';
+import { benchGroups } from './groups.js';
 import { benchGuarded } from './guarded.js';
 import { benchHeartbeat, parseList, parseSetups } from './heartbeat.js';
 import { printRows, type Row } from './report.js';
@@ -22,6 +24,7 @@ const BENCHMARKS: Record<string, (endpoint: string, cycles: number) => Promise<R
       scenarios: values.scenarios === undefined ? ACQUIRE_SCENARIOS : scenariosOf(values.scenarios, ACQUIRE_SCENARIOS),
       turnMs: values['turn-length'] === undefined ? undefined : parseList(values['turn-length'], 'turn-length')[0],
     }),
+  groups: (endpoint) => benchGroups(endpoint),
   guarded: benchGuarded,
   heartbeat: (endpoint) =>
     benchHeartbeat(endpoint, {

@@ -1,9 +1,11 @@
 /**
  * Judges a chaos run's log: mutual exclusion of the checked critical
  * sections, and how long a key stayed unavailable after its holder was
- * killed or paused. Pure: events in, report out.
+ * killed or paused; in `--groups` runs, that every group was held whole
+ * (group-check.ts). Pure: events in, report out.
  */
 import type { ChaosEvent } from './events.js';
+import { checkGroups, type GroupCheckReport } from './group-check.js';
 import { pausedWithin, pausesByWorker } from './pauses.js';
 
 export interface CheckOptions {
@@ -23,6 +25,8 @@ export interface Hold {
   readonly startNs: bigint;
   endNs: bigint;
   acts: number;
+  /** Taken by acquireLocks with other keys. */
+  readonly group: boolean;
 }
 
 export interface Overlap {
@@ -44,9 +48,14 @@ export interface Unavailability {
   readonly ms: number;
   /** False when nobody acquired the key again before the run ended. */
   readonly reacquired: boolean;
+  /**
+   * The next holder took the key in a group: it waited until every key of
+   * its group was free at once, which the bound for one key does not model.
+   */
+  readonly byGroup?: true;
 }
 
-export interface CheckReport {
+export interface CheckReport extends GroupCheckReport {
   readonly acquisitions: number;
   readonly acts: number;
   readonly lossesByKind: Record<string, number>;
@@ -77,6 +86,19 @@ export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptio
   const killsByWorker = new Map<string, bigint[]>();
   const pauses = pausesByWorker(events, options.endNs);
   let acts = 0;
+  const startHold = (worker: string, key: string, rvn: string, atNs: string, group: boolean): void => {
+    const asked = asking.get(`${worker} ${key}`);
+    if (asked !== undefined) askedAt.set(`${worker} ${rvn}`, asked);
+    holds.set(`${worker} ${rvn}`, { worker, key, rvn, startNs: BigInt(atNs), endNs: BigInt(atNs), acts: 0, group });
+  };
+  /** An act's check vouches for the hold up to its instant. */
+  const checkedHold = (worker: string, rvn: string, checkedAtNs: string, event: ChaosEvent): void => {
+    const hold = holds.get(`${worker} ${rvn}`);
+    if (hold === undefined) throw new Error(`act without its acquisition: ${JSON.stringify(event)}`);
+    const at = BigInt(checkedAtNs);
+    if (at > hold.endNs) hold.endNs = at;
+    hold.acts++;
+  };
 
   for (const event of events) {
     switch (event.type) {
@@ -91,28 +113,24 @@ export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptio
         asksByWorker.set(event.worker, workerAsks);
         break;
       }
-      case 'acquired': {
-        const asked = asking.get(`${event.worker} ${event.key}`);
-        if (asked !== undefined) askedAt.set(`${event.worker} ${event.rvn}`, asked);
-        holds.set(`${event.worker} ${event.rvn}`, {
-          worker: event.worker,
-          key: event.key,
-          rvn: event.rvn,
-          startNs: BigInt(event.atNs),
-          endNs: BigInt(event.atNs),
-          acts: 0,
-        });
+      // A group's ask is no ask for any one of its keys alone (see Unavailability.byGroup): only its start is kept.
+      case 'groupWanting':
+        for (const key of event.keys) asking.set(`${event.worker} ${key}`, BigInt(event.atNs));
         break;
-      }
-      case 'act': {
+      case 'acquired':
+        startHold(event.worker, event.key, event.rvn, event.atNs, false);
+        break;
+      case 'groupAcquired':
+        for (const member of event.members) startHold(event.worker, member.key, member.rvn, event.atNs, true);
+        break;
+      case 'act':
         acts++;
-        const hold = holds.get(`${event.worker} ${event.acquiredRvn}`);
-        if (hold === undefined) throw new Error(`act without its acquisition: ${JSON.stringify(event)}`);
-        const at = BigInt(event.checkedAtNs);
-        if (at > hold.endNs) hold.endNs = at;
-        hold.acts++;
+        checkedHold(event.worker, event.acquiredRvn, event.checkedAtNs, event);
         break;
-      }
+      case 'groupAct':
+        acts++;
+        for (const rvn of event.acquiredRvns) checkedHold(event.worker, rvn, event.checkedAtNs, event);
+        break;
       case 'lost':
         lossesByKind[event.kind] = (lossesByKind[event.kind] ?? 0) + 1;
         endedAt.set(`${event.worker} ${event.acquiredRvn}`, BigInt(event.atNs));
@@ -218,6 +236,7 @@ export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptio
         fault: fault.fault,
         ms: ms(until - from - paused),
         reacquired: next !== undefined,
+        ...(next?.group === true ? { byGroup: true as const } : {}),
       });
     }
   }
@@ -225,6 +244,7 @@ export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptio
   const worst = unavailabilities.reduce<Unavailability | undefined>((w, u) => (w === undefined || u.ms > w.ms ? u : w), undefined);
 
   return {
+    ...checkGroups(events),
     acquisitions: holds.size,
     acts,
     lossesByKind,

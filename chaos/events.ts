@@ -53,6 +53,30 @@ export interface ReleasedEvent {
   readonly atNs: string;
 }
 
+/** `--groups` runs: a group worker calls acquireLocks for `keys`, all of them or none. */
+export interface GroupWantingEvent {
+  readonly type: 'groupWanting';
+  readonly worker: string;
+  readonly keys: readonly string[];
+  readonly atNs: string;
+}
+
+/** `--groups` runs: acquireLocks resolved; one hold per member starts, each named by its RVN. */
+export interface GroupAcquiredEvent {
+  readonly type: 'groupAcquired';
+  readonly worker: string;
+  readonly members: readonly { readonly key: string; readonly rvn: string }[];
+  readonly atNs: string;
+}
+
+/** `--groups` runs: an act under the whole group, once the check of every member passed (`acquiredRvns`: the members it checked). */
+export interface GroupActEvent {
+  readonly type: 'groupAct';
+  readonly worker: string;
+  readonly acquiredRvns: readonly string[];
+  readonly checkedAtNs: string;
+}
+
 /**
  * How one write of a `--fenced` run to the key's counter item ended:
  * - `committed`: DynamoDB applied it;
@@ -137,6 +161,9 @@ export type ChaosEvent =
   | ActEvent
   | LostEvent
   | ReleasedEvent
+  | GroupWantingEvent
+  | GroupAcquiredEvent
+  | GroupActEvent
   | WriteEvent
   | ProcessEvent
   | OverdueEvent

@@ -1,7 +1,7 @@
 /**
  * `npm run chaos -- --seconds N --seed S [--workers W] [--keys K] [--lease MS]
  * [--heartbeat MS] [--poll MS] [--margin MS] [--max-attempts N] [--retry-mode standard|adaptive]
- * [--fenced [guarded|unguarded]] [--load [--held N] [--waits N] [--burst N]]
+ * [--fenced [guarded|unguarded]] [--groups [--group-workers N]] [--load [--held N] [--waits N] [--burst N]]
  * [--endpoint URL] [--keep-logs] [--json]`
  *
  * Workers use the DynamoDB client README tells users to build (the SDK's own
@@ -10,6 +10,11 @@
  * `--fenced` makes every act a guarded write to a counter item per key, some
  * of them late on purpose; `--fenced unguarded` sends the same writes
  * without the lock's check, to show the updates that are then lost.
+ *
+ * `--groups` adds `--group-workers` workers (3) that take 2–4 random keys at
+ * once with acquireLocks, among the single-key ones, on 4 keys unless
+ * `--keys` says otherwise; the checker also proves every group held whole
+ * (chaos/group-check.ts), and the report counts `groupAcquisitions`.
  *
  * `--load` runs load workers instead (chaos/load-worker.ts): each client
  * keeps `--held` locks (200) with background heartbeats while it waits in
@@ -31,7 +36,7 @@ import { startDynamoDBLocal } from '../src/testing/index.js';
 import type { FencedMode } from './fenced-writes.js';
 import { DEFAULT_LOAD_SHAPE, LOAD_DEFAULTS } from './load-run.js';
 import type { LoadShape } from './load-worker.js';
-import { DEFAULT_CHAOS, runChaos, type ChaosReport } from './runner.js';
+import { DEFAULT_CHAOS, GROUP_DEFAULTS, runChaos, type ChaosReport } from './runner.js';
 import type { RetryMode } from './worker-dynamodb.js';
 
 const { values, positionals } = parseArgs({
@@ -49,6 +54,8 @@ const { values, positionals } = parseArgs({
     'retry-mode': { type: 'string' },
     fenced: { type: 'boolean', default: false },
     load: { type: 'boolean', default: false },
+    groups: { type: 'boolean', default: false },
+    'group-workers': { type: 'string' },
     held: { type: 'string' },
     waits: { type: 'string' },
     burst: { type: 'string' },
@@ -101,6 +108,18 @@ function loadShape(): LoadShape | undefined {
   };
 }
 
+/** Group workers of a `--groups` run: 3 unless `--group-workers` says otherwise. */
+function groupWorkers(): number | undefined {
+  if (!values.groups) {
+    if (values['group-workers'] !== undefined) {
+      process.stderr.write('--group-workers needs --groups\n');
+      process.exit(2);
+    }
+    return undefined;
+  }
+  return whole('group-workers', values['group-workers'], GROUP_DEFAULTS.groupWorkers);
+}
+
 function loadSummary(report: ChaosReport): string[] {
   const lost = report.heldLocksLost;
   if (lost === undefined) return [];
@@ -127,6 +146,12 @@ function summary(report: ChaosReport): string {
     `network faults ${JSON.stringify(report.networkFaults)}`,
     `process faults ${JSON.stringify(c.processFaults)}, losses seen by workers ${JSON.stringify(c.lossesByKind)}`,
     `overlapping checked critical sections: ${c.overlaps.length}`,
+    ...(report.options.groupWorkers === undefined
+      ? []
+      : [
+          `group acquisitions ${c.groupAcquisitions} of ${c.groupAsks} acquireLocks calls by ${report.options.groupWorkers} group workers, partial groups ${c.partialGroups.length}, ` +
+            `slow takeovers by a group (reported, not judged) ${c.slowTakeovers.filter((u) => u.byGroup === true).length}`,
+        ]),
     `takeovers after a kill or pause: ${c.takeovers}, longest unavailability ${c.maxUnavailableMs} ms (bound ${c.unavailableBoundMs} ms)`,
     `final scan: ${report.scan.items} items, ${report.scan.malformed.length} malformed`,
     ...loadSummary(report),
@@ -147,12 +172,19 @@ process.once('SIGTERM', () => stop.abort());
 
 const fenced = fencedMode();
 const load = loadShape();
-if (load !== undefined && fenced !== undefined) {
-  process.stderr.write('--load and --fenced are separate runs\n');
+const groups = groupWorkers();
+if ([load, fenced, groups].filter((mode) => mode !== undefined).length > 1) {
+  process.stderr.write('--load, --fenced and --groups are separate runs\n');
   process.exit(2);
 }
-// A load run starts from its own defaults; explicit flags still win.
-const defaults = load === undefined ? DEFAULT_CHAOS : { ...DEFAULT_CHAOS, ...LOAD_DEFAULTS };
+// A load or group run starts from its own defaults; explicit flags still win.
+const defaults =
+  load !== undefined ? { ...DEFAULT_CHAOS, ...LOAD_DEFAULTS } : groups !== undefined ? { ...DEFAULT_CHAOS, ...GROUP_DEFAULTS } : DEFAULT_CHAOS;
+const keys = whole('keys', values.keys, defaults.keys);
+if (groups !== undefined && keys < 2) {
+  process.stderr.write('--groups needs at least 2 keys\n');
+  process.exit(2);
+}
 const local = values.endpoint === undefined ? await startDynamoDBLocal() : undefined;
 let report: ChaosReport;
 try {
@@ -162,7 +194,7 @@ try {
     seconds: whole('seconds', values.seconds, defaults.seconds),
     seed: whole('seed', values.seed, defaults.seed),
     workers: whole('workers', values.workers, defaults.workers),
-    keys: whole('keys', values.keys, defaults.keys),
+    keys,
     leaseMs: whole('lease', values.lease, defaults.leaseMs),
     heartbeatMs: whole('heartbeat', values.heartbeat, defaults.heartbeatMs),
     pollMs: whole('poll', values.poll, defaults.pollMs),
@@ -171,6 +203,7 @@ try {
     retryMode: retryMode(),
     fenced,
     load,
+    groupWorkers: groups,
     keepLogs: values['keep-logs'],
     signal: stop.signal,
   });

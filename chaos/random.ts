@@ -26,3 +26,11 @@ export function pick<T>(random: Random, items: readonly T[]): T {
   if (item === undefined) throw new Error('pick from an empty list');
   return item;
 }
+
+/** `count` different items, in random order. */
+export function sample<T>(random: Random, items: readonly T[], count: number): T[] {
+  const left = [...items];
+  const chosen: T[] = [];
+  while (chosen.length < count && left.length > 0) chosen.push(...left.splice(Math.floor(random() * left.length), 1));
+  return chosen;
+}

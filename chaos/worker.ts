@@ -1,6 +1,9 @@
 /**
  * One chaos worker process: loops acquire → critical section → release on
  * random keys, and logs each act with the instant its validity check passed.
+ * In `--groups` runs the slots from `groupSlotsFrom` on are group workers
+ * instead: each takes 2–4 random keys at once with acquireLocks, and acts
+ * only once the check of every lock of the group passed.
  *
  *   node --import tsx chaos/worker.ts '<WorkerConfig as JSON>'
  *
@@ -16,11 +19,11 @@
  */
 import { appendFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isLockLostError, isLockNotGrantedError, LockClient, type Lock } from '../src/index.js';
+import { isLockLostError, isLockNotGrantedError, LockClient, type Lock, type LockGroup } from '../src/index.js';
 import type { WorkerIdentity } from './driver.js';
 import { nowNs, type ChaosEvent } from './events.js';
 import { readCounter, writeCounter, writeCounterLate, type CounterWrite, type FencedMode } from './fenced-writes.js';
-import { between, pick, seededRandom } from './random.js';
+import { between, pick, sample, seededRandom } from './random.js';
 import { workerDynamoDB, type WorkerDynamoDBSettings } from './worker-dynamodb.js';
 
 export interface WorkerConfig extends WorkerIdentity, WorkerDynamoDBSettings {
@@ -31,11 +34,15 @@ export interface WorkerConfig extends WorkerIdentity, WorkerDynamoDBSettings {
   readonly pollMs: number;
   /** `--fenced`: the table of the counter items each act writes, whether the writes are guarded, and the fencing table of guarded runs. */
   readonly fenced?: { readonly dataTable: string; readonly mode: FencedMode; readonly fencingTable?: string | undefined };
+  /** `--groups`: the slots from this one on are group workers. */
+  readonly groupSlotsFrom?: number | undefined;
 }
 
 /** Acts per hold and the pause before each: holds often outlast a heartbeat period, sometimes the lease. */
 const ACTS_PER_HOLD: readonly [number, number] = [1, 8];
 const ACT_GAP_MS: readonly [number, number] = [10, 250];
+/** How many keys a group worker takes at once (at most all of them). */
+const GROUP_SIZE: readonly [number, number] = [2, 4];
 /** Before an act, how often the worker sends a manual heartbeat that changes the lease (shorter, or back to the default). */
 const LEASE_CHANGE_ODDS = 0.1;
 /** In `--fenced` runs, how often an act is late: it stalls past the lease after its check, then writes. */
@@ -77,23 +84,38 @@ async function criticalSection(lock: Lock, key: string, acquiredRvn: string): Pr
       if (!logWrite(key, acquiredRvn, true, await writeCounterLate(counters, lock, key, seen, pauseMs))) return;
       continue;
     }
-    // Read the clock before the check: the check vouches for every instant up to its own clock
-    // read, so this one is vouched for even if a pause falls between the two reads.
-    const checkedAtNs = nowNs();
-    try {
-      lock.throwIfLost();
-      if (lock.signal.aborted) throw lock.signal.reason;
-    } catch (error) {
-      const kind = isLockLostError(error) ? error.kind : 'unexpected';
-      log({ type: 'lost', worker: config.worker, key, acquiredRvn, atNs: nowNs(), kind });
-      if (!isLockLostError(error)) throw error;
-      return;
-    }
+    const checkedAtNs = stillHeld(lock, [{ key, rvn: acquiredRvn }]);
+    if (checkedAtNs === undefined) return;
     log({ type: 'act', worker: config.worker, key, acquiredRvn, checkedAtNs });
     if (counters !== undefined) {
       const seen = await readCounter(counters, key).catch(() => undefined);
       if (seen !== undefined && !logWrite(key, acquiredRvn, false, await writeCounter(counters, lock, key, seen))) return;
     }
+  }
+}
+
+/**
+ * The instant up to which `held` (a lock, or a group: every lock of it) is
+ * vouched for; or, once it is lost, undefined, after logging the loss of
+ * each of `members`' holds. Reads the clock before the check: the check
+ * vouches for every instant up to its own clock read, so this one is vouched
+ * for even if a pause falls between the two reads.
+ */
+function stillHeld(
+  held: Pick<Lock | LockGroup, 'throwIfLost' | 'signal'>,
+  members: readonly { key: string; rvn: string }[],
+): string | undefined {
+  const checkedAtNs = nowNs();
+  try {
+    held.throwIfLost();
+    if (held.signal.aborted) throw held.signal.reason;
+    return checkedAtNs;
+  } catch (error) {
+    const kind = isLockLostError(error) ? error.kind : 'unexpected';
+    const atNs = nowNs();
+    for (const { key, rvn } of members) log({ type: 'lost', worker: config.worker, key, acquiredRvn: rvn, atNs, kind });
+    if (!isLockLostError(error)) throw error;
+    return undefined;
   }
 }
 
@@ -120,17 +142,58 @@ async function changeLease(lock: Lock): Promise<void> {
   }
 }
 
+/** The acquisition's options of both kinds of worker: a waiter gives up after three leases, then asks again. */
+const waiting = { refreshPeriod: config.pollMs, additionalTimeToWaitForLock: config.leaseMs * 3 };
+
+/** A caller's answer to a failed acquisition: not granted in time, or a fault it gave up on. Try again, as a real caller would. */
+async function retryLater(error: unknown): Promise<void> {
+  if (!isLockNotGrantedError(error)) process.stderr.write(`acquire failed: ${(error as Error).name}\n`);
+  await sleep(between(random, 10, 100));
+}
+
+/** Acts while every lock of the group is certainly held. */
+async function groupSection(group: LockGroup, members: readonly { key: string; rvn: string }[]): Promise<void> {
+  const acquiredRvns = members.map((member) => member.rvn);
+  const acts = between(random, ...ACTS_PER_HOLD);
+  for (let i = 0; i < acts; i++) {
+    await sleep(between(random, ...ACT_GAP_MS));
+    // The group is over as a whole once any of its locks is lost: each member's hold ends then.
+    const checkedAtNs = stillHeld(group, members);
+    if (checkedAtNs === undefined) return;
+    log({ type: 'groupAct', worker: config.worker, acquiredRvns, checkedAtNs });
+  }
+}
+
+async function groupMain(): Promise<never> {
+  for (;;) {
+    const keys = sample(random, config.keys, between(random, GROUP_SIZE[0], Math.min(GROUP_SIZE[1], config.keys.length)));
+    log({ type: 'groupWanting', worker: config.worker, keys, atNs: nowNs() });
+    let group: LockGroup;
+    try {
+      group = await client.acquireLocks(keys, waiting);
+    } catch (error) {
+      await retryLater(error);
+      continue;
+    }
+    const members = group.locks.map((lock) => ({ key: lock.partitionKey, rvn: lock.recordVersionNumber }));
+    log({ type: 'groupAcquired', worker: config.worker, members, atNs: nowNs() });
+    await groupSection(group, members);
+    await group.release({ bestEffort: true }).catch(() => false);
+    const atNs = nowNs();
+    for (const { key, rvn } of members) log({ type: 'released', worker: config.worker, key, acquiredRvn: rvn, atNs });
+    await sleep(between(random, 0, 100));
+  }
+}
+
 async function main(): Promise<never> {
   for (;;) {
     const key = pick(random, config.keys);
     let lock: Lock;
     log({ type: 'wanting', worker: config.worker, key, atNs: nowNs() });
     try {
-      lock = await client.acquireLock(key, { refreshPeriod: config.pollMs, additionalTimeToWaitForLock: config.leaseMs * 3 });
+      lock = await client.acquireLock(key, waiting);
     } catch (error) {
-      // Not granted in time, or a fault the acquisition gave up on: try again, as a real caller would.
-      if (!isLockNotGrantedError(error)) process.stderr.write(`acquire failed: ${(error as Error).name}\n`);
-      await sleep(between(random, 10, 100));
+      await retryLater(error);
       continue;
     }
     // Heartbeats change the lock's RVN; the acquisition's own RVN names the hold in the log.
@@ -144,4 +207,4 @@ async function main(): Promise<never> {
   }
 }
 
-await main();
+await (config.groupSlotsFrom !== undefined && config.slot >= config.groupSlotsFrom ? groupMain() : main());

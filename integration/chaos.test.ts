@@ -2,7 +2,8 @@
  * Issue 6 in the suite: a short seeded chaos run (worker processes killed and
  * paused, network faults through the proxy) must find no violation; and the
  * checker and the proxy's canned errors are shown to catch what they claim,
- * so that "0 violations" cannot come from a checker that sees nothing.
+ * so that "0 violations" cannot come from a checker that sees nothing. The
+ * checker's verdicts on group workers' logs: test/chaos/group-check.test.ts.
  */
 import { describe, expect, it } from '@jest/globals';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
@@ -11,7 +12,7 @@ import { localEndpoint } from '../test-kit/aws.js';
 import { checkChaosLog } from '../chaos/checker.js';
 import type { ChaosEvent } from '../chaos/events.js';
 import { judgeCounters } from '../chaos/fenced-check.js';
-import { DEFAULT_CHAOS, runChaos } from '../chaos/runner.js';
+import { DEFAULT_CHAOS, GROUP_DEFAULTS, runChaos } from '../chaos/runner.js';
 
 const s = (seconds: number): string => String(BigInt(Math.round(seconds * 1e9)));
 const CHECK = { leaseMs: 1_000, pollMs: 250, marginMs: 500, endNs: BigInt(s(100)) };
@@ -219,5 +220,17 @@ describe('a short seeded chaos run', () => {
         .every((token) => token >= 1),
     ).toBe(true);
     expect(Object.keys(report.fenced?.fencingTokens ?? {})).toHaveLength(2);
+  }, 100_000);
+
+  it('with group workers taking 2–4 keys at once among single-key ones, finds no overlap on any key and no partial group', async () => {
+    const report = await runChaos({ ...DEFAULT_CHAOS, ...GROUP_DEFAULTS, endpoint: localEndpoint(), seconds: 20, seed: 8 });
+    expect(report.check.overlaps).toEqual([]);
+    expect(report.check.partialGroups).toEqual([]);
+    expect(report.crashes).toEqual([]);
+    expect(report.scan.malformed).toEqual([]);
+    // It proved something: groups were taken among single acquisitions, and faults were injected.
+    expect(report.check.groupAcquisitions).toBeGreaterThan(0);
+    expect(report.check.acquisitions).toBeGreaterThan(report.check.groupAcquisitions * 2);
+    expect(report.check.processFaults.kill + report.check.processFaults.stop).toBeGreaterThan(0);
   }, 100_000);
 });
