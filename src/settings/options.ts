@@ -9,7 +9,7 @@ import type { Logger } from '../base/logger.js';
 import type { MonotonicClock } from '../base/clock.js';
 import { CLIENT_DEFAULTS, defaultSafetyMargin } from './defaults.js';
 import { InvalidArgumentError } from '../base/errors.js';
-import { FencingAttribute, LockAttribute, MAX_BATCH_STATEMENTS } from '../protocol/index.js';
+import { CLOCK_STAMP_ATTRIBUTE, FencingAttribute, LockAttribute, MAX_BATCH_STATEMENTS } from '../protocol/index.js';
 
 /**
  * Anything with the `send` of an AWS SDK v3 `DynamoDBClient`, such as the client itself.
@@ -178,7 +178,7 @@ function checkName(name: string, value: unknown): string {
 /** A key attribute may not take a name the protocol writes itself: the lock's own fields would overwrite the key. */
 function checkKeyName(name: 'partitionKeyName' | 'sortKeyName', value: unknown): string {
   const checked = checkName(name, value);
-  const protocolNames: readonly string[] = Object.values(LockAttribute);
+  const protocolNames: readonly string[] = [...Object.values(LockAttribute), CLOCK_STAMP_ATTRIBUTE];
   if (protocolNames.includes(checked)) {
     throw new InvalidArgumentError(
       'RESERVED_ATTRIBUTE',
