@@ -46,7 +46,17 @@ import type { Acquisition } from './steps.js';
 /** The acquirer's parts a group acquisition uses. */
 export interface GroupContext extends Pick<
   AcquireContext,
-  'requests' | 'ownerName' | 'defaultLeaseDuration' | 'clock' | 'observations' | 'logger' | 'explain' | 'gate' | 'replication' | 'turns'
+  | 'requests'
+  | 'ownerName'
+  | 'defaultLeaseDuration'
+  | 'clock'
+  | 'observations'
+  | 'logger'
+  | 'explain'
+  | 'gate'
+  | 'replication'
+  | 'turns'
+  | 'clockBound'
 > {
   /** Releases, best effort, the locks of an applied attempt that are still ours after others took some of its locks over. */
   readonly releaseStray: (acquisitions: readonly Acquisition[]) => Promise<void>;
@@ -98,7 +108,7 @@ export class GroupAcquireLoop implements Disposable {
     this.#members = keys.map((key) => ({
       key,
       writes: new AcquisitionWrites(ctx, key, options, this.#leaseDurationMs),
-      watch: new StaleWatch(),
+      watch: new StaleWatch(ctx.clockBound),
       turn: ctx.turns.plan(lockId(key), turn),
     }));
     this.#deadline = new AcquireDeadline({
