@@ -2,17 +2,20 @@
  * `npm run bench -- acquire`: dynamodb-lock beside dynamodb-lock-client (the
  * most used Node library, on its own table) against one DynamoDB Local:
  * (a) uncontended acquire + release cycles, (b) contention of worker
- * processes, (c) takeover after the holder is SIGKILLed. Both libraries get
+ * processes, (c) takeover after the holder is SIGKILLed, and dynamodb-lock
+ * alone (d) taking a lock whose holder was killed an hour ago, with and
+ * without `clockBound`. Both libraries get
  * the same lease and heartbeat period; see BENCHMARKS.md for results.
  */
 import { CLIENTS, createTables, type LockSettings } from './acquire-clients.js';
 import { benchContention, type ContentionShape } from './acquire-contention.js';
+import { benchLongDead } from './acquire-long-dead.js';
 import { benchTakeover } from './acquire-takeover.js';
 import { benchUncontended } from './acquire-uncontended.js';
 import type { Row } from './report.js';
 
 export const ACQUIRE_SETTINGS: LockSettings = { leaseMs: 2_000, heartbeatMs: 500, pollMs: 200 };
-export const ACQUIRE_SCENARIOS = ['uncontended', 'contention', 'takeover'] as const;
+export const ACQUIRE_SCENARIOS = ['uncontended', 'contention', 'takeover', 'long-dead'] as const;
 export type AcquireScenario = (typeof ACQUIRE_SCENARIOS)[number];
 
 export interface AcquireBenchOptions {
@@ -48,6 +51,10 @@ export async function benchAcquireRelease(endpoint: string, cycles: number, opti
       progress(`takeover, ${TAKEOVER_RUNS} runs, ${client}`);
       rows.push(await benchTakeover(endpoint, client, TAKEOVER_RUNS, settings));
     }
+  }
+  if (options.scenarios.includes('long-dead')) {
+    progress(`holder killed an hour ago, ${TAKEOVER_RUNS} runs with and without clockBound`);
+    rows.push(...(await benchLongDead(endpoint, TAKEOVER_RUNS, settings)));
   }
   return rows;
 }

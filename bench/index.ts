@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- [acquire] [--scenarios uncontended,contention,takeover] [--turn-length MS] [--cycles N] [--json]`: benchmarks against an
+ * `npm run bench -- [acquire] [--scenarios uncontended,contention,takeover,long-dead] [--turn-length MS] [--cycles N] [--json]`: benchmarks against an
  * embedded DynamoDB Local. Not part of the test suite.
  * `npm run bench -- heartbeat [--locks 1000,10000,40000] [--seconds 40] [--setups default/default,default/1,1/1]`: see bench/heartbeat.ts.
  * `npm run bench -- guarded [--cycles N] [--json]`: guarded writes beside plain ones, fenced acquisitions beside plain ones; see bench/guarded.ts.

@@ -93,6 +93,9 @@ export class LockClient implements AsyncDisposable {
       throw new InvalidArgumentError('INVALID_OPTION', 'Pass either dynamoDB (a DynamoDBClient) or dynamoDBConfig');
     }
     const clock = options.clock ?? systemClock;
+    if (settings.clockBound !== undefined && clock.wallNow === undefined) {
+      throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'clockBound needs a clock with wallNow(): the stamps are wall-clock times');
+    }
     const logger = (this.#logger = loggerWithBindings(options.logger, { lockTable: tableName, ownerName }));
     if (!settings.backgroundHeartbeats && settings.leaseDuration < 2 * settings.heartbeatPeriod) {
       logger?.warn({}, 'leaseDuration is less than twice heartbeatPeriod; heartbeat manually well within each lease');

@@ -33,6 +33,7 @@ import type { LockPollers, PollSubscription } from './lock-poller.js';
 import { AcquireDeadline } from './acquire-deadline.js';
 import { admittedForCall } from './request-bound.js';
 import { StaleWatch } from './stale-watch.js';
+import type { ClockBound } from './clock-bound.js';
 import type { LockObservation } from '../dynamodb/read-lock.js';
 import type { ReplicationCheck } from '../dynamodb/table-replication.js';
 import type { TurnPlan, Turns } from './turns.js';
@@ -60,6 +61,8 @@ export interface AcquireContext extends AcquireSettings {
   readonly turns: Turns;
   /** The lock table's replication, checked before the client's first lock write; absent when the user opted out. */
   readonly replication: ReplicationCheck | undefined;
+  /** The bounded-clock takeover (client option `clockBound`); absent when off. */
+  readonly clockBound?: ClockBound | undefined;
 }
 
 export class AcquireLoop implements Disposable {
@@ -70,7 +73,7 @@ export class AcquireLoop implements Disposable {
   readonly #refreshMs: number;
   readonly #leaseDurationMs: number;
   readonly #deadline: AcquireDeadline;
-  readonly #watch = new StaleWatch();
+  readonly #watch: StaleWatch;
   readonly #writes: AcquisitionWrites;
   /** The holder the newest answer showed, named by the error the call may end with. */
   #lastHolder: LockHolder | undefined;
@@ -91,6 +94,7 @@ export class AcquireLoop implements Disposable {
     this.#mayDefer = turn?.request.mayWait ?? false;
     this.#freeReadsInARow = this.#standAsideMs > 0 ? 1 : 0;
     this.#ctx = ctx;
+    this.#watch = new StaleWatch(ctx.clockBound);
     this.#key = key;
     this.#id = lockId(key);
     this.#options = options;
@@ -163,7 +167,8 @@ export class AcquireLoop implements Disposable {
       return this.#writeUnlessRefused({ kind: 'released', readRecordVersionNumber }, existing, refused);
     }
     if (options.shouldSkipBlockingWait) {
-      if (!this.#ctx.observations.isStale(this.#id, record.recordVersionNumber, record.leaseDurationMs)) {
+      const stale = this.#ctx.observations.isStale(this.#id, record.recordVersionNumber, record.leaseDurationMs);
+      if (!stale && !(this.#ctx.clockBound?.provesExpired(record) ?? false)) {
         return { kind: 'unavailable', error: new LockCurrentlyUnavailableError(this.#key, holderOf(record)) };
       }
       return this.#writeUnlessRefused({ kind: 'expired', watchedRecordVersionNumber: record.recordVersionNumber }, existing, refused);

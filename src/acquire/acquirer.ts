@@ -24,6 +24,7 @@ import type { LockTable } from '../protocol/index.js';
 import { ACQUIRE_DEFAULTS } from '../settings/defaults.js';
 import type { ResolvedSettings } from '../settings/options.js';
 import { AcquireLoop, type AcquireContext } from './acquire-lock.js';
+import { ClockBound } from './clock-bound.js';
 import { validateAcquireOptions, type AcquireLockOptions } from './acquire-options.js';
 import { ACQUISITION_REQUESTS_IN_FLIGHT, ACQUISITIONS_WHILE_BEHIND_SHARE, AcquisitionGate } from './acquisition-gate.js';
 import { GroupAcquireLoop } from './group-acquire.js';
@@ -70,6 +71,7 @@ export class Acquirer {
       // The option that keeps heartbeats out of PartiQL batches keeps acquisitions out of them too.
       batching: settings.heartbeatBatchSize > 1,
       logger,
+      stamping: settings.clockBound !== undefined,
     });
     this.#ctx = {
       requests,
@@ -93,6 +95,7 @@ export class Acquirer {
       }),
       turns: new Turns(clock, REMEMBERED_TURNS),
       replication: options.replication,
+      clockBound: clockBoundOf(settings, clock),
     };
     this.#listingSchema = new ListingSchemaCheck(dynamoDB, table, logger);
     holding.on('released', ({ held }) => this.#ctx.turns.released(held.id));
@@ -262,4 +265,10 @@ export class Acquirer {
     for (const call of this.#acquiring.keys()) call.abort(new LockClientClosedError());
     await Promise.allSettled(this.#acquiring.values());
   }
+}
+
+/** The bounded-clock takeover of a client with the option; the client checked that its clock has a wall clock. */
+function clockBoundOf(settings: ResolvedSettings, clock: MonotonicClock): ClockBound | undefined {
+  if (settings.clockBound === undefined) return undefined;
+  return new ClockBound(settings.clockBound.maxSkew, clock as MonotonicClock & { wallNow(): number });
 }

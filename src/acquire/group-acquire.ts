@@ -57,6 +57,7 @@ export interface GroupContext extends Pick<
   | 'gate'
   | 'replication'
   | 'turns'
+  | 'clockBound'
 > {
   /** Releases, best effort, the locks of an applied attempt that are still ours after others took some of its locks over. */
   readonly releaseStray: (acquisitions: readonly Acquisition[]) => Promise<void>;
@@ -108,7 +109,7 @@ export class GroupAcquireLoop implements Disposable {
     this.#members = keys.map((key) => ({
       key,
       writes: new AcquisitionWrites(ctx, key, options, this.#leaseDurationMs),
-      watch: new StaleWatch(),
+      watch: new StaleWatch(ctx.clockBound),
       turn: ctx.turns.plan(lockId(key), turn),
     }));
     this.#deadline = new AcquireDeadline({

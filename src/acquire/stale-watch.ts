@@ -10,6 +10,7 @@
  * followed by the write would.
  */
 import type { LockObservation } from '../dynamodb/read-lock.js';
+import type { ClockBound } from './clock-bound.js';
 
 /**
  * Staleness is "unchanged for strictly longer than the lease"; the takeover
@@ -20,6 +21,12 @@ export const TAKEOVER_MARGIN_MS = 1;
 
 export class StaleWatch {
   #observation: LockObservation | undefined;
+  readonly #clockBound: ClockBound | undefined;
+
+  /** `clockBound`: also stale once the timed item's stamp proves its lease over (clock-bound.ts). */
+  constructor(clockBound?: ClockBound) {
+    this.#clockBound = clockBound;
+  }
 
   /** The observation that started the current timer: its RVN is the one being timed. */
   get observation(): LockObservation | undefined {
@@ -40,15 +47,18 @@ export class StaleWatch {
     this.#observation = undefined;
   }
 
-  /** True once the timed RVN has been unchanged for strictly longer than its lease. */
+  /** True once the timed RVN has been unchanged for strictly longer than its lease, or its stamp proves the lease over. */
   isStale(now: number): boolean {
     const timed = this.#observation;
-    return timed !== undefined && now - timed.observedAt > timed.record.leaseDurationMs;
+    if (timed === undefined) return false;
+    return now - timed.observedAt > timed.record.leaseDurationMs || (this.#clockBound?.provesExpired(timed.record) ?? false);
   }
 
-  /** When to attempt the takeover; `Infinity` while nothing is timed. */
+  /** When to attempt the takeover; `Infinity` while nothing is timed. Read again after each wait: the stamp's instant follows the wall clock. */
   takeoverAt(): number {
     const timed = this.#observation;
-    return timed === undefined ? Infinity : timed.observedAt + timed.record.leaseDurationMs + TAKEOVER_MARGIN_MS;
+    if (timed === undefined) return Infinity;
+    const watched = timed.observedAt + timed.record.leaseDurationMs + TAKEOVER_MARGIN_MS;
+    return Math.min(watched, this.#clockBound?.proofAt(timed.record, TAKEOVER_MARGIN_MS) ?? Infinity);
   }
 }

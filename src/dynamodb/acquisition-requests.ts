@@ -40,6 +40,8 @@ export interface AcquisitionRequestsOptions {
   /** Whether new-lock writes handed over together may go out in one batch call. */
   readonly batching: boolean;
   readonly logger: Logger | undefined;
+  /** Whether each write stamps its wall-clock time beside its RVN (client option `clockBound`). */
+  readonly stamping?: boolean | undefined;
 }
 
 export class AcquisitionRequests {
@@ -48,11 +50,13 @@ export class AcquisitionRequests {
   readonly #clock: MonotonicClock;
   readonly #fencing: Fencing | undefined;
   readonly #newLocks: NewLockBatches;
+  readonly #stamping: boolean;
 
   constructor(options: AcquisitionRequestsOptions) {
     this.#dynamoDB = options.dynamoDB;
     this.#table = options.table;
     this.#clock = options.clock;
+    this.#stamping = options.stamping === true;
     this.#fencing = options.fencingTable === undefined ? undefined : new Fencing(options.dynamoDB, options.fencingTable);
     this.#newLocks = new NewLockBatches({ dynamoDB: options.dynamoDB, batching: options.batching, logger: options.logger });
   }
@@ -76,7 +80,8 @@ export class AcquisitionRequests {
     tokenChosen: (token: bigint) => void,
     departure: Departure,
   ): Promise<void> {
-    const request = withOldItemOnConditionFailure(buildAcquireRequest(this.#table, record, path, options));
+    const writtenAt = this.#writtenAt(departure);
+    const request = withOldItemOnConditionFailure(buildAcquireRequest(this.#table, record, path, { ...options, writtenAt }));
     if (this.#fencing !== undefined) {
       await this.#fencing.send(request, record, tokenChosen, signal, departure);
     } else if (path.kind === 'absent' && request.operation === 'PutItem') {
@@ -96,6 +101,7 @@ export class AcquisitionRequests {
       newRecordVersionNumber,
       leaseDurationMs: written.leaseDurationMs,
       refuseReleased: true,
+      writtenAt: this.#writtenAt(departure),
     });
     await sendWrite(this.#dynamoDB, withOldItemOnConditionFailure(heartbeat), signal, departure);
   }
@@ -118,9 +124,14 @@ export class AcquisitionRequests {
       counters === undefined
         ? undefined
         : { table: counters.table, seen: await Promise.all(members.map(({ record }) => counters.read(record, signal))) };
-    const group = buildGroupAcquisition(this.#table, members, fencing);
+    const group = buildGroupAcquisition(this.#table, members, fencing, this.#writtenAt(departure));
     tokensChosen(group.tokens);
     await sendTransaction(this.#dynamoDB, group.items, signal, departure);
+  }
+
+  /** The wall-clock stamp of a write leaving with `departure`; none unless stamping. */
+  #writtenAt(departure: Departure): number | undefined {
+    return this.#stamping ? departure.stamp() : undefined;
   }
 
   /**

@@ -25,6 +25,7 @@ export class Departure {
   readonly #beforeWall: number | undefined;
   #at: number | undefined;
   #wallAt: number | undefined;
+  #stamped = false;
 
   /** Built just before the write is handed to the SDK: its moment is the fallback when no attempt reports one. */
   constructor(clock: MonotonicClock) {
@@ -49,12 +50,24 @@ export class Departure {
   }
 
   /**
+   * The wall-clock time to stamp on the write (client option `clockBound`):
+   * that of the moment before the write was handed over. Its lease then
+   * counts from that moment, not from a later departure: a waiter trusts the
+   * stamp to be no earlier than the lease's start.
+   */
+  stamp(): number {
+    if (this.#beforeWall === undefined) throw new Error('a stamped write needs a clock with wallNow()');
+    this.#stamped = true;
+    return this.#beforeWall;
+  }
+
+  /**
    * The moment the lease counts from: the first attempt's departure, or,
    * when none was seen (a sender that is not an SDK client runs no
    * middleware), the moment before the write was handed over.
    */
   lookup(): { readonly lookupTime: number; readonly lookupWallTime: number | undefined } {
-    return this.#at === undefined
+    return this.#at === undefined || this.#stamped
       ? { lookupTime: this.#before, lookupWallTime: this.#beforeWall }
       : { lookupTime: this.#at, lookupWallTime: this.#wallAt };
   }

@@ -61,6 +61,8 @@ export interface HeartbeatWriterOptions {
   /** Java's opt-in: a 503 counts as a confirmed heartbeat. */
   readonly holdLockOnServiceUnavailable: boolean;
   readonly logger: Logger | undefined;
+  /** Whether each heartbeat stamps its wall-clock time beside its RVN (client option `clockBound`). */
+  readonly stamping?: boolean | undefined;
 }
 
 export class HeartbeatWriter {
@@ -99,7 +101,12 @@ export class HeartbeatWriter {
       // The lease in force now, when this write starts: not when it was queued behind one that changed it.
       const write = this.#lockWrite(newRecordVersionNumber, { ...change, leaseDurationMs: change.leaseDurationMs ?? held.leaseDurationMs });
       const request = withOldItemOnConditionFailure(
-        buildHeartbeatRequest(this.#options.table, held, { ...write, newRecordVersionNumber, refuseReleased: true }),
+        buildHeartbeatRequest(this.#options.table, held, {
+          ...write,
+          newRecordVersionNumber,
+          refuseReleased: true,
+          writtenAt: this.#writtenAt(write),
+        }),
       );
       try {
         await held.unlessReleaseStarts(this.#timed(sendWrite(this.#options.dynamoDB, request, until)));
@@ -146,6 +153,7 @@ export class HeartbeatWriter {
             newRecordVersionNumber: write.recordVersionNumber,
             leaseDurationMs: write.leaseDurationMs,
             refuseReleased: true,
+            writtenAt: this.#writtenAt(write),
           });
           index = statements.push(statement) - 1;
         } catch (error) {
@@ -202,6 +210,13 @@ export class HeartbeatWriter {
   #lockWrite(recordVersionNumber: string, change: HeartbeatChange & { readonly leaseDurationMs: number }): LockWrite {
     const { clock } = this.#options;
     return { ...change, recordVersionNumber, sentAt: clock.now(), sentAtWall: clock.wallNow?.() };
+  }
+
+  /** The wall-clock stamp of `write` (read just after its lease's start); none unless stamping. */
+  #writtenAt(write: LockWrite): number | undefined {
+    if (this.#options.stamping !== true) return undefined;
+    if (write.sentAtWall === undefined) throw new Error('a stamped heartbeat needs a clock with wallNow()');
+    return write.sentAtWall;
   }
 
   /** A heartbeat's write did not succeed: sorts it by what it did to the table, and records that on the lock. */

@@ -86,6 +86,7 @@ export class HeldLocks {
       batching: settings.heartbeatBatchSize > 1,
       holdLockOnServiceUnavailable: settings.holdLockOnServiceUnavailable,
       logger: this.#logger,
+      stamping: settings.clockBound !== undefined,
     });
     this.#keeper = new LockKeeper({
       writer: this.#writer,

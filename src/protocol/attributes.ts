@@ -3,6 +3,8 @@
  * `AmazonDynamoDBLockClient` writes and reads them (PROTOCOL.md §2).
  */
 
+import { CLOCK_STAMP_ATTRIBUTE } from './clock-stamp.js';
+
 /** Partition key attribute name used when none is configured. */
 export const DEFAULT_PARTITION_KEY_NAME = 'key';
 
@@ -31,6 +33,8 @@ export function reservedAttributeNames(schema: KeySchemaNames): string[] {
     LockAttribute.data,
     // Java does not reject this one; a lock written with it would be born released.
     LockAttribute.isReleased,
+    // Ours (clock-stamp.ts): a user's value there could fake a long-dead lock.
+    CLOCK_STAMP_ATTRIBUTE,
   ];
   if (schema.sortKeyName !== undefined) names.push(schema.sortKeyName);
   return names;

@@ -6,6 +6,7 @@ import { InvalidArgumentError, MalformedLockItemError } from '../base/errors.js'
 import { fromAttributeValues, toAttributeValues, UnstorableValueError, type NativeAttributeValue } from './attribute-values.js';
 import type { LockKey } from '../base/lock-key.js';
 import { LockAttribute, reservedAttributeNames, type KeySchemaNames } from './attributes.js';
+import { CLOCK_STAMP_ATTRIBUTE, stampedWriteTime } from './clock-stamp.js';
 
 export type LockItem = Record<string, AttributeValue>;
 
@@ -33,10 +34,18 @@ export interface LockRecord extends LockKey {
    * key attribute is not repeated here.
    */
   readonly additionalAttributes: AdditionalAttributes;
+  /**
+   * Wall-clock epoch ms at which a client with the bounded-clock option
+   * wrote this RVN (clock-stamp.ts); absent when no valid stamp names it.
+   */
+  readonly writtenAt?: number | undefined;
 }
 
-/** What an acquirer writes (PROTOCOL.md §2.3); `isReleased` is never part of it. */
-export type LockRecordToWrite = Omit<LockRecord, 'isReleased'>;
+/**
+ * What an acquirer writes (PROTOCOL.md §2.3); `isReleased` is never part of
+ * it, nor a stamp: one is taken when the write leaves, never copied.
+ */
+export type LockRecordToWrite = Omit<LockRecord, 'isReleased' | 'writtenAt'>;
 
 const LONG_PATTERN = /^[+-]?\d+$/;
 
@@ -226,6 +235,9 @@ export function decodeLockItem(schema: KeySchemaNames, item: LockItem): LockReco
   const isReleased = LockAttribute.isReleased in rest;
   delete rest[LockAttribute.isReleased];
 
+  const writtenAt = stampedWriteTime(rest[CLOCK_STAMP_ATTRIBUTE]?.S, recordVersionNumber);
+  delete rest[CLOCK_STAMP_ATTRIBUTE];
+
   return {
     partitionKey,
     sortKey,
@@ -235,5 +247,6 @@ export function decodeLockItem(schema: KeySchemaNames, item: LockItem): LockReco
     isReleased,
     data,
     additionalAttributes: decodeAdditionalAttributes(rest),
+    ...(writtenAt === undefined ? {} : { writtenAt }),
   };
 }

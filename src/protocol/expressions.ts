@@ -47,6 +47,8 @@ export const Update = Object.freeze({
   /** Our mark-released (PROTOCOL.md §9.2 item 2): a new RVN, so no late heartbeat or second release can match. */
   markReleasedWithNewRvn: 'SET #ir = :ir, #rvn = :newRvn',
   markReleasedWithDataAndNewRvn: 'SET #ir = :ir, #d = :d, #rvn = :newRvn',
+  /** Appended to a heartbeat's SET list by a client with the bounded-clock option (clock-stamp.ts). */
+  clockStamp: ', #wa = :wa',
 });
 
 export interface HolderConditionOptions {

@@ -44,13 +44,15 @@ export interface GroupAcquisition {
 /**
  * The transaction that takes every member at once. `fencing`: the fencing
  * table and the counter value read for each member (`undefined`: no item).
+ * `writtenAt`: the wall-clock stamp of every member (the bounded-clock option).
  */
 export function buildGroupAcquisition(
   table: LockTable,
   members: readonly GroupMember[],
   fencing?: { readonly table: LockTable; readonly seen: readonly (bigint | undefined)[] },
+  writtenAt?: number,
 ): GroupAcquisition {
-  const requests = members.map(({ record, path }) => buildAcquireRequest(table, record, path));
+  const requests = members.map(({ record, path }) => buildAcquireRequest(table, record, path, { writtenAt }));
   if (fencing === undefined) return { items: requests.map(asTransactItem), tokens: members.map(() => undefined) };
   const fenced = requests.map((request, i) => {
     const { record } = members[i] as GroupMember;

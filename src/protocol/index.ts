@@ -1,5 +1,6 @@
 export * from './attributes.js';
 export * from './codec.js';
+export * from './clock-stamp.js';
 export * from './expressions.js';
 export * from './limits.js';
 export * from './requests.js';

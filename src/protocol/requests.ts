@@ -6,6 +6,7 @@
 import type { AttributeValue, DeleteItemCommandInput, PutItemCommandInput, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import type { LockKey } from '../base/lock-key.js';
 import { IS_RELEASED_VALUE, LockAttribute, type KeySchemaNames, type LockTable } from './attributes.js';
+import { CLOCK_STAMP_ATTRIBUTE, formatClockStamp } from './clock-stamp.js';
 import { encodeLockItem, formatLeaseDuration, type LockItem, type LockRecordToWrite } from './codec.js';
 import { Condition, Update, holderCondition, setListExpression, uncertainRvnPlaceholder } from './expressions.js';
 import { validateItemSize, validateLockKey } from './limits.js';
@@ -54,6 +55,8 @@ export type AcquisitionPath =
 export interface AcquireRequestOptions {
   /** Write with UpdateItem (keeping attributes the new item does not set) instead of PutItem. */
   readonly updateExistingLockRecord?: boolean | undefined;
+  /** Wall-clock epoch ms to stamp beside the written RVN (the bounded-clock option); none without it. */
+  readonly writtenAt?: number | undefined;
 }
 
 function acquisitionCondition(
@@ -103,6 +106,7 @@ export function buildAcquireRequest(
 ): LockWriteRequest {
   const key = lockItemKey(table, record);
   const item = encodeLockItem(table, record);
+  if (options.writtenAt !== undefined) item[CLOCK_STAMP_ATTRIBUTE] = { S: formatClockStamp(record.recordVersionNumber, options.writtenAt) };
   validateItemSize(item);
   const { condition, names, values } = acquisitionCondition(table, path);
 
@@ -205,6 +209,8 @@ export interface HeartbeatRequestOptions extends HolderProofOptions {
   readonly data?: Uint8Array | undefined;
   /** Remove the lock's data. */
   readonly deleteData?: boolean | undefined;
+  /** Wall-clock epoch ms to stamp beside the new RVN (the bounded-clock option); none without it. */
+  readonly writtenAt?: number | undefined;
 }
 
 /** The heartbeat UpdateItem (PROTOCOL.md §4.7). */
@@ -221,6 +227,12 @@ export function buildHeartbeatRequest(table: LockTable, held: HeldLockState, opt
     names['#d'] = LockAttribute.data;
     values[':d'] = { B: options.data };
     update = Update.heartbeatReplacingData;
+  }
+  if (options.writtenAt !== undefined) {
+    names['#wa'] = CLOCK_STAMP_ATTRIBUTE;
+    values[':wa'] = { S: formatClockStamp(options.newRecordVersionNumber, options.writtenAt) };
+    // Into the SET list, before U4's REMOVE.
+    update = options.deleteData ? `${Update.heartbeat}${Update.clockStamp} REMOVE #d` : update + Update.clockStamp;
   }
   return {
     operation: 'UpdateItem',

@@ -12,6 +12,7 @@
 import type { AttributeValue, BatchStatementRequest } from '@aws-sdk/client-dynamodb';
 import { InvalidArgumentError } from '../base/errors.js';
 import { LockAttribute, type LockTable } from './attributes.js';
+import { CLOCK_STAMP_ATTRIBUTE, formatClockStamp } from './clock-stamp.js';
 import { formatLeaseDuration, type LockItem } from './codec.js';
 import { validateLockKey } from './limits.js';
 import type { HeartbeatRequestOptions, HeldLockState } from './requests.js';
@@ -34,21 +35,21 @@ const quoted = (identifier: string): string => `"${identifier}"`;
 export function buildHeartbeatStatement(
   table: LockTable,
   held: HeldLockState,
-  options: Pick<HeartbeatRequestOptions, 'newRecordVersionNumber' | 'leaseDurationMs' | 'refuseReleased'>,
+  options: Pick<HeartbeatRequestOptions, 'newRecordVersionNumber' | 'leaseDurationMs' | 'refuseReleased' | 'writtenAt'>,
 ): BatchStatementRequest {
   if (!canBatchHeartbeats(table)) {
     throw new InvalidArgumentError('INVALID_OPTION', `cannot quote the key names of table ${table.tableName} in PartiQL`);
   }
   validateLockKey(table, held);
-  const parameters: AttributeValue[] = [
-    { S: formatLeaseDuration(options.leaseDurationMs) },
-    { S: options.newRecordVersionNumber },
-    { S: held.partitionKey },
-  ];
+  const parameters: AttributeValue[] = [{ S: formatLeaseDuration(options.leaseDurationMs) }, { S: options.newRecordVersionNumber }];
   let statement =
-    `UPDATE ${quoted(table.tableName)}` +
-    ` SET ${quoted(LockAttribute.leaseDuration)} = ? SET ${quoted(LockAttribute.recordVersionNumber)} = ?` +
-    ` WHERE ${quoted(table.partitionKeyName)} = ?`;
+    `UPDATE ${quoted(table.tableName)}` + ` SET ${quoted(LockAttribute.leaseDuration)} = ? SET ${quoted(LockAttribute.recordVersionNumber)} = ?`;
+  if (options.writtenAt !== undefined) {
+    statement += ` SET ${quoted(CLOCK_STAMP_ATTRIBUTE)} = ?`;
+    parameters.push({ S: formatClockStamp(options.newRecordVersionNumber, options.writtenAt) });
+  }
+  statement += ` WHERE ${quoted(table.partitionKeyName)} = ?`;
+  parameters.push({ S: held.partitionKey });
   if (table.sortKeyName !== undefined && held.sortKey !== undefined) {
     statement += ` AND ${quoted(table.sortKeyName)} = ?`;
     parameters.push({ S: held.sortKey });

@@ -9,7 +9,7 @@ import type { Logger } from '../base/logger.js';
 import type { MonotonicClock } from '../base/clock.js';
 import { CLIENT_DEFAULTS, defaultSafetyMargin } from './defaults.js';
 import { InvalidArgumentError } from '../base/errors.js';
-import { FencingAttribute, LockAttribute, MAX_BATCH_STATEMENTS } from '../protocol/index.js';
+import { CLOCK_STAMP_ATTRIBUTE, FencingAttribute, LockAttribute, MAX_BATCH_STATEMENTS } from '../protocol/index.js';
 
 /**
  * Anything with the `send` of an AWS SDK v3 `DynamoDBClient`, such as the client itself.
@@ -110,6 +110,18 @@ export interface LockClientSettings {
    * acquisition). @default false
    */
   readonly allowEventuallyConsistentGlobalTable?: boolean;
+  /**
+   * Opt-in: take over at once a lock whose holder has long stopped writing,
+   * judged by wall clocks (README, "A long-dead lock taken at once"). Each
+   * write of a lock by this client then also stores its wall-clock time
+   * beside the RVN it writes, and this client takes a held lock at once when
+   * that stamp still names the lock's RVN and is older than the lease plus
+   * twice `maxSkew` ms on its own wall clock. Safe only while every client
+   * that writes stamps to the table, and this one, keeps its wall clock within
+   * `maxSkew` ms of true time. A stamp a Java client's write made void, or no
+   * stamp, leaves Java's rule. @default none (off: nothing is stamped)
+   */
+  readonly clockBound?: { readonly maxSkew: number };
   /** Where to log: a pino logger, `console`, or anything with `debug`, `warn` and `error`. @default none, nothing is logged */
   readonly logger?: Logger;
   /** The monotonic clock leases are timed on; replace it only in tests. @default performance.now() */
@@ -178,7 +190,7 @@ function checkName(name: string, value: unknown): string {
 /** A key attribute may not take a name the protocol writes itself: the lock's own fields would overwrite the key. */
 function checkKeyName(name: 'partitionKeyName' | 'sortKeyName', value: unknown): string {
   const checked = checkName(name, value);
-  const protocolNames: readonly string[] = Object.values(LockAttribute);
+  const protocolNames: readonly string[] = [...Object.values(LockAttribute), CLOCK_STAMP_ATTRIBUTE];
   if (protocolNames.includes(checked)) {
     throw new InvalidArgumentError(
       'RESERVED_ATTRIBUTE',
@@ -246,6 +258,13 @@ function checkTableName(value: unknown, option = 'tableName'): string {
   return value;
 }
 
+function checkClockBound(value: unknown): { readonly maxSkew: number } {
+  if (typeof value !== 'object' || value === null) {
+    throw new InvalidArgumentError('INVALID_OPTION', `clockBound must be an object like { maxSkew: 100 }, got ${String(value)}`);
+  }
+  return Object.freeze({ maxSkew: checkDuration('clockBound.maxSkew', (value as { maxSkew?: unknown }).maxSkew) });
+}
+
 export interface ResolvedSettings {
   readonly tableName: string;
   readonly partitionKeyName: string;
@@ -261,6 +280,7 @@ export interface ResolvedSettings {
   readonly safetyMargin: number | undefined;
   readonly fencingTableName: string | undefined;
   readonly allowEventuallyConsistentGlobalTable: boolean;
+  readonly clockBound: { readonly maxSkew: number } | undefined;
 }
 
 /** Applies defaults and checks every option and their relations. */
@@ -291,6 +311,7 @@ export function resolveSettings(options: LockClientSettings): ResolvedSettings {
       'allowEventuallyConsistentGlobalTable',
       options.allowEventuallyConsistentGlobalTable ?? CLIENT_DEFAULTS.allowEventuallyConsistentGlobalTable,
     ),
+    clockBound: options.clockBound === undefined ? undefined : checkClockBound(options.clockBound),
   };
   if (settings.fencingTableName === settings.tableName) {
     throw new InvalidArgumentError(

@@ -1,0 +1,227 @@
+/**
+ * The bounded-clock takeover (client option `clockBound`) against DynamoDB
+ * Local: a client with the option stamps every write of a lock with its
+ * wall-clock time beside the RVN; a waiter with it takes at once a lock whose
+ * stamp still names its RVN and is older than lease + 2 × maxSkew, and
+ * otherwise watches the RVN as Java does. A Java client's heartbeat (its
+ * recorded UpdateItem, replayed) changes the RVN without the stamp, voiding
+ * it. Without the option nothing is stamped.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { PutItemCommand, UpdateItemCommand, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { LockCurrentlyUnavailableError, type Lock, type LockClient } from '../../src/index.js';
+import { loadJavaScenarios } from '../../test-kit/java-fixtures.js';
+import { recordedRequest } from '../../test-kit/java-items.js';
+import { lockRequests, now, recording, rejectionOf, sleep, waitUntil } from '../../test-kit/test-locks.js';
+import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
+
+const STAMP = 'rvnWrittenAt';
+const HOUR = 3_600_000;
+const SKEW = 100;
+
+const bed = useLockTestBed('clock-bound');
+
+function client(ownerName: string, clockBound: boolean, settings: { leaseDuration?: number; heartbeatPeriod?: number } = {}): LockClient {
+  return bed.client({
+    ownerName,
+    leaseDuration: 1_000,
+    heartbeatPeriod: 250,
+    ...settings,
+    ...(clockBound ? { clockBound: { maxSkew: SKEW } } : {}),
+  });
+}
+
+/** The item a holder killed `ageMs` ago left, as its last stamped write made it. */
+async function leftByKilledHolder(key: string, ageMs: number, leaseMs: number): Promise<string> {
+  const rvn = randomUUID();
+  await bed.raw.send(
+    new PutItemCommand({
+      TableName: bed.tableName,
+      Item: {
+        ...bed.key(key),
+        ownerName: { S: 'killed' },
+        leaseDuration: { S: String(leaseMs) },
+        recordVersionNumber: { S: rvn },
+        [STAMP]: { S: `${rvn} ${Date.now() - ageMs}` },
+      },
+    }),
+  );
+  return rvn;
+}
+
+/** The stamp on the item: the RVN it names and its time. */
+async function stampOf(key: string): Promise<{ rvn: string; at: number } | undefined> {
+  const text = (await bed.item(key))?.[STAMP]?.S;
+  if (text === undefined) return undefined;
+  const [rvn, at] = text.split(' ');
+  return { rvn: rvn as string, at: Number(at) };
+}
+
+describe('a lock left by a killed holder', () => {
+  it('our own stamping holder stops after a heartbeat: once its stamp is older than lease + 2 × skew, a fresh client with the option takes it without waiting, one without must watch', async () => {
+    // Killed after one heartbeat: it never writes again, and nothing is released.
+    const holder = bed.client({ ownerName: 'holder', leaseDuration: 1_000, backgroundHeartbeats: false, clockBound: { maxSkew: SKEW } });
+    const before = Date.now();
+    const lock = await holder.acquireLock('killed');
+    await plainHeartbeat(holder, lock);
+    const stamp = await stampOf('killed');
+    expect(stamp?.rvn).toBe(await bed.rvn('killed'));
+    expect(stamp?.at).toBeGreaterThanOrEqual(before);
+    expect(stamp?.at).toBeLessThanOrEqual(Date.now());
+    await sleep(Math.max(0, (stamp?.at ?? 0) + 1_000 + 2 * SKEW + 50 - Date.now()));
+
+    const javaRule = client('java-rule', false);
+    expect(await rejectionOf(javaRule.acquireLock('killed', { shouldSkipBlockingWait: true }))).toBeInstanceOf(LockCurrentlyUnavailableError);
+
+    const recorder = recording(bed.dynamoDBClient('bounded'));
+    const bounded = bed.client(
+      { ownerName: 'bounded', leaseDuration: 1_000, heartbeatPeriod: 250, clockBound: { maxSkew: SKEW } },
+      recorder.dynamoDB,
+    );
+    const taken = await bounded.acquireLock('killed', { shouldSkipBlockingWait: true });
+    expect(taken.ownerName).toBe('bounded');
+    const takeover = lockRequests(recorder).at(-1);
+    expect(takeover?.input['ConditionExpression']).toBe('attribute_exists(#pk) AND #rvn = :rvn');
+    expect((takeover?.input['ExpressionAttributeValues'] as Record<string, { S?: string }>)[':rvn']?.S).toBe(stamp?.rvn);
+  }, 20_000);
+
+  it('killed an hour ago, with a long lease: taken at once with the option, not within 5 s without it', async () => {
+    const lease = 60_000;
+    const rvn = await leftByKilledHolder('an-hour-ago', HOUR, lease);
+    const settings = { leaseDuration: lease, heartbeatPeriod: 5_000 };
+
+    const javaRule = client('java-rule', false, settings);
+    const unbounded = await rejectionOf(javaRule.acquireLock('an-hour-ago', { signal: AbortSignal.timeout(5_000) }));
+    expect(unbounded).toBeInstanceOf(DOMException);
+    expect(await bed.rvn('an-hour-ago')).toBe(rvn);
+
+    const lock = await client('bounded', true, settings).acquireLock('an-hour-ago', { signal: AbortSignal.timeout(5_000) });
+    expect(lock.ownerName).toBe('bounded');
+    const stamp = await stampOf('an-hour-ago');
+    expect(stamp?.rvn).toBe(lock.recordVersionNumber);
+  }, 20_000);
+});
+
+describe('groups', () => {
+  it('acquireLocks takes a group whose one held key was left by a holder killed an hour ago at once with the option, not within 5 s without', async () => {
+    const lease = 60_000;
+    const settings = { leaseDuration: lease, heartbeatPeriod: 5_000 };
+    await leftByKilledHolder('g-dead', HOUR, lease);
+    const javaRule = client('java-rule', false, settings);
+    expect(await rejectionOf(javaRule.acquireLocks(['g-free', 'g-dead'], { signal: AbortSignal.timeout(5_000) }))).toBeInstanceOf(DOMException);
+    const group = await client('bounded', true, settings).acquireLocks(['g-free', 'g-dead'], { signal: AbortSignal.timeout(5_000) });
+    expect(group.locks.map((lock) => lock.ownerName)).toEqual(['bounded', 'bounded']);
+    expect((await stampOf('g-dead'))?.rvn).toBe(group.locks[1]?.recordVersionNumber);
+  }, 20_000);
+});
+
+describe('stamps that prove nothing', () => {
+  it('a Java heartbeat (its recorded UpdateItem, replayed) voids the stamp: the waiter falls back to watching the RVN for a lease', async () => {
+    const lease = 2_000;
+    const rvn = await leftByKilledHolder('java-beat', HOUR, lease);
+    const template = recordedRequest(
+      loadJavaScenarios().find((s) => s.scenario === 'heartbeat') ?? (undefined as never),
+      'A',
+      'UpdateItem',
+      bed.tableName,
+    );
+    const javaRvn = randomUUID();
+    await bed.raw.send(
+      new UpdateItemCommand({
+        ...(template as unknown as UpdateItemCommandInput),
+        Key: bed.key('java-beat'),
+        ExpressionAttributeValues: {
+          ...template.ExpressionAttributeValues,
+          ':rvn': { S: rvn },
+          ':newRvn': { S: javaRvn },
+          ':on': { S: 'killed' },
+          ':ld': { S: String(lease) },
+        },
+      }),
+    );
+    // Java left the stamp as it was: it still names the RVN Java replaced.
+    expect((await stampOf('java-beat'))?.rvn).toBe(rvn);
+    expect(await bed.rvn('java-beat')).toBe(javaRvn);
+
+    const waiter = client('bounded', true, { leaseDuration: lease, heartbeatPeriod: 500 });
+    expect(await rejectionOf(waiter.acquireLock('java-beat', { shouldSkipBlockingWait: true }))).toBeInstanceOf(LockCurrentlyUnavailableError);
+    const started = now();
+    const lock = await waiter.acquireLock('java-beat');
+    expect(now() - started).toBeGreaterThan(lease);
+    expect(lock.ownerName).toBe('bounded');
+  }, 20_000);
+
+  it('a recent stamp is not taken, nor one older than lease + skew but not lease + 2 × skew', async () => {
+    const lease = 60_000;
+    const settings = { leaseDuration: lease, heartbeatPeriod: 5_000 };
+    const maxSkew = 2_000;
+    await leftByKilledHolder('recent', 1_000, lease);
+    // Older than lease + maxSkew, with a margin for the time this test takes; younger than lease + 2 × maxSkew.
+    await leftByKilledHolder('one-skew', lease + maxSkew + 500, lease);
+    const waiter = bed.client({ ownerName: 'bounded', ...settings, clockBound: { maxSkew } });
+    for (const key of ['recent', 'one-skew']) {
+      expect(await rejectionOf(waiter.acquireLock(key, { shouldSkipBlockingWait: true }))).toBeInstanceOf(LockCurrentlyUnavailableError);
+      expect(await bed.owner(key)).toBe('killed');
+    }
+  }, 20_000);
+});
+
+describe('who writes stamps', () => {
+  it('without the option, no write carries a stamp: acquisitions, heartbeats alone and batched, a release that keeps the item', async () => {
+    const recorder = recording(bed.dynamoDBClient('plain'));
+    const plain = bed.client({ ownerName: 'plain', leaseDuration: 1_000, heartbeatPeriod: 250, heartbeatConcurrency: 1 }, recorder.dynamoDB);
+    const locks = await plain.acquireLocks(['p-1', 'p-2']);
+    await Promise.all(['p-4', 'p-5'].map((key) => plain.acquireLock(key)));
+    const single = await plain.acquireLock('p-3', { deleteLockOnRelease: false });
+    const first = single.recordVersionNumber;
+    await waitUntil('background heartbeats', () => single.recordVersionNumber !== first, { timeoutMs: 2_000 });
+    await plain.sendHeartbeat(single, { data: new Uint8Array([1]) });
+    await sleep(600);
+    await single.release();
+    await locks.release();
+    expect(recorder.named('BatchExecuteStatementCommand').length).toBeGreaterThan(0);
+    expect(JSON.stringify(recorder.sent.map((command) => command.input))).not.toContain(STAMP);
+    expect((await bed.item('p-3'))?.[STAMP]).toBeUndefined();
+  }, 20_000);
+
+  it('with the option, every write of a held lock leaves a stamp naming the RVN it wrote: single, batched and group acquisitions, heartbeats alone and batched', async () => {
+    const recorder = recording(bed.dynamoDBClient('stamper'));
+    const stamper = bed.client(
+      // One heartbeat in flight at a time: those due meanwhile go out together in a batch.
+      { ownerName: 'stamper', leaseDuration: 1_000, heartbeatPeriod: 250, heartbeatConcurrency: 1, clockBound: { maxSkew: SKEW } },
+      recorder.dynamoDB,
+    );
+    const before = Date.now();
+    const group = await stamper.acquireLocks(['s-1', 's-2']);
+    // Free locks asked for together: their new-lock writes go out as one batch of PartiQL INSERTs.
+    const singles = await Promise.all(['s-3', 's-4', 's-5'].map((key) => stamper.acquireLock(key)));
+    for (const [key, lock] of [
+      ['s-1', group.locks[0]],
+      ['s-3', singles[0]],
+      ['s-5', singles[2]],
+    ] as const) {
+      expect((await stampOf(key))?.rvn).toBe(lock?.recordVersionNumber);
+    }
+    await plainHeartbeat(stamper, singles[1] as Lock);
+    await sleep(700);
+    for (const key of ['s-1', 's-2', 's-3', 's-4', 's-5']) {
+      const stamp = await stampOf(key);
+      expect(stamp?.rvn).toBe(await bed.rvn(key));
+      expect(stamp?.at).toBeGreaterThanOrEqual(before);
+      expect(stamp?.at).toBeLessThanOrEqual(Date.now());
+    }
+    const statements = recorder
+      .named('BatchExecuteStatementCommand')
+      .flatMap((command) => (command.input['Statements'] as { Statement: string }[]).map(({ Statement }) => Statement.split(' ')[0]));
+    expect(statements).toContain('INSERT');
+    expect(statements).toContain('UPDATE');
+    expect(JSON.stringify(recorder.named('BatchExecuteStatementCommand').map((command) => command.input))).toContain(STAMP);
+  }, 20_000);
+});
+
+async function plainHeartbeat(client: LockClient, lock: Parameters<LockClient['sendHeartbeat']>[0]): Promise<void> {
+  const before = lock.recordVersionNumber;
+  await client.sendHeartbeat(lock);
+  expect(lock.recordVersionNumber).not.toBe(before);
+}
