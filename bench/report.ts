@@ -47,6 +47,7 @@ const ACQUIRE_COLUMNS = [
   'keys',
   'spreadPct',
   'minMax',
+  'randomMinMax',
   'longestRun',
   'overlaps',
 ] as const;
