@@ -4,9 +4,9 @@
  * fixed time. Reports critical sections per second, how long acquisitions
  * waited, DynamoDB calls per section, the spread of sections between workers
  * (and, per key, the fewest a worker ran over the most, beside what a
- * hand-over to a uniformly random worker would score, and the most one
- * worker ran in a row), and whether two holders of a key ever overlapped
- * (they must not).
+ * hand-over to a uniformly random worker would score, the most one worker
+ * ran in a row, and how long the lock stood idle when it changed hands),
+ * and whether two holders of a key ever overlapped (they must not).
  */
 import { pollPeriodOf, type BenchVariant, type LockSettings } from './acquire-clients.js';
 import { startProcess, type BenchProcess } from './acquire-processes.js';
@@ -74,6 +74,8 @@ function summarize(variant: BenchVariant, shape: ContentionShape, settings: Lock
   // Workers i, i+K, i+2K, … shared a key: their sections must never overlap.
   let overlaps = 0;
   let longestRun = 0;
+  /** Milliseconds from the end of one worker's section to the start of another's on the same key. */
+  const handOvers: number[] = [];
   for (let k = 0; k < shape.keys; k++) {
     const sections = results
       .flatMap((r, worker) => (worker % shape.keys === k ? r.sections.map(([start, end]) => ({ start, end, worker })) : []))
@@ -83,6 +85,7 @@ function summarize(variant: BenchVariant, shape: ContentionShape, settings: Lock
       const previous = sections[i - 1];
       if (previous !== undefined && section.start < previous.end) overlaps++;
       run = previous?.worker === section.worker ? run + 1 : 1;
+      if (previous !== undefined && previous.worker !== section.worker) handOvers.push(section.start - previous.end);
       longestRun = Math.max(longestRun, run);
     });
   }
@@ -102,6 +105,13 @@ function summarize(variant: BenchVariant, shape: ContentionShape, settings: Lock
     minMax: worstMinMax(counts, shape.keys),
     randomMinMax: randomMinMax(counts, shape.keys),
     longestRun,
+    handOverMs:
+      handOvers.length === 0
+        ? null
+        : percentile(
+            handOvers.sort((a, b) => a - b),
+            50,
+          ),
     overlaps,
   });
 }

@@ -49,6 +49,7 @@ const ACQUIRE_COLUMNS = [
   'minMax',
   'randomMinMax',
   'longestRun',
+  'handOverMs',
   'overlaps',
 ] as const;
 
