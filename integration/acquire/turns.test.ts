@@ -20,7 +20,7 @@ describe('turns', () => {
     const waiter = bed.client({ ownerName: 'waiter' });
     let lock: Lock = await again.acquireLock('shared', { refreshPeriod: REFRESH });
     const waiting = watch(waiter.acquireLock('shared', { refreshPeriod: REFRESH, additionalTimeToWaitForLock: 30_000 }));
-    // Turns of 2 refresh periods: 40 sections of 50 ms are ten turns. Without turns the waiter
+    // Turns of one refresh period: 40 sections of 50 ms are twenty turns. Without turns the waiter
     // gets the lock only when its read and write both land between a release and the re-take.
     const waiterHasIt = new AbortController();
     void waiting.promise.finally(() => waiterHasIt.abort());

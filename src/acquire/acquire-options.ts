@@ -30,7 +30,7 @@ export interface AcquireLockOptions {
    * nobody takes it then, up to 32 times as long. `Infinity` never stands
    * aside. A call that may not wait a refresh period
    * (`shouldSkipBlockingWait`, or `additionalTimeToWaitForLock` below
-   * `refreshPeriod`) never stands aside either. @default 2 × refreshPeriod
+   * `refreshPeriod`) never stands aside either. @default refreshPeriod
    */
   readonly turnLength?: number;
   /**

@@ -17,10 +17,11 @@
  * wire changes, only when this client asks.
  *
  * A holder cannot see who waits. When nobody took the lock while it stood
- * aside, nobody was waiting: its turns on the lock last twice as long from
- * then on, up to MAX_TURN_GROWTH times `turnLength`, so that a lone client
- * stands aside ever more rarely. Once it waits for another holder, its turns
- * are back to `turnLength`.
+ * aside, likely nobody was waiting: its turns on the lock last twice as
+ * long from then on, up to MAX_TURN_GROWTH times `turnLength`, so that a
+ * lone client stands aside ever more rarely. Once it waits for another
+ * holder, its turns are back to `turnLength`, and they grow only once it has
+ * not waited for another holder for CONTENTION_MEMORY_IN_TURNS turns.
  */
 import type { MonotonicClock } from '../base/clock.js';
 
@@ -34,6 +35,15 @@ export const REMEMBERED_TURNS = 1_024;
 /** How many times `turnLength` a turn may grow to while nobody takes the lock when this client stands aside. */
 export const MAX_TURN_GROWTH = 32;
 
+/**
+ * For how many turns, each with its stand-aside (`turnLength` +
+ * `refreshPeriod`), after waiting for another holder a client's turns do
+ * not grow. Under load a waiter's read can come later than a refresh period
+ * after the release, and the stand-aside then looks unanswered; a doubled
+ * turn after such a mistake kept a contended lock twice as long.
+ */
+export const CONTENTION_MEMORY_IN_TURNS = 8;
+
 interface Turn {
   /** Monotonic time this client's turn began. */
   startedAt: number;
@@ -41,6 +51,8 @@ interface Turn {
   growth: number;
   /** When this client last released the lock; `undefined` while it holds it. */
   releasedAt: number | undefined;
+  /** When this client last took the lock after waiting for another holder; `-Infinity` if never. */
+  contendedAt: number;
 }
 
 /** What an acquisition starting now does about this client's turn on the lock. */
@@ -96,11 +108,14 @@ export class Turns {
       turn.releasedAt = undefined;
       return;
     }
+    const contendedAt = waitedForAnother ? at : (turn?.contendedAt ?? -Infinity);
     let growth = waitedForAnother ? 1 : (turn?.growth ?? 1);
-    // It stood aside and nobody took the lock: nobody was waiting for it.
-    if (plan.kind === 'stands-aside' && !waitedForAnother) growth = Math.min(growth * 2, MAX_TURN_GROWTH);
+    const { turnLengthMs, refreshMs } = plan.request;
+    const contendedLately = at - contendedAt < CONTENTION_MEMORY_IN_TURNS * (turnLengthMs + refreshMs);
+    // It stood aside and nobody took the lock: likely nobody was waiting for it.
+    if (plan.kind === 'stands-aside' && !contendedLately) growth = Math.min(growth * 2, MAX_TURN_GROWTH);
     this.#turns.delete(plan.lockId); // re-inserted: the Map's order is the order of use, oldest first
-    this.#turns.set(plan.lockId, { startedAt: at, growth, releasedAt: undefined });
+    this.#turns.set(plan.lockId, { startedAt: at, growth, releasedAt: undefined, contendedAt });
     if (this.#turns.size > this.capacity) {
       const oldest = this.#turns.keys().next();
       if (oldest.done !== true) this.#turns.delete(oldest.value);

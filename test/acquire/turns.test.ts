@@ -5,7 +5,7 @@
  * clients against DynamoDB Local.
  */
 import { describe, expect, it } from '@jest/globals';
-import { MAX_TURN_GROWTH, Turns, type PlanRequest } from '../../src/acquire/turns.js';
+import { CONTENTION_MEMORY_IN_TURNS, MAX_TURN_GROWTH, Turns, type PlanRequest } from '../../src/acquire/turns.js';
 
 function manualClock(start = 1_000) {
   const clock = { t: start, now: () => clock.t };
@@ -122,6 +122,21 @@ describe('Turns: standing aside', () => {
     clock.t += request.turnLengthMs + 1;
     turns.released('L');
     expect(turns.plan('L', request).kind).toBe('stands-aside');
+  });
+
+  it('a turn does not grow while this client waited for another holder within CONTENTION_MEMORY_IN_TURNS turns', () => {
+    const clock = manualClock();
+    const turns = new Turns(clock, 10);
+    turns.taken(turns.plan('L', request), clock.t, true); // won after waiting for someone else
+    const contendedAt = clock.t;
+    // Nobody takes the lock at any stand-aside from here on: a waiter's read may just have come late.
+    const asides = standAsides(turns, clock, 12);
+    const grown = asides.findIndex((aside) => aside.heldMs >= 2 * request.turnLengthMs);
+    expect(grown).toBeGreaterThan(0);
+    const memoryMs = CONTENTION_MEMORY_IN_TURNS * (request.turnLengthMs + REFRESH);
+    const grewAt = (asides[grown - 1] as { takenAt: number }).takenAt;
+    expect(grewAt - contendedAt).toBeGreaterThanOrEqual(memoryMs);
+    expect(grewAt - contendedAt).toBeLessThan(memoryMs + request.turnLengthMs + REFRESH + 11);
   });
 
   it('a stand-aside answered by another holder does not grow the turn', () => {
