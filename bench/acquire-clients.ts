@@ -19,7 +19,23 @@ export interface LockSettings {
   readonly pollMs: number;
   /** dynamodb-lock's turnLength (`undefined`: its default); dynamodb-lock-client has no turns. */
   readonly turnMs?: number | undefined;
+  /** dynamodb-lock with `turnLength: Infinity` (a flag: JSON, which carries settings to workers, has no Infinity). */
+  readonly turnsOff?: boolean;
 }
+
+/** One column of a side-by-side run: a library, and for dynamodb-lock whether its turns are on. */
+export interface BenchVariant {
+  readonly label: string;
+  readonly client: ClientName;
+  readonly turnsOff: boolean;
+}
+
+/** dynamodb-lock as users run it, the same with turns off (what the turns cost or gain), and dynamodb-lock-client. */
+export const VARIANTS: readonly BenchVariant[] = [
+  { label: 'dynamodb-lock', client: 'dynamodb-lock', turnsOff: false },
+  { label: 'dynamodb-lock turnLength=∞', client: 'dynamodb-lock', turnsOff: true },
+  { label: 'dynamodb-lock-client', client: 'dynamodb-lock-client', turnsOff: false },
+];
 
 /** How often a waiter of this client looks at a held lock. */
 export const pollPeriodOf = (client: ClientName, settings: LockSettings): number =>
@@ -105,7 +121,7 @@ function ours(dynamoDB: DynamoDBClient, calls: CallCounter, settings: LockSettin
     acquire: async (key, signal) => {
       const lock = await client.acquireLock(key, {
         refreshPeriod: settings.pollMs,
-        turnLength: settings.turnMs,
+        turnLength: settings.turnsOff === true ? Infinity : settings.turnMs,
         additionalTimeToWaitForLock: Infinity,
         signal,
       });

@@ -3,11 +3,12 @@
  * i mod K), each running critical sections of a few milliseconds for a
  * fixed time. Reports critical sections per second, how long acquisitions
  * waited, DynamoDB calls per section, the spread of sections between workers
- * (and, per key, the fewest a worker ran over the most, and the most one
- * worker ran in a row), and whether two holders of a key ever overlapped
- * (they must not).
+ * (and, per key, the fewest a worker ran over the most, beside what a
+ * hand-over to a uniformly random worker would score, the most one worker
+ * ran in a row, and how long the lock stood idle when it changed hands),
+ * and whether two holders of a key ever overlapped (they must not).
  */
-import { pollPeriodOf, type ClientName, type LockSettings } from './acquire-clients.js';
+import { pollPeriodOf, type BenchVariant, type LockSettings } from './acquire-clients.js';
 import { startProcess, type BenchProcess } from './acquire-processes.js';
 import type { WorkerConfig } from './acquire-worker.js';
 import { acquireRow, percentile, type Row } from './report.js';
@@ -15,10 +16,13 @@ import { acquireRow, percentile, type Row } from './report.js';
 export interface ContentionShape {
   readonly workers: number;
   readonly keys: number;
+  /** How long the workers run: long enough for the row's goal (fairness needs 150 sections or more per worker). */
+  readonly durationMs: number;
 }
 
 const CRITICAL_MS = 5;
-const DURATION_MS = 8_000;
+/** Draws behind the expected min/max of a uniformly random hand-over. */
+const RANDOM_TRIALS = 1_000;
 const STARTUP_TIMEOUT_MS = 120_000;
 
 interface WorkerResult {
@@ -28,7 +32,14 @@ interface WorkerResult {
   readonly calls: number;
 }
 
-export async function benchContention(endpoint: string, client: ClientName, shape: ContentionShape, settings: LockSettings): Promise<Row> {
+export async function benchContention(
+  endpoint: string,
+  variant: BenchVariant,
+  shape: ContentionShape,
+  lockSettings: LockSettings,
+): Promise<Row> {
+  const { client } = variant;
+  const settings: LockSettings = { ...lockSettings, turnsOff: variant.turnsOff };
   const run = `${client}-${shape.workers}on${shape.keys}-${Date.now().toString(36)}`;
   const processes: BenchProcess[] = [];
   try {
@@ -40,22 +51,22 @@ export async function benchContention(endpoint: string, client: ClientName, shap
         name: `${run}-worker-${i}`,
         settings,
         criticalMs: CRITICAL_MS,
-        durationMs: DURATION_MS,
+        durationMs: shape.durationMs,
       };
       processes.push(startProcess('./acquire-worker.ts', [JSON.stringify(config)]));
     }
     await Promise.all(processes.map((p) => p.next('ready', STARTUP_TIMEOUT_MS)));
     for (const p of processes) p.send('go');
     const results = (await Promise.all(
-      processes.map((p) => p.next('done', DURATION_MS + 4 * settings.leaseMs + 30_000)),
+      processes.map((p) => p.next('done', shape.durationMs + 4 * settings.leaseMs + 30_000)),
     )) as unknown as WorkerResult[];
-    return summarize(client, shape, settings, results);
+    return summarize(variant, shape, settings, results);
   } finally {
     await Promise.all(processes.map((p) => p.kill()));
   }
 }
 
-function summarize(client: ClientName, shape: ContentionShape, settings: LockSettings, results: readonly WorkerResult[]): Row {
+function summarize(variant: BenchVariant, shape: ContentionShape, settings: LockSettings, results: readonly WorkerResult[]): Row {
   const total = results.reduce((sum, r) => sum + r.count, 0);
   const waits = results.flatMap((r) => r.waits).sort((a, b) => a - b);
   const counts = results.map((r) => r.count);
@@ -63,6 +74,8 @@ function summarize(client: ClientName, shape: ContentionShape, settings: LockSet
   // Workers i, i+K, i+2K, … shared a key: their sections must never overlap.
   let overlaps = 0;
   let longestRun = 0;
+  /** Milliseconds from the end of one worker's section to the start of another's on the same key. */
+  const handOvers: number[] = [];
   for (let k = 0; k < shape.keys; k++) {
     const sections = results
       .flatMap((r, worker) => (worker % shape.keys === k ? r.sections.map(([start, end]) => ({ start, end, worker })) : []))
@@ -72,24 +85,33 @@ function summarize(client: ClientName, shape: ContentionShape, settings: LockSet
       const previous = sections[i - 1];
       if (previous !== undefined && section.start < previous.end) overlaps++;
       run = previous?.worker === section.worker ? run + 1 : 1;
+      if (previous !== undefined && previous.worker !== section.worker) handOvers.push(section.start - previous.end);
       longestRun = Math.max(longestRun, run);
     });
   }
   return acquireRow({
-    client,
+    client: variant.label,
     scenario: `contention ${shape.workers} workers on ${shape.keys} key${shape.keys === 1 ? '' : 's'}`,
-    opsPerSecond: total / (DURATION_MS / 1000),
+    opsPerSecond: total / (shape.durationMs / 1000),
     p50Ms: percentile(waits, 50),
     p99Ms: percentile(waits, 99),
     callsPerCycle: total === 0 ? null : results.reduce((sum, r) => sum + r.calls, 0) / total,
     leaseMs: settings.leaseMs,
-    pollMs: pollPeriodOf(client, settings),
+    pollMs: pollPeriodOf(variant.client, settings),
     cycles: total,
     workers: shape.workers,
     keys: shape.keys,
     spreadPct: mean === 0 ? null : ((Math.max(...counts) - Math.min(...counts)) / mean) * 100,
     minMax: worstMinMax(counts, shape.keys),
+    randomMinMax: randomMinMax(counts, shape.keys),
     longestRun,
+    handOverMs:
+      handOvers.length === 0
+        ? null
+        : percentile(
+            handOvers.sort((a, b) => a - b),
+            50,
+          ),
     overlaps,
   });
 }
@@ -104,4 +126,29 @@ function worstMinMax(counts: readonly number[], keys: number): number | null {
     worst = Math.min(worst ?? 1, Math.min(...onKey) / most);
   }
   return worst;
+}
+
+/**
+ * The mean, over RANDOM_TRIALS draws, of `worstMinMax` had each key's
+ * sections gone each to one of its workers drawn uniformly at random: how
+ * even a lock that hands over to a random waiter would be, for as many
+ * sections as this run had.
+ */
+function randomMinMax(counts: readonly number[], keys: number): number | null {
+  const sectionsOnKey = Array.from({ length: keys }, (_, k) => counts.reduce((sum, count, i) => (i % keys === k ? sum + count : sum), 0));
+  let sum = 0;
+  for (let trial = 0; trial < RANDOM_TRIALS; trial++) {
+    const drawn = counts.map(() => 0);
+    sectionsOnKey.forEach((sections, k) => {
+      const workers = counts.length > k ? Math.ceil((counts.length - k) / keys) : 0;
+      for (let s = 0; s < sections; s++) {
+        const worker = k + keys * Math.floor(Math.random() * workers);
+        drawn[worker] = (drawn[worker] ?? 0) + 1;
+      }
+    });
+    const worst = worstMinMax(drawn, keys);
+    if (worst === null) return null;
+    sum += worst;
+  }
+  return sum / RANDOM_TRIALS;
 }

@@ -7,7 +7,7 @@
  * without `clockBound`. Both libraries get
  * the same lease and heartbeat period; see BENCHMARKS.md for results.
  */
-import { CLIENTS, createTables, type LockSettings } from './acquire-clients.js';
+import { CLIENTS, VARIANTS, createTables, type LockSettings } from './acquire-clients.js';
 import { benchContention, type ContentionShape } from './acquire-contention.js';
 import { benchLongDead } from './acquire-long-dead.js';
 import { benchTakeover } from './acquire-takeover.js';
@@ -18,15 +18,24 @@ export const ACQUIRE_SETTINGS: LockSettings = { leaseMs: 2_000, heartbeatMs: 500
 export const ACQUIRE_SCENARIOS = ['uncontended', 'contention', 'takeover', 'long-dead'] as const;
 export type AcquireScenario = (typeof ACQUIRE_SCENARIOS)[number];
 
+/**
+ * 8 workers on 1 key run long enough for 150 sections or more per worker,
+ * which fairness needs; 32 on 8, whose goal is sections per second, shorter.
+ */
+export const CONTENTION_SHAPES: Readonly<Record<string, ContentionShape>> = {
+  '8on1': { workers: 8, keys: 1, durationMs: 20_000 },
+  '32on8': { workers: 32, keys: 8, durationMs: 10_000 },
+};
+
 export interface AcquireBenchOptions {
   readonly scenarios: readonly AcquireScenario[];
   /** dynamodb-lock's turnLength in ms; `undefined`: its default. */
   readonly turnMs?: number | undefined;
+  /** Names in CONTENTION_SHAPES; `undefined`: all. */
+  readonly shapes?: readonly string[] | undefined;
+  /** Contention runs, each with every variant in turn (the order rotates run by run). */
+  readonly runs?: number | undefined;
 }
-const SHAPES: readonly ContentionShape[] = [
-  { workers: 8, keys: 1 },
-  { workers: 32, keys: 8 },
-];
 const TAKEOVER_RUNS = 5;
 
 export async function benchAcquireRelease(endpoint: string, cycles: number, options: AcquireBenchOptions): Promise<Row[]> {
@@ -39,10 +48,17 @@ export async function benchAcquireRelease(endpoint: string, cycles: number, opti
     rows.push(...(await benchUncontended(endpoint, cycles, settings)));
   }
   if (options.scenarios.includes('contention')) {
-    for (const shape of SHAPES) {
-      for (const client of CLIENTS) {
-        progress(`contention, ${shape.workers} workers on ${shape.keys} keys, ${client}`);
-        rows.push(await benchContention(endpoint, client, shape, settings));
+    const runs = options.runs ?? 1;
+    for (let run = 0; run < runs; run++) {
+      for (const name of options.shapes ?? Object.keys(CONTENTION_SHAPES)) {
+        const shape = CONTENTION_SHAPES[name];
+        if (shape === undefined) throw new Error(`unknown shape ${name}; available: ${Object.keys(CONTENTION_SHAPES).join(', ')}`);
+        // Rotated, so that no variant always runs first on a cold JVM or last on a hot machine.
+        const variants = VARIANTS.map((_, i) => VARIANTS[(i + run) % VARIANTS.length] as (typeof VARIANTS)[number]);
+        for (const variant of variants) {
+          progress(`contention run ${run + 1}/${runs}, ${shape.workers} workers on ${shape.keys} keys, ${variant.label}`);
+          rows.push(await benchContention(endpoint, variant, shape, settings));
+        }
       }
     }
   }

@@ -1,13 +1,15 @@
 /**
  * Scenario (a): uncontended acquire + release cycles on one key, each
  * library on its own table of the same DynamoDB Local, in alternating rounds
- * so that neither profits from a warmer JVM. Also our four write forms
+ * so that neither profits from a warmer JVM. Each cycle re-takes the lock
+ * it just released: dynamodb-lock with `turnLength: Infinity` beside it
+ * shows what turns cost a client that is alone. Also our four write forms
  * (PutItem or UpdateItem acquisition, delete or mark-released release).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { LockClient } from '../src/index.js';
 import { countCalls } from '../test-kit/call-counter.js';
-import { CLIENTS, benchDynamoDB, openClient, tableOf, type BenchLockClient, type ClientName, type LockSettings } from './acquire-clients.js';
+import { VARIANTS, benchDynamoDB, openClient, tableOf, type BenchLockClient, type LockSettings } from './acquire-clients.js';
 import { acquireRow, percentile, type Row } from './report.js';
 
 const ROUNDS = 4;
@@ -38,22 +40,24 @@ async function cycles(client: BenchLockClient, key: string, count: number, sampl
 
 export async function benchUncontended(endpoint: string, totalCycles: number, settings: LockSettings): Promise<Row[]> {
   const perRound = Math.max(1, Math.ceil(totalCycles / ROUNDS));
-  const clients = CLIENTS.map((name) => openClient(name, endpoint, settings, `bench-uncontended-${name}`));
-  const samples = new Map<ClientName, Sample>(CLIENTS.map((name) => [name, { latencies: [], seconds: 0, calls: 0 }]));
+  const clients = VARIANTS.map((variant) => {
+    const sample: Sample = { latencies: [], seconds: 0, calls: 0 };
+    const client = openClient(variant.client, endpoint, { ...settings, turnsOff: variant.turnsOff }, `bench-uncontended-${variant.label}`);
+    return { variant, client, sample };
+  });
+  // Each on a key of its own: the turns of one must not meet the other's holds.
+  const keyOf = (label: string): string => `uncontended-${label}`;
   try {
-    for (const client of clients) await cycles(client, 'uncontended', WARM_UP_CYCLES);
+    for (const { variant, client } of clients) await cycles(client, keyOf(variant.label), WARM_UP_CYCLES);
     for (let round = 0; round < ROUNDS; round++) {
-      for (const client of round % 2 === 0 ? clients : [...clients].reverse()) {
-        await cycles(client, 'uncontended', perRound, samples.get(client.name));
+      for (const { variant, client, sample } of round % 2 === 0 ? clients : [...clients].reverse()) {
+        await cycles(client, keyOf(variant.label), perRound, sample);
       }
     }
   } finally {
-    await Promise.all(clients.map((client) => client.close()));
+    await Promise.all(clients.map(({ client }) => client.close()));
   }
-  const rows = clients.map((client) => {
-    const sample = samples.get(client.name) as Sample;
-    return summarize(client.name, 'uncontended acquire+release', sample, settings);
-  });
+  const rows = clients.map(({ variant, sample }) => summarize(variant.label, 'uncontended acquire+release', sample, settings));
   return [...rows, ...(await benchWriteForms(endpoint, perRound * ROUNDS, settings))];
 }
 

@@ -47,7 +47,9 @@ const ACQUIRE_COLUMNS = [
   'keys',
   'spreadPct',
   'minMax',
+  'randomMinMax',
   'longestRun',
+  'handOverMs',
   'overlaps',
 ] as const;
 

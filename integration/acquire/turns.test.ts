@@ -2,7 +2,7 @@
  * Turns (src/acquire/turns.ts) against DynamoDB Local: a client that
  * releases a lock and asks for it again at once stands aside once its turn
  * is over, so that another client's waiter gets the lock; alone, it takes
- * the lock back after one read.
+ * the lock back after one read; a waiter takes a lock it reads free at once.
  */
 import { describe, expect, it } from '@jest/globals';
 import type { AcquireLockOptions, Lock } from '../../src/index.js';
@@ -20,7 +20,7 @@ describe('turns', () => {
     const waiter = bed.client({ ownerName: 'waiter' });
     let lock: Lock = await again.acquireLock('shared', { refreshPeriod: REFRESH });
     const waiting = watch(waiter.acquireLock('shared', { refreshPeriod: REFRESH, additionalTimeToWaitForLock: 30_000 }));
-    // Turns of 2 refresh periods: 40 sections of 50 ms are ten turns. Without turns the waiter
+    // Turns of one refresh period: 40 sections of 50 ms are twenty turns. Without turns the waiter
     // gets the lock only when its read and write both land between a release and the re-take.
     const waiterHasIt = new AbortController();
     void waiting.promise.finally(() => waiterHasIt.abort());
@@ -62,6 +62,30 @@ describe('turns', () => {
     expect(counts['GetItem']).toBeGreaterThanOrEqual(1);
     expect(counts['PutItem']).toBe(30);
     expect(counts['DeleteItem']).toBe(30);
+  }, 30_000);
+
+  it('a waiter that had a turn takes the lock at the first read that finds it free', async () => {
+    const first = bed.client({ ownerName: 'first' });
+    const second = bed.client({ ownerName: 'second' });
+    const dynamoDB = bed.dynamoDBClient('after-turn');
+    const calls = countCalls(dynamoDB);
+    const waiter = bed.client({ ownerName: 'waiter' }, dynamoDB);
+    const options = { refreshPeriod: REFRESH, additionalTimeToWaitForLock: 30_000 };
+    /** `holder` holds the lock while the waiter waits for it, then releases it; the waiter's calls from the release on. */
+    async function waitFor(holder: typeof first): Promise<string[]> {
+      const held = await holder.acquireLock('after-turn', options);
+      const waiting = waiter.acquireLock('after-turn', options);
+      await sleep(2 * REFRESH);
+      await held.release();
+      calls.reset();
+      const taken = await waiting;
+      const sent = [...calls.calls];
+      await taken.release();
+      return sent;
+    }
+    await waitFor(first);
+    // After its turn, with another owner than the one it last waited for: once free, the lock is read once and taken.
+    expect(await waitFor(second)).toEqual(['GetItem', 'PutItem']);
   }, 30_000);
 
   it('never stands aside with turnLength Infinity', async () => {

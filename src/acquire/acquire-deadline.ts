@@ -81,7 +81,7 @@ export class AcquireDeadline implements Disposable {
 
   /** True once the call has waited all it may. */
   get passed(): boolean {
-    return this.elapsed > this.#budgetMs;
+    return this.remaining < 0;
   }
 
   /** True once the call's requests have been cut off. */

@@ -15,8 +15,8 @@
  *   the client's waiters for this lock) only notice heartbeats and releases.
  *
  * Turns (turns.ts) change only when requests are sent: an acquisition that
- * stands aside waits a refresh period before its first request, and a waiter
- * that had a turn leaves a lock it finds free to others for one read.
+ * stands aside waits until a refresh period after its client's release
+ * before its first request.
  */
 import type { Logger } from '../base/logger.js';
 import type { MonotonicClock } from '../base/clock.js';
@@ -83,16 +83,10 @@ export class AcquireLoop implements Disposable {
   /** Milliseconds before this call's first request: its client stands aside for waiters (turns.ts). */
   readonly #standAsideMs: number;
   #waitedForAnother = false;
-  /** Reads in a row that found the lock free; standing aside counts as the first. */
-  #freeReadsInARow: number;
-  /** Whether the call may leave a free lock to other waiters for a read: only one that may wait a refresh period. */
-  readonly #mayDefer: boolean;
 
   /** `turn`: this client's turn on the lock, which may say to stand aside first (turns.ts). */
-  constructor(ctx: AcquireContext, key: LockKey, options: AcquireLockOptions, turn?: Pick<TurnPlan, 'standAsideMs' | 'request'>) {
+  constructor(ctx: AcquireContext, key: LockKey, options: AcquireLockOptions, turn?: Pick<TurnPlan, 'standAsideMs'>) {
     this.#standAsideMs = turn?.standAsideMs ?? 0;
-    this.#mayDefer = turn?.request.mayWait ?? false;
-    this.#freeReadsInARow = this.#standAsideMs > 0 ? 1 : 0;
     this.#ctx = ctx;
     this.#watch = new StaleWatch(ctx.clockBound);
     this.#key = key;
@@ -142,13 +136,6 @@ export class AcquireLoop implements Disposable {
     if (existing === undefined || existing.record.isReleased) {
       // The timed RVN is no longer held: its takeover instant means nothing now.
       this.#watch.forget();
-      // Leave a free lock to the waiters whose turn comes first, for one read (turns.ts).
-      this.#freeReadsInARow++;
-      // Only with a refresh period of the call's time left: the next read must still come before its deadline.
-      const mayDefer = this.#mayDefer && this.#freeReadsInARow < 2 && this.#deadline.remaining >= this.#refreshMs;
-      if (mayDefer && !this.#ctx.turns.mayTakeFree(this.#id)) return { kind: 'wait' };
-    } else {
-      this.#freeReadsInARow = 0;
     }
     if (existing === undefined) {
       if (options.acquireOnlyIfLockAlreadyExists) return { kind: 'retry', refusal: new LockNotGrantedError('Lock does not exist.', this.#key) };
@@ -158,10 +145,7 @@ export class AcquireLoop implements Disposable {
     const ours = this.#writes.writtenAs(record);
     if (ours !== undefined) return { kind: 'ours', acquisition: ours };
     this.#lastHolder = holderOf(record);
-    if (!record.isReleased && record.ownerName !== this.#ctx.ownerName) {
-      this.#waitedForAnother = true;
-      this.#ctx.turns.sawHolder(this.#id, record.ownerName);
-    }
+    if (!record.isReleased && record.ownerName !== this.#ctx.ownerName) this.#waitedForAnother = true;
     if (record.isReleased) {
       const readRecordVersionNumber = options.acquireReleasedLocksConsistently ? record.recordVersionNumber : undefined;
       return this.#writeUnlessRefused({ kind: 'released', readRecordVersionNumber }, existing, refused);

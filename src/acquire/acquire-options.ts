@@ -33,10 +33,11 @@ export interface AcquireLockOptions {
    * How long this client may keep a lock it releases and asks for again at
    * once (within `refreshPeriod` of the release) before it stands aside:
    * the next such call sends nothing for one `refreshPeriod` after the
-   * release, so that waiters of other clients can take the lock. `Infinity`
-   * never stands aside. A call that may not wait a refresh period
+   * release, so that waiters of other clients can take the lock; while
+   * nobody takes it then, up to 32 times as long. `Infinity` never stands
+   * aside. A call that may not wait a refresh period
    * (`shouldSkipBlockingWait`, or `additionalTimeToWaitForLock` below
-   * `refreshPeriod`) never stands aside either. @default 2 × refreshPeriod
+   * `refreshPeriod`) never stands aside either. @default refreshPeriod
    */
   readonly turnLength?: number;
   /**

@@ -9,14 +9,14 @@
  * one waiter is subscribed and stops, cancelling a read in flight, when the
  * last one leaves.
  *
- * A loop's first poll comes after 80–100 % of the subscriber's
- * `refreshPeriod`; each later one is due a whole shortest `refreshPeriod`
- * among the subscribers after the previous one was due. The jitter spreads the reads
- * of processes that start waiting on one lock together; it only ever makes a
+ * Each poll is due 80–100 % of the shortest `refreshPeriod` among the
+ * subscribers after the previous one was due (the first, after the
+ * subscriber's own), drawn afresh every time. The jitter only ever makes a
  * poll earlier, so a change is still seen within one refresh period (plus a
- * read's latency). Later polls keep their phase, neither jittered nor moved
- * by how long each read took: waiters of different processes then read in
- * the same order round after round, and turns (turns.ts) pass in that order.
+ * read's latency), and how long a read took does not move the next one.
+ * Drawn afresh, it keeps the reads of different processes from keeping one
+ * order round after round: a lock that comes free goes to whichever waiter
+ * reads first, and a fixed order would pass over the same waiters each time.
  */
 import type { MonotonicClock } from '../base/clock.js';
 import { lockId } from '../base/lock-key.js';
@@ -59,13 +59,12 @@ export function jitteredPollDelay(refreshMs: number, random: () => number): numb
 }
 
 /**
- * The first time after `now` on the grid of `due` plus whole refresh
- * periods: polls keep their phase however long reads and timers take, and a
- * read that took longer than a period skips the polls it missed.
+ * `delayMs` after the previous poll was due, whatever the read took; a read
+ * that outlasted the delay is followed `delayMs` after it returned, not at
+ * once.
  */
-export function nextPollDue(due: number, refreshMs: number, now: number): number {
-  if (!(refreshMs > 0) || !Number.isFinite(due)) return now + Math.max(0, refreshMs);
-  return now < due + refreshMs ? due + refreshMs : due + refreshMs * Math.ceil((now - due) / refreshMs + Number.EPSILON);
+export function nextPollDue(due: number, delayMs: number, now: number): number {
+  return Number.isFinite(due) && due + delayMs > now ? due + delayMs : now + delayMs;
 }
 
 /**
@@ -147,7 +146,9 @@ class KeyPoller {
       subscriber.latest = outcome;
       subscriber.wake?.();
     }
-    if (this.#subscribers.size > 0) this.#scheduleAt(nextPollDue(due, this.#shortestRefresh(), this.options.clock.now()));
+    if (this.#subscribers.size === 0) return;
+    const delayMs = jitteredPollDelay(this.#shortestRefresh(), this.options.random);
+    this.#scheduleAt(nextPollDue(due, delayMs, this.options.clock.now()));
   }
 
   #shortestRefresh(): number {

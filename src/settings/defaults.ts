@@ -51,11 +51,13 @@ export const ACQUIRE_DEFAULTS = Object.freeze({
   replaceData: true,
   /**
    * `turnLength` in refresh periods. Each hand-over leaves the lock free
-   * until the next waiter's read, up to one period: two periods of turn keep
-   * that a minor share, and still give each of several contenders a turn
-   * every few seconds at the default period.
+   * until the next waiter's read, about a refresh period over the number of
+   * waiters. A turn of one period keeps that near a tenth of the time with
+   * 8 waiters, and hands the lock over often enough that shares even out
+   * within seconds (BENCHMARKS.md "Contention"; two periods halved how often
+   * it changed hands for a few per cent more critical sections).
    */
-  turnLengthInRefreshPeriods: 2,
+  turnLengthInRefreshPeriods: 1,
   /** Deleting leaves the table as it was before the lock was taken. */
   deleteLockOnRelease: true,
 });

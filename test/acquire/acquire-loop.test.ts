@@ -47,8 +47,6 @@ function loopOf(
     dynamoDB?: DynamoDBSender;
     observations?: LockObservationCache;
     turns?: Turns;
-    /** The call's turn plan says whether it may wait a refresh period. */
-    mayWait?: boolean;
   } = {},
 ) {
   const clock = shared.clock ?? manualClock();
@@ -70,11 +68,7 @@ function loopOf(
     turns: shared.turns ?? new Turns(clock, 10),
     replication: undefined,
   };
-  const turn =
-    shared.mayWait === undefined
-      ? undefined
-      : { standAsideMs: 0, request: { refreshMs: options.refreshPeriod ?? 1_000, turnLengthMs: 2_000, mayWait: shared.mayWait } };
-  const loop = new AcquireLoop(ctx, key, options, turn);
+  const loop = new AcquireLoop(ctx, key, options);
   loops.push(loop);
   return { loop, clock };
 }
@@ -200,51 +194,27 @@ describe('AcquireLoop.judge', () => {
 });
 
 describe('AcquireLoop: turns', () => {
-  /** A client that waited for `other`, then had its turn and released the lock: `other` goes first now. */
+  /** A client that waited for another owner, then had its turn and released the lock. */
   function afterOwnTurn(clock: ReturnType<typeof manualClock>): Turns {
     const turns = new Turns(clock, 10);
     const id = lockId(key);
-    turns.sawHolder(id, 'other');
     turns.taken(turns.plan(id, { refreshMs: 100, turnLengthMs: 200, mayWait: true }), clock.now(), true);
     turns.released(id);
     return turns;
   }
 
-  it('a waiter that may wait leaves a free lock to the owners of the round before its turn, for one read', () => {
+  it('a waiter takes a lock it reads free at once, also after a turn of its own', () => {
     const clock = manualClock();
-    const { loop } = loopOf({}, { clock, turns: afterOwnTurn(clock), mayWait: true });
-    expect(loop.judge(undefined)).toEqual({ kind: 'wait' });
+    const { loop } = loopOf({}, { clock, turns: afterOwnTurn(clock) });
     expect(loop.judge(undefined).kind).toBe('write');
-  });
-
-  it('leaves a free lock to others only while the call has a refresh period of its time left', () => {
-    const clock = manualClock();
-    const turns = afterOwnTurn(clock);
-    // A budget of exactly one refresh period (the defaults): at the start, the next read still comes in time.
-    const { loop } = loopOf({ additionalTimeToWaitForLock: 1_000, refreshPeriod: 1_000 }, { clock, turns, mayWait: true });
-    expect(loop.judge(undefined)).toEqual({ kind: 'wait' });
-    const late = loopOf({ additionalTimeToWaitForLock: 1_000, refreshPeriod: 1_000 }, { clock, turns, mayWait: true }).loop;
-    clock.set(clock.now() + 1);
-    // Its next read would come after its deadline, and the call would end without the lock it saw free.
-    expect(late.judge(undefined).kind).toBe('write');
   });
 
   it("counts only another owner's hold as waiting for someone, not this client's own lock item", () => {
     const clock = manualClock();
-    const turns = new Turns(clock, 10);
-    const { loop } = loopOf({}, { clock, turns });
+    const { loop } = loopOf({}, { clock });
     loop.judge(observation(0, { ownerName: 'me' }));
     expect(loop.waitedForAnother).toBe(false);
-    // Nor is it an owner to leave the lock to after this client's turn.
-    turns.taken(turns.plan(lockId(key), { refreshMs: 100, turnLengthMs: 200, mayWait: true }), clock.now(), true);
-    expect(turns.mayTakeFree(lockId(key))).toBe(true);
     loop.judge(observation(0, { ownerName: 'other' }));
     expect(loop.waitedForAnother).toBe(true);
-  });
-
-  it('a call that may not wait takes a free lock at once', () => {
-    const clock = manualClock();
-    const { loop } = loopOf({ shouldSkipBlockingWait: true }, { clock, turns: afterOwnTurn(clock), mayWait: false });
-    expect(loop.judge(undefined).kind).toBe('write');
   });
 });

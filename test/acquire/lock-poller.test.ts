@@ -135,7 +135,7 @@ describe('LockPollers', () => {
     b.dispose();
   });
 
-  it('waits for a read in flight, then polls on its grid, skipping the polls the read outlasted', async () => {
+  it('waits for a read in flight, then polls a period after it returned, skipping the polls the read outlasted', async () => {
     const { calls, read } = recordingRead();
     const pollers = new LockPollers({ read, clock: systemClock, random: () => 0 });
     const a = pollers.subscribe(key, 100);
@@ -143,15 +143,15 @@ describe('LockPollers', () => {
     await advanceTo(450); // a slow read: no second read meanwhile
     expect(calls).toHaveLength(1);
     calls[0]!.answer(undefined);
-    await advanceTo(499);
+    await advanceTo(549);
     expect(calls).toHaveLength(1);
-    await advanceTo(500);
+    await advanceTo(550);
     expect(calls).toHaveLength(2);
     // A read of 30 ms does not move the poll after it.
-    await advanceTo(530);
+    await advanceTo(580);
     calls[1]!.answer(undefined);
-    await advanceTo(600);
-    expect(calls.map((call) => call.at)).toEqual([100, 500, 600]);
+    await advanceTo(650);
+    expect(calls.map((call) => call.at)).toEqual([100, 550, 650]);
     a.dispose();
   });
 
@@ -173,13 +173,14 @@ describe('LockPollers', () => {
     slow.dispose();
   });
 
-  it("jitters a loop's first poll between 80 % and 100 % of the refresh period, then keeps its phase", async () => {
+  it('draws every poll between 80 % and 100 % of the refresh period after the one before, so that no phase locks in', async () => {
     const randoms = [0.5, 1, 0];
     const { calls, read } = recordingRead(() => undefined);
     const pollers = new LockPollers({ read, clock: systemClock, random: () => randoms.shift() ?? 0 });
     const a = pollers.subscribe(key, 1_000);
     await advanceTo(3_000);
-    expect(calls.map((call) => call.at)).toEqual([900, 1_900, 2_900]);
+    // 900 (0.5), then 800 later (1), then 1000 later (0): waiters of different processes do not keep their order.
+    expect(calls.map((call) => call.at)).toEqual([900, 1_700, 2_700]);
     a.dispose();
   });
 
@@ -197,12 +198,12 @@ describe('LockPollers', () => {
     expect(calls.length - before).toBeLessThanOrEqual(4);
   });
 
-  it('polls first when the subscriber says, without jitter', async () => {
+  it('polls first when the subscriber says, without jitter, and jittered after that', async () => {
     const { calls, read } = recordingRead(() => undefined);
     const pollers = new LockPollers({ read, clock: systemClock, random: () => 1 });
     const a = pollers.subscribe(key, 1_000, 250);
     await advanceTo(1_300);
-    expect(calls.map((call) => call.at)).toEqual([250, 1_250]);
+    expect(calls.map((call) => call.at)).toEqual([250, 1_050]);
     a.dispose();
   });
 

@@ -1,11 +1,11 @@
 /**
  * Turns: when a client that releases a lock and asks for it again at once
- * stands aside, and when its waiters leave a free lock to others first.
+ * stands aside, and how its turns grow while nobody else wants the lock.
  * Timed with a manual clock; integration/acquire/turns.test.ts runs real
  * clients against DynamoDB Local.
  */
 import { describe, expect, it } from '@jest/globals';
-import { CONTENTION_MEMORY_IN_TURNS, MAX_OWNERS_REMEMBERED, MAX_TURN_GROWTH, Turns, type PlanRequest } from '../../src/acquire/turns.js';
+import { CONTENTION_MEMORY_IN_TURNS, MAX_TURN_GROWTH, Turns, type PlanRequest } from '../../src/acquire/turns.js';
 
 function manualClock(start = 1_000) {
   const clock = { t: start, now: () => clock.t };
@@ -77,7 +77,7 @@ describe('Turns: standing aside', () => {
     const turns = new Turns(clock, 10);
     cycle(turns, clock, 250);
     expect(turns.plan('L', { ...request, mayWait: false }).kind).toBe('continues');
-    expect(turns.plan('L', { ...request, turnLengthMs: Infinity }).kind).toBe('stands-aside'); // the turn already begun keeps its length
+    expect(turns.plan('L', { ...request, turnLengthMs: Infinity }).kind).toBe('continues');
     const fresh = new Turns(clock, 10);
     const endless = { ...request, turnLengthMs: Infinity };
     const plan = fresh.plan('L', endless);
@@ -101,109 +101,63 @@ describe('Turns: standing aside', () => {
     expect(MAX_TURN_GROWTH).toBe(32);
   });
 
-  it('a turn does not grow while this client has lately seen someone else hold the lock', () => {
+  it('a lone client keeps the length its turns grew to across a pause, and stands aside as rarely after it', () => {
     const clock = manualClock();
     const turns = new Turns(clock, 10);
-    turnsHeld(turns, clock, 1); // a turn of its own first: the lock's record exists when it next waits
-    clock.t += REFRESH;
-    turns.sawHolder('L', 'other');
-    const sawOtherAt = clock.t;
-    turns.taken(turns.plan('L', request), clock.t, true);
-    // Nobody took the lock at any stand-aside, but `other` held it a while ago: a stand-aside
-    // under contention may go unanswered only because its waiters' reads fell late.
-    const memoryMs = CONTENTION_MEMORY_IN_TURNS * (request.turnLengthMs + REFRESH);
-    const asides = standAsides(turns, clock, 12);
-    const grown = asides.findIndex((aside) => aside.heldMs >= 2 * request.turnLengthMs);
-    expect(grown).toBeGreaterThan(0);
-    // Each turn is held in full before the next stand-aside: the first grown one began at the stand-aside before it.
-    const grewAt = (asides[grown - 1] as { takenAt: number }).takenAt;
-    expect(grewAt - sawOtherAt).toBeGreaterThanOrEqual(memoryMs);
-    expect(grewAt - sawOtherAt).toBeLessThan(memoryMs + request.turnLengthMs + REFRESH + 11);
-    expect(CONTENTION_MEMORY_IN_TURNS).toBe(8);
-  });
-
-  it('an acquisition after someone else held the lock since this client released it starts a new turn', () => {
-    const clock = manualClock();
-    const turns = new Turns(clock, 10);
-    cycle(turns, clock, 250);
-    turns.sawHolder('L', 'other');
+    turnsHeld(turns, clock, 4); // turns of 1, 2, 4 and 8 × turnLength, each stand-aside unanswered
+    clock.t += 10 * REFRESH;
     expect(turns.plan('L', request).kind).toBe('new');
+    const [held] = turnsHeld(turns, clock, 1);
+    expect(held).toBeGreaterThanOrEqual(16 * request.turnLengthMs);
   });
 
-  it('a turn won after waiting for someone else gets the call turn length again', () => {
+  it('a turn won after waiting for someone else is back to the call turn length', () => {
     const clock = manualClock();
     const turns = new Turns(clock, 10);
     // Grow the turn: nobody takes the lock when it stands aside.
     for (let i = 0; i < 100; i++) cycle(turns, clock, 10);
+    clock.t += REFRESH;
     const plan = turns.plan('L', request);
     turns.taken(plan, clock.t, true);
-    clock.t += 2 * REFRESH + 1;
+    clock.t += request.turnLengthMs + 1;
+    turns.released('L');
+    expect(turns.plan('L', request).kind).toBe('stands-aside');
+  });
+
+  it('a turn does not grow while this client waited for another holder within CONTENTION_MEMORY_IN_TURNS turns', () => {
+    const clock = manualClock();
+    const turns = new Turns(clock, 10);
+    turns.taken(turns.plan('L', request), clock.t, true); // won after waiting for someone else
+    const contendedAt = clock.t;
+    // Nobody takes the lock at any stand-aside from here on: a waiter's read may just have come late.
+    const asides = standAsides(turns, clock, 12);
+    const grown = asides.findIndex((aside) => aside.heldMs >= 2 * request.turnLengthMs);
+    expect(grown).toBeGreaterThan(0);
+    const memoryMs = CONTENTION_MEMORY_IN_TURNS * (request.turnLengthMs + REFRESH);
+    const grewAt = (asides[grown - 1] as { takenAt: number }).takenAt;
+    expect(grewAt - contendedAt).toBeGreaterThanOrEqual(memoryMs);
+    expect(grewAt - contendedAt).toBeLessThan(memoryMs + request.turnLengthMs + REFRESH + 11);
+  });
+
+  it('a stand-aside answered by another holder does not grow the turn', () => {
+    const clock = manualClock();
+    const turns = new Turns(clock, 10);
+    cycle(turns, clock, 250);
+    const aside = turns.plan('L', request);
+    expect(aside.kind).toBe('stands-aside');
+    clock.t += aside.standAsideMs;
+    turns.taken(aside, clock.t + 50, true); // its read found someone else holding the lock
+    clock.t += 50 + request.turnLengthMs + 1;
     turns.released('L');
     expect(turns.plan('L', request).kind).toBe('stands-aside');
   });
 });
 
-describe('Turns: leaving a free lock to others first', () => {
-  it('a waiter that never held the lock may take it', () => {
-    const turns = new Turns(manualClock(), 10);
-    turns.sawHolder('L', 'a');
-    expect(turns.mayTakeFree('L')).toBe(true);
-    expect(turns.mayTakeFree('unknown')).toBe(true);
-  });
-
-  it('after its turn, a client waits for each owner seen in the round before it', () => {
-    const clock = manualClock();
-    const turns = new Turns(clock, 10);
-    turns.sawHolder('L', 'a');
-    turns.sawHolder('L', 'b');
-    const plan = turns.plan('L', request);
-    turns.taken(plan, clock.t, true);
-    turns.released('L');
-    expect(turns.mayTakeFree('L')).toBe(false);
-    turns.sawHolder('L', 'b');
-    expect(turns.mayTakeFree('L')).toBe(false);
-    turns.sawHolder('L', 'c'); // a newcomer: not waited for this round
-    expect(turns.mayTakeFree('L')).toBe(false);
-    turns.sawHolder('L', 'a');
-    expect(turns.mayTakeFree('L')).toBe(true);
-  });
-
-  it('past MAX_OWNERS_REMEMBERED owners seen between its turns, a client counts the round as over', () => {
-    const clock = manualClock();
-    const turns = new Turns(clock, 10);
-    turns.sawHolder('L', 'a');
-    turns.taken(turns.plan('L', request), clock.t, true);
-    turns.released('L');
-    for (let i = 0; i < MAX_OWNERS_REMEMBERED; i++) turns.sawHolder('L', `passer-by-${i}`);
-    expect(turns.mayTakeFree('L')).toBe(false); // still waiting for a
-    turns.sawHolder('L', 'one-too-many');
-    expect(turns.mayTakeFree('L')).toBe(true);
-  });
-
-  it('a lock seen held by someone else counts as recent, and outlives locks taken since', () => {
-    const clock = manualClock();
-    const turns = new Turns(clock, 2);
-    for (const id of ['A', 'B']) turns.taken(turns.plan(id, request), clock.t, false);
-    turns.sawHolder('A', 'other'); // a waiter of this client watches A now
-    turns.taken(turns.plan('C', request), clock.t, false);
-    turns.released('A');
-    turns.released('B');
-    clock.t += 1;
-    turns.sawHolder('A', 'other');
-    expect(turns.plan('A', request).kind).toBe('new'); // someone else held A since the release
-    clock.t += 1;
-    turns.released('A');
-    expect(turns.plan('A', request).kind).toBe('continues'); // A's turn is still remembered
-    expect(turns.plan('B', request).kind).toBe('new'); // B's was dropped
-  });
-
+describe('Turns: memory', () => {
   it('remembers at most `capacity` locks, dropping the one taken longest ago', () => {
     const clock = manualClock();
     const turns = new Turns(clock, 2);
-    for (const id of ['A', 'B', 'C']) {
-      turns.sawHolder(id, 'other');
-      turns.taken(turns.plan(id, request), clock.t, true);
-    }
+    for (const id of ['A', 'B', 'C']) turns.taken(turns.plan(id, request), clock.t, true);
     expect(turns.size).toBe(2);
     turns.released('A');
     expect(turns.plan('A', request).kind).toBe('new');

@@ -38,7 +38,7 @@ describe('defaults', () => {
       additionalTimeToWaitForLock: 1_000,
       replaceData: true,
       deleteLockOnRelease: true,
-      turnLengthInRefreshPeriods: 2,
+      turnLengthInRefreshPeriods: 1,
     });
     expect(WITH_LOCK_DEFAULTS).toEqual({ releaseTimeout: 5_000 });
     expect(LIST_LOCKS_DEFAULTS).toEqual({ consistentRead: true });
