@@ -227,10 +227,7 @@ export class GroupAcquireLoop implements Disposable {
         readRecordVersionNumber: this.#options.acquireReleasedLocksConsistently ? record.recordVersionNumber : undefined,
       };
     }
-    if (record.ownerName !== this.#ctx.ownerName) {
-      this.#waitedForAnother = true;
-      this.#ctx.turns.sawHolder(lockId(member.key), record.ownerName);
-    }
+    if (record.ownerName !== this.#ctx.ownerName) this.#waitedForAnother = true;
     this.#deadline.addHolderLease(record.leaseDurationMs);
     member.watch.observe(existing);
     const timed = member.watch.observation;
