@@ -20,7 +20,7 @@ async function moveMoney(from: string, to: string, options: { signal: AbortSigna
 }
 
 async function transferOnce(from: string, to: string): Promise<void> {
-  await using transfer = await locks.acquireLocks([from, to], { signal: AbortSignal.timeout(30_000) });
+  await using transfer = await locks.acquireLocks([from, to], { additionalTimeToWaitForLock: Infinity, signal: AbortSignal.timeout(30_000) });
   transfer.throwIfLost(); // every lock still held, right before the effect
   await moveMoney(from, to, { signal: transfer.signal }); // aborts when any lock is lost
 }
