@@ -14,6 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { LockClient, type Lock } from '../src/index.js';
 import { report } from './acquire-processes.js';
@@ -49,6 +50,8 @@ export interface ManyResult {
   /** Locks the client presented as held whose last confirmed write was more than a lease old. */
   readonly locksLostSilently: number;
   readonly cpuSeconds: number;
+  /** The longest the event loop was blocked meanwhile: a heartbeat lag near it was the client's CPU, not its scheduling. */
+  readonly maxEventLoopDelayMs: number;
   /** Waits that ended before the run did (none expected: the other client keeps its locks). */
   readonly waitsEnded: number;
 }
@@ -126,6 +129,8 @@ try {
   });
 
   const waits = await startWaits(config.waiting);
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
   const giveUp = AbortSignal.timeout(600_000);
@@ -153,6 +158,7 @@ try {
   let lostSilently = 0;
   for (const [lock, writtenAt] of lastWrite) if (lock.state === 'held' && end - writtenAt > config.leaseMs) lostSilently++;
   const cpu = process.cpuUsage(cpuBefore);
+  loopDelay.disable();
   const waitsEnded = await waits.stop();
 
   const result: ManyResult = {
@@ -171,6 +177,7 @@ try {
     lostByKind,
     locksLostSilently: lostSilently,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    maxEventLoopDelayMs: loopDelay.max / 1e6,
     waitsEnded,
   };
   report('done', result);

@@ -76,6 +76,7 @@ function manyRow(round: number, load: number, r: ManyResult): Row {
     locksLost: r.locksLost,
     locksLostSilently: r.locksLostSilently,
     cpuSeconds: Number(r.cpuSeconds.toFixed(1)),
+    maxEventLoopDelayMs: Math.round(r.maxEventLoopDelayMs),
     waitsEnded: r.waitsEnded,
   };
 }
