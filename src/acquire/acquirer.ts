@@ -26,7 +26,7 @@ import type { ResolvedSettings } from '../settings/options.js';
 import { AcquireLoop, type AcquireContext } from './acquire-lock.js';
 import { ClockBound } from './clock-bound.js';
 import { validateAcquireOptions, type AcquireLockOptions } from './acquire-options.js';
-import { ACQUISITION_REQUESTS_IN_FLIGHT, ACQUISITIONS_WHILE_BEHIND_SHARE, AcquisitionGate } from './acquisition-gate.js';
+import { ACQUISITION_REQUESTS_IN_FLIGHT, ACQUISITIONS_WHILE_BEHIND_SHARE, AcquisitionGate, type GateLane } from './acquisition-gate.js';
 import { GroupAcquireLoop } from './group-acquire.js';
 import { groupKeysOf, validateGroup, type AcquireLocksOptions, type GroupKey } from './group-options.js';
 import { KeySchemaProof } from './key-schema-proof.js';
@@ -83,12 +83,13 @@ export class Acquirer {
       safetyMargin: settings.safetyMargin,
       clock,
       observations: new LockObservationCache(settings.maxLockObservationCacheSize, clock),
-      pollers: new LockPollers({ clock, read: (key, signal) => this.#look(signal, (bounded) => requests.read(key, bounded)) }),
+      pollers: new LockPollers({ clock, read: (key, signal) => this.#look(signal, (bounded) => requests.read(key, bounded), 'poll') }),
       keySchema: new KeySchemaProof(table),
       logger,
       explain: (error) => explainTableError(dynamoDB, table, error),
       gate: new AcquisitionGate({
         heartbeatsBehind: () => holding.heartbeatsBehind(),
+        heartbeatsOverdue: () => holding.heartbeatsOverdue(),
         limit: ACQUISITION_REQUESTS_IN_FLIGHT,
         // Few enough that heartbeats get nearly all of the server while they catch up.
         limitWhileBehind: Math.max(1, Math.floor(settings.heartbeatConcurrency * ACQUISITIONS_WHILE_BEHIND_SHARE)),
@@ -252,8 +253,8 @@ export class Acquirer {
    * it counts against the acquisition limit, and one unanswered for a lease
    * is abandoned (a `TimeoutError`), so that it never holds a slot for ever.
    */
-  #look<T>(signal: AbortSignal | undefined, request: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    return admittedWithinBound(this.#ctx.gate, this.#options.settings.leaseDuration, signal, request);
+  #look<T>(signal: AbortSignal | undefined, request: (signal: AbortSignal) => Promise<T>, lane?: GateLane): Promise<T> {
+    return admittedWithinBound(this.#ctx.gate, this.#options.settings.leaseDuration, signal, request, lane);
   }
 
   /**

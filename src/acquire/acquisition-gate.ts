@@ -13,6 +13,14 @@
  * a burst of thousands would otherwise queue behind the SDK's sockets, where
  * a request waits unsent while its acquisition's time runs, and is cut off
  * as if DynamoDB had not answered. Requests waiting here have not been sent.
+ *
+ * Polls (the reads of waiting calls, which only watch a lock someone else
+ * holds) come last: while a due heartbeat waits unsent, none is let
+ * through at all. A server that cannot keep up with the heartbeats spends
+ * nothing on them, and a poll held back only learns of a release or a
+ * stale lock later; the call it serves still ends at its own deadline.
+ * Slow answers alone do not hold polls back: a distant region answers
+ * every heartbeat late, and its waits would never poll.
  */
 /** Acquisitions allowed at once while heartbeats are behind, as a share of the concurrency: few, so that heartbeats get nearly all of the server. */
 export const ACQUISITIONS_WHILE_BEHIND_SHARE = 1 / 16;
@@ -28,8 +36,10 @@ export const ACQUISITIONS_WHILE_BEHIND_SHARE = 1 / 16;
 export const ACQUISITION_REQUESTS_IN_FLIGHT = 96;
 
 export interface AcquisitionGateOptions {
-  /** True while the client's heartbeats are behind schedule. */
+  /** True while the client's heartbeats are behind schedule: overdue, or slow to be answered. */
   readonly heartbeatsBehind: () => boolean;
+  /** True while a due heartbeat waits unsent: no poll goes out then. */
+  readonly heartbeatsOverdue: () => boolean;
   /** Acquisition requests in flight at once while heartbeats are on time. */
   readonly limit: number;
   /** Acquisition requests in flight at once while heartbeats are behind. */
@@ -40,10 +50,18 @@ interface Waiter {
   readonly admit: () => void;
 }
 
+/** How often polls held back while a heartbeat is overdue look again: nothing else may complete meanwhile to let them in. */
+const POLL_RECHECK_MS = 50;
+
+/** What a request is for: an acquisition's own step (a write, a read, a listing page), or a poll of a waiting call. */
+export type GateLane = 'acquisition' | 'poll';
+
 export class AcquisitionGate {
   readonly #options: AcquisitionGateOptions;
   readonly #waiting: Waiter[] = [];
+  readonly #pollsWaiting: Waiter[] = [];
   #inFlight = 0;
+  #recheck: NodeJS.Timeout | undefined;
 
   constructor(options: AcquisitionGateOptions) {
     this.#options = options;
@@ -54,18 +72,18 @@ export class AcquisitionGate {
     return this.#inFlight;
   }
 
-  /** Acquisition requests waiting to be admitted. */
+  /** Acquisition requests and polls waiting to be admitted. */
   get waiting(): number {
-    return this.#waiting.length;
+    return this.#waiting.length + this.#pollsWaiting.length;
   }
 
   /**
    * Runs one acquisition request once the gate admits it (`request` starts
    * at admission); a waiting request gives up when `signal` aborts.
    */
-  async run<T>(request: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    if (this.#mayPass()) this.#inFlight++;
-    else await this.#wait(signal); // counted in by #admitNext
+  async run<T>(request: () => Promise<T>, signal?: AbortSignal, lane: GateLane = 'acquisition'): Promise<T> {
+    if (this.#mayPass(lane)) this.#inFlight++;
+    else await this.#wait(lane === 'poll' ? this.#pollsWaiting : this.#waiting, signal); // counted in by #admitNext
     try {
       return await request();
     } finally {
@@ -74,24 +92,30 @@ export class AcquisitionGate {
     }
   }
 
-  #mayPass(): boolean {
+  #mayPass(lane: GateLane): boolean {
     // Those already waiting go first, so that a request cannot overtake them.
-    return this.#waiting.length === 0 && this.#hasRoom();
+    if (this.#waiting.length > 0) return false;
+    return lane === 'poll' ? this.#pollsWaiting.length === 0 && this.#hasRoomForPoll() : this.#hasRoom();
   }
 
-  /** Whether one more request may be in flight now. */
+  /** Whether one more acquisition request may be in flight now. */
   #hasRoom(): boolean {
     const { limit, limitWhileBehind, heartbeatsBehind } = this.#options;
     if (this.#inFlight < Math.min(limit, limitWhileBehind)) return true;
     return this.#inFlight < limit && !heartbeatsBehind();
   }
 
-  #wait(signal: AbortSignal | undefined): Promise<void> {
+  /** Whether one more poll may be in flight now: never while a heartbeat is overdue, otherwise as an acquisition request. */
+  #hasRoomForPoll(): boolean {
+    return !this.#options.heartbeatsOverdue() && this.#hasRoom();
+  }
+
+  #wait(queue: Waiter[], signal: AbortSignal | undefined): Promise<void> {
     signal?.throwIfAborted();
     return new Promise<void>((resolve, reject) => {
       const onAbort = (): void => {
-        const index = this.#waiting.indexOf(waiter);
-        if (index >= 0) this.#waiting.splice(index, 1);
+        const index = queue.indexOf(waiter);
+        if (index >= 0) queue.splice(index, 1);
         reject(signal?.reason);
         this.#admitNext();
       };
@@ -101,19 +125,32 @@ export class AcquisitionGate {
           resolve();
         },
       };
-      this.#waiting.push(waiter);
+      queue.push(waiter);
       signal?.addEventListener('abort', onAbort, { once: true });
+      if (queue === this.#pollsWaiting) this.#admitNext();
     });
   }
 
-  /** Lets waiting requests in while there is room. */
+  /** Lets waiting requests in while there is room: acquisitions first, then polls. */
   #admitNext(): void {
     while (this.#waiting.length > 0) {
       if (!this.#hasRoom()) return;
-      const next = this.#waiting.shift() as Waiter;
-      // Counted now, not when its continuation runs, so that one completion admits one request.
-      this.#inFlight++;
-      next.admit();
+      this.#admit(this.#waiting);
     }
+    while (this.#pollsWaiting.length > 0 && this.#hasRoomForPoll()) this.#admit(this.#pollsWaiting);
+    if (this.#pollsWaiting.length > 0 && this.#recheck === undefined) {
+      this.#recheck = setTimeout(() => {
+        this.#recheck = undefined;
+        this.#admitNext();
+      }, POLL_RECHECK_MS);
+      this.#recheck.unref();
+    }
+  }
+
+  #admit(queue: Waiter[]): void {
+    const next = queue.shift() as Waiter;
+    // Counted now, not when its continuation runs, so that one completion admits one request.
+    this.#inFlight++;
+    next.admit();
   }
 }

@@ -7,7 +7,7 @@
  */
 import { childAbortController } from '../primitives/child-abort-controller.js';
 import type { AcquireDeadline } from './acquire-deadline.js';
-import type { AcquisitionGate } from './acquisition-gate.js';
+import type { AcquisitionGate, GateLane } from './acquisition-gate.js';
 
 /** Runs `request` with a signal that follows `signal` and aborts once `boundMs` pass without an answer. */
 export async function withinBound<T>(
@@ -43,8 +43,9 @@ export function admittedWithinBound<T>(
   boundMs: number,
   signal: AbortSignal | undefined,
   request: (signal: AbortSignal) => Promise<T>,
+  lane?: GateLane,
 ): Promise<T> {
-  return gate.run(() => withinBound(boundMs, signal, request), signal);
+  return gate.run(() => withinBound(boundMs, signal, request), signal, lane);
 }
 
 /**

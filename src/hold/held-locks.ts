@@ -130,6 +130,16 @@ export class HeldLocks {
   }
 
   /**
+   * True while a due heartbeat has waited longer than that share of a period
+   * to be sent at all: every heartbeat slot is busy. Unlike a slow answer
+   * (a distant region answers every heartbeat late), this does not last
+   * unless the locks held are truly falling behind.
+   */
+  heartbeatsOverdue(): boolean {
+    return this.#keeper.overdueMs() > this.#settings.heartbeatPeriod * BEHIND_SHARE_OF_PERIOD;
+  }
+
+  /**
    * Stops every heartbeat and check. A lock still held then can no longer be
    * kept: it ends as lost at once (its signal aborts, `lost` is told), and
    * its item lapses after its lease.

@@ -1,10 +1,11 @@
 /**
  * AcquisitionGate: acquisitions pass freely while heartbeats are on time,
  * go a few at a time, in order, while they are behind, and a waiting one
- * gives up when its signal aborts.
+ * gives up when its signal aborts. Polls come last, and not at all while a
+ * heartbeat is overdue.
  */
 import { describe, expect, it } from '@jest/globals';
-import { AcquisitionGate } from '../../src/acquire/acquisition-gate.js';
+import { AcquisitionGate, type GateLane } from '../../src/acquire/acquisition-gate.js';
 
 /** A request the test finishes by hand. */
 function deferred(): { promise: Promise<string>; finish: (value: string) => void } {
@@ -18,18 +19,28 @@ function deferred(): { promise: Promise<string>; finish: (value: string) => void
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 function harness(limitWhileBehind: number, limit = 100) {
-  const state = { behind: false };
-  const gate = new AcquisitionGate({ heartbeatsBehind: () => state.behind, limit, limitWhileBehind });
+  const state = { behind: false, overdue: false };
+  const gate = new AcquisitionGate({
+    heartbeatsBehind: () => state.behind || state.overdue,
+    heartbeatsOverdue: () => state.overdue,
+    limit,
+    limitWhileBehind,
+  });
   const started: string[] = [];
   const requests = new Map<string, ReturnType<typeof deferred>>();
-  const send = (name: string, signal?: AbortSignal): Promise<string> =>
-    gate.run(() => {
-      started.push(name);
-      const request = deferred();
-      requests.set(name, request);
-      return request.promise;
-    }, signal);
-  return { state, gate, started, send, finish: (name: string) => requests.get(name)?.finish(name) };
+  const send = (name: string, signal?: AbortSignal, lane?: GateLane): Promise<string> =>
+    gate.run(
+      () => {
+        started.push(name);
+        const request = deferred();
+        requests.set(name, request);
+        return request.promise;
+      },
+      signal,
+      lane,
+    );
+  const poll = (name: string, signal?: AbortSignal): Promise<string> => send(name, signal, 'poll');
+  return { state, gate, started, send, poll, finish: (name: string) => requests.get(name)?.finish(name) };
 }
 
 describe('AcquisitionGate', () => {
@@ -122,9 +133,72 @@ describe('AcquisitionGate', () => {
 
   it('a request that fails frees its place', async () => {
     const state = { behind: true };
-    const gate = new AcquisitionGate({ heartbeatsBehind: () => state.behind, limit: 10, limitWhileBehind: 1 });
+    const gate = new AcquisitionGate({ heartbeatsBehind: () => state.behind, heartbeatsOverdue: () => false, limit: 10, limitWhileBehind: 1 });
     await expect(gate.run(() => Promise.reject(new Error('throttled')))).rejects.toThrow('throttled');
     expect(gate.inFlight).toBe(0);
     expect(await gate.run(async () => 'next')).toBe('next');
+  });
+
+  describe('polls', () => {
+    it('while a heartbeat is overdue, none goes out, not even with room under the limit while behind; an acquisition still does', async () => {
+      const { state, started, send, poll, gate } = harness(2);
+      state.overdue = true;
+      void poll('p1');
+      void send('a');
+      await settle();
+      expect(started).toEqual(['a']);
+      expect(gate.inFlight).toBe(1);
+      expect(gate.waiting).toBe(1);
+    });
+
+    it('heartbeats slow to be answered but none overdue (a distant region) hold polls back no more than acquisitions', async () => {
+      const { state, started, poll } = harness(2);
+      state.behind = true;
+      for (const name of ['p1', 'p2', 'p3']) void poll(name);
+      await settle();
+      expect(started).toEqual(['p1', 'p2']);
+    });
+
+    it('held back while a heartbeat is overdue, they go out once it is sent, with nothing else finishing meanwhile', async () => {
+      const { state, started, poll } = harness(2);
+      state.overdue = true;
+      void poll('p1');
+      void poll('p2');
+      await settle();
+      expect(started).toEqual([]);
+      state.overdue = false;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(started).toEqual(['p1', 'p2']);
+    });
+
+    it('acquisitions waiting go before polls waiting', async () => {
+      const { started, send, poll, finish } = harness(1, 2);
+      void send('a');
+      void send('b');
+      void poll('p1');
+      void send('c');
+      await settle();
+      expect(started).toEqual(['a', 'b']);
+      finish('a');
+      await settle();
+      expect(started).toEqual(['a', 'b', 'c']);
+      finish('b');
+      await settle();
+      expect(started).toEqual(['a', 'b', 'c', 'p1']);
+    });
+
+    it("a poll held back rejects with its signal's reason when the call it serves ends, and never runs", async () => {
+      const { state, started, poll, gate } = harness(2);
+      state.overdue = true;
+      const controller = new AbortController();
+      const waiting = poll('p1', controller.signal);
+      await settle();
+      controller.abort(new Error('wait over'));
+      await expect(waiting).rejects.toThrow('wait over');
+      expect(gate.waiting).toBe(0);
+      state.overdue = false;
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      expect(started).toEqual([]);
+    });
   });
 });
