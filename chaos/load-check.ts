@@ -47,8 +47,9 @@ export interface HeldLocksLost {
 /**
  * A loss outside the faults, with the failed heartbeats of its lock before it
  * (`<error> at -<ms before the loss>`) and the requests naming it that the
- * server was slow to answer (`<ms> ms from -<ms before the loss>`): whether
- * the time went at the server or in the client.
+ * server was slow to answer (`<ms> ms from -<ms before the loss>`, or
+ * `unanswered after <ms> ms …` when the client gave up first): whether the
+ * time went at the server or in the client.
  */
 export interface UnprovokedLoss extends LostEvent {
   readonly heartbeatErrors: readonly string[];
@@ -58,6 +59,8 @@ export interface UnprovokedLoss extends LostEvent {
 /** A request of `sender` naming `keys`, passed to the server at `atNs`, whose reply started `ms` later. */
 export interface SlowReply extends InjectedFault {
   readonly ms: number;
+  /** False when the client closed the connection before the server's reply began. */
+  readonly answered: boolean;
 }
 
 export interface OverdueAcquisition {
@@ -118,7 +121,7 @@ export function checkLoad(events: readonly ChaosEvent[], options: LoadCheckOptio
     const sender = accessKeyOf(loss.worker);
     return (options.slowReplies ?? [])
       .filter((reply) => reply.sender === sender && reply.keys.includes(loss.key) && reply.atNs <= at && at - reply.atNs <= reachNs)
-      .map((reply) => `${Math.round(reply.ms)} ms from -${Math.round(ms(at - reply.atNs))}`);
+      .map((reply) => `${reply.answered ? '' : 'unanswered after '}${Math.round(reply.ms)} ms from -${Math.round(ms(at - reply.atNs))}`);
   };
   const faultsOf = new Map<string, bigint[]>(); // by sender + key
   for (const fault of options.injected) {

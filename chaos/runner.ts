@@ -158,10 +158,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   proxy.setRule(schedule.rule);
   const slowReplies: SlowReply[] = [];
   if (load !== undefined) {
-    proxy.onServerReply = (request, ms) => {
+    proxy.onServerReply = (request, ms, answered) => {
       if (ms <= options.heartbeatMs / 4) return;
       const atNs = process.hrtime.bigint() - BigInt(Math.round(ms * 1e6));
-      slowReplies.push({ atNs, ms, sender: senderOf(request), keys: keysOf(request) });
+      slowReplies.push({ atNs, ms, answered, sender: senderOf(request), keys: keysOf(request) });
     };
   }
   const common = {

@@ -83,24 +83,26 @@ describe("the load run's verdict on held locks lost", () => {
     expect(report.heldLocksLost.unprovoked).toMatchObject({ total: 1, first: [{ worker: 'w1.1', key: 'held/1/0' }] });
   });
 
-  it("lists with a loss outside the faults the server's slow replies to that worker's requests naming that lock", () => {
-    const slow = (at: number, worker: string, key: string, ms: number) => ({
+  it("lists with a loss outside the faults the server's slow replies to that worker's requests naming that lock, and those still unanswered when the client gave up", () => {
+    const slow = (at: number, worker: string, key: string, ms: number, answered = true) => ({
       atNs: ns(at),
       sender: accessKeyOf(worker),
       keys: [key, 'held/1/9'],
       ms,
+      answered,
     });
     const report = checkLoad([lost('w1.1', 'held/1/0', 10)], {
       ...OPTIONS,
       slowReplies: [
         slow(9, 'w1.1', 'held/1/0', 700),
+        slow(9.2, 'w1.1', 'held/1/0', 750, false),
         slow(9, 'w2.1', 'held/1/0', 800),
         slow(9.5, 'w1.1', 'held/1/1', 900),
         slow(2, 'w1.1', 'held/1/0', 600),
       ],
     });
     expect(report.heldLocksLost.unprovoked.first).toEqual([
-      expect.objectContaining({ key: 'held/1/0', slowServerReplies: ['700 ms from -1000'] }),
+      expect.objectContaining({ key: 'held/1/0', slowServerReplies: ['700 ms from -1000', 'unanswered after 750 ms from -800'] }),
     ]);
   });
 });

@@ -151,9 +151,11 @@ export class FaultProxy {
   /**
    * Hears how long the server took to start its reply to each request the
    * proxy forwarded, in ms, from when the request was passed on (a delay
-   * the proxy injected does not count).
+   * the proxy injected does not count); `answered` false when the
+   * connection closed first (the client gave up on the request), with the
+   * time it had waited by then.
    */
-  onServerReply: ((request: ProxiedRequest, ms: number) => void) | undefined;
+  onServerReply: ((request: ProxiedRequest, ms: number, answered: boolean) => void) | undefined;
   #rule: RequestRule = forwardAll;
   #refusing = false;
   #connections = 0;
@@ -316,14 +318,18 @@ export class FaultProxy {
       upstream = this.#track(connect(this.#upstream));
       upstream.on('data', () => {
         if (awaiting === undefined) return;
-        this.onServerReply?.(awaiting.request, performance.now() - awaiting.sentAt);
+        this.onServerReply?.(awaiting.request, performance.now() - awaiting.sentAt, true);
         awaiting = undefined;
       });
       upstream.pipe(client);
       upstream.once('close', () => client.destroy());
       return upstream;
     };
-    client.once('close', () => upstream?.destroy());
+    client.once('close', () => {
+      if (awaiting !== undefined) this.onServerReply?.(awaiting.request, performance.now() - awaiting.sentAt, false);
+      awaiting = undefined;
+      upstream?.destroy();
+    });
 
     const handle = async (request: ProxiedRequest, raw: Buffer): Promise<void> => {
       if (dead || client.destroyed || this.#lifetime.signal.aborted) return;

@@ -21,6 +21,7 @@ beforeEach(async () => {
     req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
     req.on('end', () => {
       received.push(body);
+      if (body === 'no reply') return; // a server that never answers this one
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ echo: body }));
     });
@@ -87,6 +88,19 @@ describe('FaultProxy', () => {
     expect(proxy.exchanges.map((e) => e.request.body.toString('utf8'))).toEqual(['{"n":1}', '{"n":2}']);
     // Both came over the same client connection, so the parser really found the boundary between them.
     expect(proxy.exchanges[0]?.request.connection).toBe(proxy.exchanges[1]?.request.connection);
+  });
+
+  it('tells how long the server took to start each reply, and how long a request had waited when the client gave up on it', async () => {
+    const heard: { body: string; answered: boolean; ms: number }[] = [];
+    proxy.onServerReply = (request, ms, answered) => heard.push({ body: request.body.toString('utf8'), answered, ms });
+    await send('GetItem', '{"n":1}');
+    expect((await failureOf(send('GetItem', 'no reply', 300))).code).toBe('CLIENT_TIMEOUT');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(heard.map(({ body, answered }) => ({ body, answered }))).toEqual([
+      { body: '{"n":1}', answered: true },
+      { body: 'no reply', answered: false },
+    ]);
+    expect(heard[1]?.ms).toBeGreaterThanOrEqual(250);
   });
 
   it('adds latency to every request and still delivers them in order', async () => {
