@@ -93,6 +93,8 @@ export class Acquirer {
         limit: ACQUISITION_REQUESTS_IN_FLIGHT,
         // Few enough that heartbeats get nearly all of the server while they catch up.
         limitWhileBehind: Math.max(1, Math.floor(settings.heartbeatConcurrency * ACQUISITIONS_WHILE_BEHIND_SHARE)),
+        // As long as a poll may then take to be answered: a waiting call is never blind for much more than a lease.
+        pollPatienceMs: settings.leaseDuration,
       }),
       turns: new Turns(clock, REMEMBERED_TURNS),
       replication: options.replication,

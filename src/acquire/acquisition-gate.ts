@@ -18,9 +18,14 @@
  * holds) come last: while a due heartbeat waits unsent, none is let
  * through at all. A server that cannot keep up with the heartbeats spends
  * nothing on them, and a poll held back only learns of a release or a
- * stale lock later; the call it serves still ends at its own deadline.
- * Slow answers alone do not hold polls back: a distant region answers
- * every heartbeat late, and its waits would never poll.
+ * stale lock later. Slow answers alone do not hold polls back: a distant
+ * region answers every heartbeat late, and its waits would never poll.
+ * Last is not never: a poll that has waited its patience (a lease) joins
+ * the acquisitions' queue, behind those already in it, so that neither a
+ * stream of acquisitions nor heartbeats overdue for good keep a waiting
+ * call blind to its lock, which for a wait without a deadline would be for
+ * ever. A patience as short as a refresh period would have polls flow
+ * through a lasting overload at nearly their usual rate.
  */
 /** Acquisitions allowed at once while heartbeats are behind, as a share of the concurrency: few, so that heartbeats get nearly all of the server. */
 export const ACQUISITIONS_WHILE_BEHIND_SHARE = 1 / 16;
@@ -44,13 +49,17 @@ export interface AcquisitionGateOptions {
   readonly limit: number;
   /** Acquisition requests in flight at once while heartbeats are behind. */
   readonly limitWhileBehind: number;
+  /** How long a poll waits behind acquisitions, at most, before it queues with them. */
+  readonly pollPatienceMs: number;
 }
 
 interface Waiter {
   readonly admit: () => void;
+  /** For a poll: when, on performance.now(), it joins the acquisitions' queue. */
+  readonly promoteAt: number;
 }
 
-/** How often polls held back while a heartbeat is overdue look again: nothing else may complete meanwhile to let them in. */
+/** How often polls held back look again: nothing else may complete meanwhile to let them in, or to notice their patience ran out. */
 const POLL_RECHECK_MS = 50;
 
 /** What a request is for: an acquisition's own step (a write, a read, a listing page), or a poll of a waiting call. */
@@ -59,7 +68,7 @@ export type GateLane = 'acquisition' | 'poll';
 export class AcquisitionGate {
   readonly #options: AcquisitionGateOptions;
   readonly #waiting: Waiter[] = [];
-  readonly #pollsWaiting: Waiter[] = [];
+  #pollsWaiting: Waiter[] = [];
   #inFlight = 0;
   #recheck: NodeJS.Timeout | undefined;
 
@@ -83,7 +92,7 @@ export class AcquisitionGate {
    */
   async run<T>(request: () => Promise<T>, signal?: AbortSignal, lane: GateLane = 'acquisition'): Promise<T> {
     if (this.#mayPass(lane)) this.#inFlight++;
-    else await this.#wait(lane === 'poll' ? this.#pollsWaiting : this.#waiting, signal); // counted in by #admitNext
+    else await this.#wait(lane, signal); // counted in by #admitNext
     try {
       return await request();
     } finally {
@@ -110,12 +119,15 @@ export class AcquisitionGate {
     return !this.#options.heartbeatsOverdue() && this.#hasRoom();
   }
 
-  #wait(queue: Waiter[], signal: AbortSignal | undefined): Promise<void> {
+  #wait(lane: GateLane, signal: AbortSignal | undefined): Promise<void> {
     signal?.throwIfAborted();
     return new Promise<void>((resolve, reject) => {
       const onAbort = (): void => {
-        const index = queue.indexOf(waiter);
-        if (index >= 0) queue.splice(index, 1);
+        // A poll may have moved to the acquisitions' queue meanwhile.
+        for (const queue of [this.#waiting, this.#pollsWaiting]) {
+          const index = queue.indexOf(waiter);
+          if (index >= 0) queue.splice(index, 1);
+        }
         reject(signal?.reason);
         this.#admitNext();
       };
@@ -124,27 +136,40 @@ export class AcquisitionGate {
           signal?.removeEventListener('abort', onAbort);
           resolve();
         },
+        promoteAt: performance.now() + this.#options.pollPatienceMs,
       };
-      queue.push(waiter);
       signal?.addEventListener('abort', onAbort, { once: true });
-      if (queue === this.#pollsWaiting) this.#admitNext();
+      if (lane === 'acquisition') {
+        this.#waiting.push(waiter);
+        return;
+      }
+      this.#pollsWaiting.push(waiter);
+      this.#admitNext();
     });
   }
 
-  /** Lets waiting requests in while there is room: acquisitions first, then polls. */
+  /** Lets waiting requests in while there is room: acquisitions first (patient polls among them), then polls. */
   #admitNext(): void {
-    while (this.#waiting.length > 0) {
-      if (!this.#hasRoom()) return;
-      this.#admit(this.#waiting);
+    while (this.#waiting.length > 0 && this.#hasRoom()) this.#admit(this.#waiting);
+    if (this.#waiting.length === 0) {
+      while (this.#pollsWaiting.length > 0 && this.#hasRoomForPoll()) this.#admit(this.#pollsWaiting);
     }
-    while (this.#pollsWaiting.length > 0 && this.#hasRoomForPoll()) this.#admit(this.#pollsWaiting);
     if (this.#pollsWaiting.length > 0 && this.#recheck === undefined) {
       this.#recheck = setTimeout(() => {
         this.#recheck = undefined;
+        this.#promotePatientPolls();
         this.#admitNext();
       }, POLL_RECHECK_MS);
       this.#recheck.unref();
     }
+  }
+
+  /** Moves the polls that have waited their patience to the back of the acquisitions' queue, in their order. */
+  #promotePatientPolls(): void {
+    const now = performance.now();
+    const stillWaiting: Waiter[] = [];
+    for (const waiter of this.#pollsWaiting) (waiter.promoteAt <= now ? this.#waiting : stillWaiting).push(waiter);
+    this.#pollsWaiting = stillWaiting;
   }
 
   #admit(queue: Waiter[]): void {

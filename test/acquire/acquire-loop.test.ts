@@ -64,7 +64,13 @@ function loopOf(
     keySchema: new KeySchemaProof(table),
     logger: undefined,
     explain: (error) => Promise.resolve(error),
-    gate: new AcquisitionGate({ heartbeatsBehind: () => false, heartbeatsOverdue: () => false, limit: 10, limitWhileBehind: 1 }),
+    gate: new AcquisitionGate({
+      heartbeatsBehind: () => false,
+      heartbeatsOverdue: () => false,
+      limit: 10,
+      limitWhileBehind: 1,
+      pollPatienceMs: 1_000,
+    }),
     turns: shared.turns ?? new Turns(clock, 10),
     replication: undefined,
   };

@@ -2,7 +2,7 @@
  * AcquisitionGate: acquisitions pass freely while heartbeats are on time,
  * go a few at a time, in order, while they are behind, and a waiting one
  * gives up when its signal aborts. Polls come last, and not at all while a
- * heartbeat is overdue.
+ * heartbeat is overdue, until they have waited their patience.
  */
 import { describe, expect, it } from '@jest/globals';
 import { AcquisitionGate, type GateLane } from '../../src/acquire/acquisition-gate.js';
@@ -18,13 +18,14 @@ function deferred(): { promise: Promise<string>; finish: (value: string) => void
 
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-function harness(limitWhileBehind: number, limit = 100) {
+function harness(limitWhileBehind: number, limit = 100, pollPatienceMs = 60_000) {
   const state = { behind: false, overdue: false };
   const gate = new AcquisitionGate({
     heartbeatsBehind: () => state.behind || state.overdue,
     heartbeatsOverdue: () => state.overdue,
     limit,
     limitWhileBehind,
+    pollPatienceMs,
   });
   const started: string[] = [];
   const requests = new Map<string, ReturnType<typeof deferred>>();
@@ -133,7 +134,13 @@ describe('AcquisitionGate', () => {
 
   it('a request that fails frees its place', async () => {
     const state = { behind: true };
-    const gate = new AcquisitionGate({ heartbeatsBehind: () => state.behind, heartbeatsOverdue: () => false, limit: 10, limitWhileBehind: 1 });
+    const gate = new AcquisitionGate({
+      heartbeatsBehind: () => state.behind,
+      heartbeatsOverdue: () => false,
+      limit: 10,
+      limitWhileBehind: 1,
+      pollPatienceMs: 1_000,
+    });
     await expect(gate.run(() => Promise.reject(new Error('throttled')))).rejects.toThrow('throttled');
     expect(gate.inFlight).toBe(0);
     expect(await gate.run(async () => 'next')).toBe('next');
@@ -199,6 +206,52 @@ describe('AcquisitionGate', () => {
       state.overdue = false;
       await new Promise((resolve) => setTimeout(resolve, 120));
       expect(started).toEqual([]);
+    });
+
+    it('a poll that has waited its patience goes out while heartbeats stay overdue, within the limit while behind', async () => {
+      const { state, started, poll, send } = harness(1, 100, 100);
+      state.overdue = true;
+      void poll('p1');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      void poll('p2');
+      await settle();
+      expect(started).toEqual([]);
+      await new Promise((resolve) => setTimeout(resolve, 130));
+      expect(started).toEqual(['p1']);
+      void send('a');
+      await settle();
+      expect(started).toEqual(['p1']); // the one slot while behind is the patient poll's
+    });
+
+    it('a poll that has waited its patience is not overtaken by acquisitions that came after that', async () => {
+      const { started, send, poll, finish } = harness(1, 1, 100);
+      void send('a');
+      void poll('p1');
+      void send('b');
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      void send('c');
+      finish('a');
+      await settle();
+      finish('b');
+      await settle();
+      finish('p1');
+      await settle();
+      expect(started).toEqual(['a', 'b', 'p1', 'c']);
+    });
+
+    it('a poll queued with the acquisitions after its patience still gives up when the call it serves ends', async () => {
+      const { state, started, send, poll, gate, finish } = harness(1, 100, 50);
+      send('a').catch(() => undefined);
+      state.overdue = true;
+      const controller = new AbortController();
+      const waiting = poll('p1', controller.signal);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      controller.abort(new Error('wait over'));
+      await expect(waiting).rejects.toThrow('wait over');
+      expect(gate.waiting).toBe(0);
+      finish('a');
+      await settle();
+      expect(started).toEqual(['a']);
     });
   });
 });
