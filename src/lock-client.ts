@@ -202,7 +202,8 @@ export class LockClient implements AsyncDisposable {
       options.signal?.removeEventListener('abort', onCallerAbort);
       scope.dispose();
       const bound = deadline(releaseTimeout);
-      await this.releaseLock(lock, { signal: bound.signal })
+      // Best effort: nobody is left to release it again, so a lock whose release fails lapses.
+      await this.releaseLock(lock, { bestEffort: true, signal: bound.signal })
         .catch((error: unknown) => {
           this.#logger?.warn({ err: error, partitionKey }, 'withLock: release failed; the lock will lapse after its lease');
         })

@@ -3,7 +3,7 @@
  * transaction, each then held, heartbeated and lost on its own as any
  * {@link Lock} is.
  */
-import type { Lock, ReleaseLockOptions } from './lock.js';
+import { releaseForGood, type Lock, type ReleaseLockOptions } from './lock.js';
 import { inspectAs, inspectCustom, type Inspect, type InspectOptions } from './primitives/inspect.js';
 
 export class LockGroup implements AsyncDisposable {
@@ -43,15 +43,12 @@ export class LockGroup implements AsyncDisposable {
    * @returns true when DynamoDB confirmed every release.
    */
   async release(options?: ReleaseLockOptions): Promise<boolean> {
-    const results = await Promise.allSettled(this.locks.map((lock) => lock.release(options)));
-    const failed = results.find((result) => result.status === 'rejected');
-    if (failed !== undefined) throw failed.reason;
-    return results.every((result) => result.status === 'fulfilled' && result.value);
+    return settled(await Promise.allSettled(this.locks.map((lock) => lock.release(options))));
   }
 
-  /** `await using group = await client.acquireLocks(…)` releases every lock when the scope ends. */
+  /** `await using group = await client.acquireLocks(…)` releases every lock when the scope ends; one whose release fails lapses. */
   async [Symbol.asyncDispose](): Promise<void> {
-    await this.release();
+    settled(await Promise.allSettled(this.locks.map((lock) => releaseForGood(lock))));
   }
 
   /** What `console.log(group)` shows: the fields of {@link toJSON}. */
@@ -62,4 +59,11 @@ export class LockGroup implements AsyncDisposable {
   toJSON(): object {
     return { locks: this.locks.map((lock) => lock.toJSON()) };
   }
+}
+
+/** Throws the first failure of releases attempted together; true when every one was confirmed. */
+function settled(results: readonly PromiseSettledResult<boolean>[]): boolean {
+  const failed = results.find((result) => result.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
+  return results.every((result) => result.status === 'fulfilled' && result.value);
 }

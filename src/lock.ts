@@ -22,7 +22,11 @@ export interface ReleaseLockOptions {
   readonly deleteLock?: boolean;
   /** Data to leave on an item that is kept (only with `deleteLock: false`). */
   readonly data?: Uint8Array | string;
-  /** When the outcome is unknown (no answer, 5xx), return false instead of throwing; the lock then lapses. @default false */
+  /**
+   * When the release is not confirmed (no answer, a 5xx, or a refusal that changed nothing), return false instead of
+   * throwing; the lock then lapses. Without it, a refusal that changed nothing leaves the lock held, to be released again.
+   * @default false
+   */
   readonly bestEffort?: boolean;
   /** Abandons the release call; its outcome is then unknown and the lock lapses if it was not applied. */
   readonly signal?: AbortSignal;
@@ -221,7 +225,7 @@ export class Lock implements AsyncDisposable {
    * lease ran out locally, which may still be this client's in the table.
    */
   async [Symbol.asyncDispose](): Promise<void> {
-    await this.release();
+    await releaseForGood(this);
   }
 
   /** What `console.log(lock)` shows: the fields of {@link toJSON}. */
@@ -239,6 +243,22 @@ export class Lock implements AsyncDisposable {
       state: this.state,
       ...(this.fencingToken === undefined ? {} : { fencingToken: this.fencingToken.toString() }),
     };
+  }
+}
+
+/**
+ * Releases `lock` where nobody is left to release it again (the end of an
+ * `await using` scope). A release refused with nothing changed leaves the
+ * lock held for another try; one last best-effort release then lets it
+ * lapse rather than stay held, and heartbeated, by no one. Throws the first
+ * release's error.
+ */
+export async function releaseForGood(lock: Lock, options: ReleaseLockOptions = {}): Promise<boolean> {
+  try {
+    return await lock.release(options);
+  } catch (error) {
+    if (lock.state === 'held') await lock.release({ ...options, bestEffort: true });
+    throw error;
   }
 }
 

@@ -179,12 +179,12 @@ async function* leaderChanges(snapshots: AsyncIterable<LockSnapshot | undefined>
 }
 
 async function stepDown(leadership: Leadership): Promise<void> {
-  // After this, leadership lapses by itself.
   const bound = deadline(WITH_LOCK_DEFAULTS.releaseTimeout);
   try {
-    await leadership.resign({ signal: bound.signal });
+    // Best effort: nobody will resign again, so a resignation that fails lets leadership lapse after its lease.
+    await leadership.lock.release({ deleteLock: true, bestEffort: true, signal: bound.signal });
   } catch {
-    // The outcome is unknown; heartbeats have stopped, so leadership lapses after its lease.
+    // The client was closed meanwhile: closing released or gave up its locks.
   } finally {
     bound.clear();
   }

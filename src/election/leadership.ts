@@ -5,7 +5,7 @@
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import type { GuardedWriteOptions } from '../hold/guarded-write.js';
 import { inspectAs, inspectCustom, type Inspect, type InspectOptions } from '../primitives/inspect.js';
-import type { Lock } from '../lock.js';
+import { releaseForGood, type Lock } from '../lock.js';
 
 export interface ResignOptions {
   /** Abandons the release call; if it was not applied, leadership lapses one lease after the last heartbeat. */
@@ -100,8 +100,8 @@ export class Leadership implements AsyncDisposable {
     return inspectAs('Leadership', { partitionKey, sortKey, ownerName, recordVersionNumber, isLeader: this.isLeader }, depth, options, inspect);
   }
 
-  /** `await using leadership = await election.campaign()` resigns when the scope ends. */
+  /** `await using leadership = await election.campaign()` resigns when the scope ends; if that fails, leadership lapses. */
   async [Symbol.asyncDispose](): Promise<void> {
-    if (this.#lock.state === 'held') await this.resign();
+    if (this.#lock.state === 'held') await releaseForGood(this.#lock, { deleteLock: true });
   }
 }

@@ -294,14 +294,13 @@ export class HeldLock {
   }
 
   /**
-   * Its release got no answer: heartbeats have stopped, so the lock lapses
-   * unless the release was applied. It ends as lost without telling
-   * listeners; its holder hears of it from the release.
+   * Its release was not confirmed and will not be retried: heartbeats have
+   * stopped, so the lock lapses unless the release was applied. It ends as
+   * lost without telling listeners; its holder hears of it from the release.
    */
-  releaseUnanswered(cause: unknown): void {
-    this.#end('lost', new LockLostError('released', 'its release got no answer; it is released or will lapse', this, { cause }), {
-      announce: false,
-    });
+  releaseUnconfirmed(cause: unknown, outcome: 'unknown' | 'refused'): void {
+    const reason = outcome === 'unknown' ? 'its release got no answer; it is released or will lapse' : 'its release was refused; it will lapse';
+    this.#end('lost', new LockLostError('released', reason, this, { cause }), { announce: false });
   }
 
   /** Ends the lock as lost (its signal aborts, the client tells listeners); returns the error it ended with. */

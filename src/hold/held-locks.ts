@@ -264,7 +264,9 @@ export class HeldLocks {
         case 'refused':
           return false;
         case 'unapplied':
-          if (!lapsed) {
+          // Nothing changed: the lock is still ours, held again for the caller to release once more. A
+          // best-effort release is not made again: it lapses, or nobody would ever release it.
+          if (!lapsed && request.bestEffort !== true) {
             this.#stillHeldAfterRelease(held, result.error);
             throw result.error;
           }
@@ -272,8 +274,8 @@ export class HeldLocks {
         case 'unknown':
           break;
       }
-      // Unknown outcome: heartbeats have stopped, so the lock lapses unless the release was applied.
-      held.releaseUnanswered(result.error);
+      // Heartbeats have stopped, so the lock lapses unless the release was applied.
+      held.releaseUnconfirmed(result.error, result.outcome === 'unknown' ? 'unknown' : 'refused');
       if (request.bestEffort === true) {
         this.#logger?.warn({ err: result.error, partitionKey: held.partitionKey }, 'best-effort release failed; the lock will lapse');
         return false;
