@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { LockClient } from '../src/index.js';
 import { localClientConfig, localEndpoint, uniqueTableName } from '../test-kit/aws.js';
 import { CliProcess, cliEnvironment } from '../test-kit/cli-process.js';
-import { dynamoDBErrorReply, FaultProxy, operationOf } from '../test-kit/fault-proxy.js';
+import { FaultProxy, operationOf, refuseDeletes } from '../test-kit/fault-proxy.js';
 import { isRunning, REPO_ROOT, spawnTsx } from '../test-kit/processes.js';
 import { waitUntil } from '../test-kit/test-locks.js';
 
@@ -149,11 +149,7 @@ describe('examples/worker-pool.ts', () => {
   it('a role without DeleteItem: each refused release lets its key lapse, and the pool still stops at SIGTERM', async () => {
     const proxy = await FaultProxy.start(localEndpoint());
     try {
-      proxy.setRule((request) =>
-        operationOf(request) === 'DeleteItem'
-          ? { action: 'respond', reply: dynamoDBErrorReply('AccessDeniedException') }
-          : { action: 'forward' },
-      );
+      proxy.setRule(refuseDeletes);
       const deletes = (): number => proxy.exchanges.filter((exchange) => operationOf(exchange.request) === 'DeleteItem').length;
       const pool = start('examples/worker-pool.ts', environment({ TENANTS: '2', WORKERS: '1', AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint }));
       await waitUntil('two pieces of work done and their releases refused', () => pool.lines().length >= 2 && deletes() >= 2, {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { localEndpoint } from '../../test-kit/aws.js';
 import { CliProcess, cliEnvironment, runCli } from '../../test-kit/cli-process.js';
-import { FaultProxy, dynamoDBErrorReply, operationOf } from '../../test-kit/fault-proxy.js';
+import { FaultProxy, dynamoDBErrorReply, refuseDeletes } from '../../test-kit/fault-proxy.js';
 import { isRunning } from '../../test-kit/processes.js';
 import { putForeignLock } from '../../test-kit/tamper.js';
 import { LockTestBed, sleep, text, waitUntil } from '../../test-kit/test-locks.js';
@@ -212,11 +212,7 @@ describe('run KEY -- COMMAND', () => {
   it("a release DynamoDB refuses (a role without DeleteItem): says the lock lapses, lets it lapse, and still exits with the command's code", async () => {
     const proxy = await FaultProxy.start(localEndpoint());
     try {
-      proxy.setRule((request) =>
-        operationOf(request) === 'DeleteItem'
-          ? { action: 'respond', reply: dynamoDBErrorReply('AccessDeniedException') }
-          : { action: 'forward' },
-      );
+      proxy.setRule(refuseDeletes);
       const result = await runCli([
         'run',
         '--endpoint',
