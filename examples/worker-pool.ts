@@ -37,7 +37,7 @@ async function worker(id: number): Promise<void> {
     } catch (error) {
       if (!shutdown.aborted) console.error(`worker ${id}: ${key}: ${String(error)}`);
     } finally {
-      await lock.release().catch(() => undefined); // if it fails, the lock lapses after its lease
+      await lock.release({ bestEffort: true }); // nobody releases it again: if this fails, it lapses after its lease
     }
   }
 }

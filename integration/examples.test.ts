@@ -5,10 +5,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { LockClient } from '../src/index.js';
-import { localClientConfig, uniqueTableName } from '../test-kit/aws.js';
+import { localClientConfig, localEndpoint, uniqueTableName } from '../test-kit/aws.js';
 import { CliProcess, cliEnvironment } from '../test-kit/cli-process.js';
+import { FaultProxy, operationOf, refuseDeletes } from '../test-kit/fault-proxy.js';
 import { isRunning, REPO_ROOT, spawnTsx } from '../test-kit/processes.js';
 import { waitUntil } from '../test-kit/test-locks.js';
 
@@ -143,6 +145,27 @@ describe('examples/worker-pool.ts', () => {
     expect(overlaps(work.map((entry) => ({ ...entry, keys: [entry.key] })))).toEqual([]);
     expect(new Set(work.map((entry) => entry.pid)).size).toBe(2);
   }, 90_000);
+
+  it('a role without DeleteItem: each refused release lets its key lapse, and the pool still stops at SIGTERM', async () => {
+    const proxy = await FaultProxy.start(localEndpoint());
+    try {
+      proxy.setRule(refuseDeletes);
+      const deletes = (): number => proxy.exchanges.filter((exchange) => operationOf(exchange.request) === 'DeleteItem').length;
+      const pool = start('examples/worker-pool.ts', environment({ TENANTS: '2', WORKERS: '1', AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint }));
+      await waitUntil('two pieces of work done and their releases refused', () => pool.lines().length >= 2 && deletes() >= 2, {
+        timeoutMs: 30_000,
+      });
+      await sleep(500);
+      pool.child.kill('SIGTERM');
+      // A key whose release was refused and held again would stay this process's (hasLock) and be heartbeated for as long
+      // as it runs, and close() would release it once more, fail again, and end the pool with LockClientCloseError.
+      const exited = await Promise.race([pool.exited, sleep(15_000, 'still running', { ref: false })]);
+      expect(pool.stderr).not.toContain('failed to release');
+      expect(exited).toBe(0);
+    } finally {
+      await proxy.close();
+    }
+  }, 60_000);
 });
 
 describe('examples/bank-transfer.ts', () => {

@@ -116,6 +116,10 @@ export function dynamoDBErrorReply(kind: DynamoDBErrorKind): CannedReply {
 
 export type RequestRule = (request: ProxiedRequest) => RequestFault;
 
+/** Refuses every DeleteItem as DynamoDB refuses a role without `dynamodb:DeleteItem`: nothing applied, not retried. */
+export const refuseDeletes: RequestRule = (request) =>
+  operationOf(request) === 'DeleteItem' ? { action: 'respond', reply: dynamoDBErrorReply('AccessDeniedException') } : FORWARD;
+
 /** A request and what the proxy did with it. */
 export interface ProxiedExchange {
   readonly request: ProxiedRequest;

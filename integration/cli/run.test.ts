@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { localEndpoint } from '../../test-kit/aws.js';
 import { CliProcess, cliEnvironment, runCli } from '../../test-kit/cli-process.js';
-import { FaultProxy, dynamoDBErrorReply } from '../../test-kit/fault-proxy.js';
+import { FaultProxy, dynamoDBErrorReply, refuseDeletes } from '../../test-kit/fault-proxy.js';
 import { isRunning } from '../../test-kit/processes.js';
 import { putForeignLock } from '../../test-kit/tamper.js';
 import { LockTestBed, sleep, text, waitUntil } from '../../test-kit/test-locks.js';
@@ -208,6 +208,31 @@ describe('run KEY -- COMMAND', () => {
     expect(BigInt(secondStart)).toBeGreaterThan(BigInt(firstEnd));
     expect(await bed.item('shared-job')).toBeUndefined();
   }, 60_000);
+
+  it("a release DynamoDB refuses (a role without DeleteItem): says the lock lapses, lets it lapse, and still exits with the command's code", async () => {
+    const proxy = await FaultProxy.start(localEndpoint());
+    try {
+      proxy.setRule(refuseDeletes);
+      const result = await runCli([
+        'run',
+        '--endpoint',
+        proxy.endpoint,
+        '--table',
+        bed.tableName,
+        'denied-release',
+        '--',
+        ...nodeScript('process.exit(7)'),
+      ]);
+      expect(result.code).toBe(7);
+      expect(result.stderr).toContain('could not release the lock');
+      expect(result.stderr).toContain('it lapses after its lease');
+      // Not held again, to be released once more by close(), whose failure would end the run with an error of its own.
+      expect(result.stderr).not.toContain('failed to release');
+      expect(await bed.owner('denied-release')).toBeDefined(); // still there: it lapses
+    } finally {
+      await proxy.close();
+    }
+  });
 
   it('stops its command when the lock is stolen: SIGTERM, then SIGKILL after --grace, and exits with 76', async () => {
     const marker = join(dir, 'child.log');

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { LeaderElection } from '../../src/index.js';
 import { useFaultBed } from '../../test-kit/jest/fault-bed.js';
 import { within } from '../../test-kit/jest/lock-events.js';
-import { dynamoDBErrorReply, operationOf } from '../../test-kit/fault-proxy.js';
+import { operationOf, refuseDeletes } from '../../test-kit/fault-proxy.js';
 import type { ProxiedDynamoDB } from '../../test-kit/proxied-dynamodb.js';
 
 const LEASE_MS = 1_500;
@@ -20,12 +20,10 @@ const HEARTBEAT_MS = 300;
 
 const faults = useFaultBed('unretried-release');
 
-/** Every DeleteItem is refused the way DynamoDB refuses a role without `dynamodb:DeleteItem`: nothing applied, not retried. */
+/** Every DeleteItem is refused (a role without `dynamodb:DeleteItem`). */
 async function deniedDeletes(identity: string): Promise<ProxiedDynamoDB> {
   const network = await faults.proxied(identity, { sdkDefaults: true });
-  network.proxy.setRule((request) =>
-    operationOf(request) === 'DeleteItem' ? { action: 'respond', reply: dynamoDBErrorReply('AccessDeniedException') } : { action: 'forward' },
-  );
+  network.proxy.setRule(refuseDeletes);
   return network;
 }
 
