@@ -69,9 +69,19 @@ export async function installedVersion(name: string): Promise<string> {
   return manifest.version;
 }
 
-/** `npm install` in an application, from the local npm cache where it can (CI keeps one across runs). */
+/**
+ * `npm install` in an application, from the local npm cache where it can
+ * (CI keeps one across runs). A package's cached metadata may predate a
+ * release that another package now needs (`ETARGET` right after an AWS SDK
+ * release): the registry is then asked afresh.
+ */
 export async function npmInstall(app: string, args: readonly string[]): Promise<string> {
-  return sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...args], { cwd: app });
+  try {
+    return await sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...args], { cwd: app });
+  } catch (error) {
+    if (!(error instanceof Error) || !error.message.includes('ETARGET')) throw error;
+    return sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-online', ...args], { cwd: app });
+  }
 }
 
 /** The application's `@aws-sdk/*` and `@smithy/*` packages, path → version, as its package-lock records them. */
