@@ -202,8 +202,7 @@ export class LockClient implements AsyncDisposable {
       options.signal?.removeEventListener('abort', onCallerAbort);
       scope.dispose();
       const bound = deadline(releaseTimeout);
-      // Best effort: nobody is left to release it again, so a lock whose release fails lapses.
-      await this.releaseLock(lock, { bestEffort: true, signal: bound.signal })
+      await this.releaseLock(lock, { bestEffort: true, signal: bound.signal }) // nobody releases it again: if this fails, it lapses
         .catch((error: unknown) => {
           this.#logger?.warn({ err: error, partitionKey }, 'withLock: release failed; the lock will lapse after its lease');
         })
