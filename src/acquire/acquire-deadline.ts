@@ -17,9 +17,18 @@
  * a call never admitted (every slot held by requests that get no
  * answer, or a queue that moves too slowly) still ends by then, with a
  * reason that says no request slot came free.
+ *
+ * The deadline also bounds each request of the call (request-bound.ts). A
+ * call that sends one request at a time (a single lock's) needs no signal
+ * of its own per request: its requests share the deadline's until a bound
+ * falls, and the next request gets a fresh one. Per acquisition that is
+ * one abort controller, listener and timer fewer, which the SDK's floor
+ * benchmark counts. A call that sends several at once (a group's reads)
+ * gives each its own.
  */
 import type { MonotonicClock } from '../base/clock.js';
 import { MAX_DURATION_MS } from '../settings/options.js';
+import { withinBound } from './request-bound.js';
 
 export interface AcquireDeadlineOptions {
   readonly clock: MonotonicClock;
@@ -29,6 +38,8 @@ export interface AcquireDeadlineOptions {
   readonly graceMs: number;
   /** The caller's signal, if any. */
   readonly signal?: AbortSignal | undefined;
+  /** Whether the call never has two requests in flight at once: they may then share one signal. @default false */
+  readonly oneRequestAtATime?: boolean | undefined;
 }
 
 export class AcquireDeadline implements Disposable {
@@ -36,14 +47,18 @@ export class AcquireDeadline implements Disposable {
   readonly #start: number;
   readonly #graceMs: number;
   readonly #callerSignal: AbortSignal | undefined;
+  readonly #oneRequestAtATime: boolean;
   #budgetMs: number;
   #holderLeaseAdded = false;
   /** Set while the call waits to be admitted. */
   #pausedAt: number | undefined;
   /** Time spent waiting to be admitted, so far. */
   #pausedMs = 0;
-  readonly #requests = new AbortController();
+  /** Aborts with the caller's signal and at the cut-off; shared by requests sent one at a time, replaced when a bound falls. */
+  #requests = new AbortController();
   #cutOff = false;
+  /** The bound of the request in flight, when requests go one at a time. */
+  #boundTimer: NodeJS.Timeout | undefined;
   /**
    * Falls at or before the cut-off: a holder's lease only moves the cut-off
    * later, so it leaves the timer be, and it sets itself again for the rest
@@ -58,6 +73,7 @@ export class AcquireDeadline implements Disposable {
     this.#graceMs = options.graceMs;
     this.#budgetMs = options.waitMs;
     this.#callerSignal = options.signal;
+    this.#oneRequestAtATime = options.oneRequestAtATime === true;
     if (options.signal?.aborted) this.#onCallerAbort();
     else options.signal?.addEventListener('abort', this.#onCallerAbort, { once: true });
     this.#arm();
@@ -109,7 +125,43 @@ export class AcquireDeadline implements Disposable {
     this.#pausedAt = undefined;
   }
 
+  /**
+   * Runs one request of the call, following {@link requestSignal} and
+   * abandoned with a `TimeoutError` once `boundMs` pass without an answer;
+   * the call goes on.
+   */
+  withinBound<T>(boundMs: number, request: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    if (!this.#oneRequestAtATime) return withinBound(boundMs, this.requestSignal, request);
+    return this.#sharingSignal(boundMs, request);
+  }
+
+  async #sharingSignal<T>(boundMs: number, request: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const requests = this.#requests;
+    let bound: DOMException | undefined;
+    this.#boundTimer = setTimeout(
+      () => {
+        if (requests.signal.aborted) return; // the call ended first
+        bound = new DOMException(`no answer within ${Math.ceil(boundMs)} ms: the request was abandoned`, 'TimeoutError');
+        this.#requests = new AbortController(); // for the call's next request
+        requests.abort(bound);
+      },
+      Math.max(1, Math.ceil(boundMs)),
+    );
+    this.#boundTimer.unref();
+    try {
+      return await request(requests.signal);
+    } catch (error) {
+      // The SDK rejects with an error of its own on abort; what ended the request is the bound (unless the call ended since).
+      if (bound !== undefined && !this.#requests.signal.aborted) throw bound;
+      throw error;
+    } finally {
+      clearTimeout(this.#boundTimer);
+      this.#boundTimer = undefined;
+    }
+  }
+
   [Symbol.dispose](): void {
+    clearTimeout(this.#boundTimer);
     clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#callerSignal?.removeEventListener('abort', this.#onCallerAbort);

@@ -100,6 +100,7 @@ export class AcquireLoop implements Disposable {
       waitMs: options.additionalTimeToWaitForLock ?? ACQUIRE_DEFAULTS.additionalTimeToWaitForLock,
       graceMs: Math.max(this.#refreshMs, this.#leaseDurationMs),
       signal: options.signal,
+      oneRequestAtATime: true,
     });
   }
 

@@ -50,19 +50,19 @@ export function admittedWithinBound<T>(
 
 /**
  * Runs a request of an acquisition call once `gate` lets it through, within
- * `boundMs`. The wait to be admitted counts against the call's deadline
- * only while the queue stands still (acquire-deadline.ts); the request
- * follows the call's cut-off.
+ * `boundMs` (kept by the call's deadline). The wait to be admitted counts
+ * against the call's deadline only while the queue stands still
+ * (acquire-deadline.ts); the request follows the call's cut-off.
  */
 export function admittedForCall<T>(
   gate: AcquisitionGate,
-  deadline: Pick<AcquireDeadline, 'pause' | 'resume' | 'requestSignal'>,
+  deadline: Pick<AcquireDeadline, 'pause' | 'resume' | 'requestSignal' | 'withinBound'>,
   boundMs: number,
   request: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
   deadline.pause();
   return gate.run(() => {
     deadline.resume();
-    return withinBound(boundMs, deadline.requestSignal, request);
+    return deadline.withinBound(boundMs, request);
   }, deadline.requestSignal);
 }

@@ -87,4 +87,54 @@ describe('AcquireDeadline', () => {
     caller.abort(new Error('caller gave up'));
     expect(deadline.requestSignal.aborted).toBe(false);
   });
+  describe('requests sent one at a time', () => {
+    const unanswered = (signal: AbortSignal): Promise<never> =>
+      new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted by the SDK')), { once: true }));
+
+    it('abandons a request unanswered for its bound with a TimeoutError, and gives the next one a fresh signal', async () => {
+      using deadline = new AcquireDeadline({ clock: systemClock, waitMs: 10_000, graceMs: 5_000, oneRequestAtATime: true });
+      let first: AbortSignal | undefined;
+      const abandoned = deadline.withinBound(300, (signal) => {
+        first = signal;
+        return unanswered(signal);
+      });
+      const settled = abandoned.catch((error: unknown) => error);
+      await advanceTo(299);
+      expect(first?.aborted).toBe(false);
+      await advanceTo(300);
+      const error = (await settled) as DOMException;
+      expect(error.name).toBe('TimeoutError');
+      expect(error.message).toBe('no answer within 300 ms: the request was abandoned');
+      expect(deadline.cutOff).toBe(false);
+      const next = await deadline.withinBound(300, async (signal) => signal);
+      expect(next).not.toBe(first);
+      expect(next.aborted).toBe(false);
+      expect(deadline.requestSignal).toBe(next);
+    });
+
+    it("aborts the request in flight with the caller's signal, and its error is the SDK's, not a bound's", async () => {
+      const caller = new AbortController();
+      using deadline = new AcquireDeadline({
+        clock: systemClock,
+        waitMs: 10_000,
+        graceMs: 5_000,
+        signal: caller.signal,
+        oneRequestAtATime: true,
+      });
+      const settled = deadline.withinBound(300, unanswered).catch((error: unknown) => error);
+      caller.abort(new Error('caller gave up'));
+      expect(((await settled) as Error).message).toBe('aborted by the SDK');
+      await advanceTo(1_000);
+      expect(deadline.requestSignal.aborted).toBe(true);
+    });
+
+    it('leaves no bound timer behind once the request is answered', async () => {
+      using deadline = new AcquireDeadline({ clock: systemClock, waitMs: 10_000, graceMs: 5_000, oneRequestAtATime: true });
+      let seen: AbortSignal | undefined;
+      await deadline.withinBound(300, async (signal) => (seen = signal));
+      await advanceTo(1_000);
+      expect(seen?.aborted).toBe(false);
+      expect(deadline.requestSignal).toBe(seen);
+    });
+  });
 });
