@@ -14,7 +14,6 @@ import {
   buildAcquireRequest,
   buildGroupAcquisition,
   buildHeartbeatRequest,
-  buildNewLockStatement,
   decodeLockItem,
   withOldItemOnConditionFailure,
   type AcquireRequestOptions,
@@ -58,7 +57,12 @@ export class AcquisitionRequests {
     this.#clock = options.clock;
     this.#stamping = options.stamping === true;
     this.#fencing = options.fencingTable === undefined ? undefined : new Fencing(options.dynamoDB, options.fencingTable);
-    this.#newLocks = new NewLockBatches({ dynamoDB: options.dynamoDB, batching: options.batching, logger: options.logger });
+    this.#newLocks = new NewLockBatches({
+      dynamoDB: options.dynamoDB,
+      table: options.table,
+      batching: options.batching,
+      logger: options.logger,
+    });
   }
 
   /** The lock as a consistent read finds it; `undefined` when there is no item. */
@@ -85,7 +89,7 @@ export class AcquisitionRequests {
     if (this.#fencing !== undefined) {
       await this.#fencing.send(request, record, tokenChosen, signal, departure);
     } else if (path.kind === 'absent' && request.operation === 'PutItem') {
-      await this.#newLocks.write(request, buildNewLockStatement(this.#table, request.input.Item ?? {}), signal, departure);
+      await this.#newLocks.write(request, signal, departure);
     } else {
       await sendWrite(this.#dynamoDB, request, signal, departure);
     }

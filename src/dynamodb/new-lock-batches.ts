@@ -16,16 +16,18 @@
  */
 import type { BatchStatementRequest, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Logger } from '../base/logger.js';
-import { MAX_BATCH_STATEMENTS, type LockWriteRequest } from '../protocol/index.js';
+import { MAX_BATCH_STATEMENTS, buildNewLockStatement, type LockTable, type LockWriteRequest } from '../protocol/index.js';
 import type { Departure } from './departure.js';
 import { isValidationError, refusesPartiQL } from './sdk-errors.js';
 import { sendStatementBatch, StatementFailedError } from './send-statement-batch.js';
 import { sendWrite } from './send-write.js';
 
+/** A new-lock write: the PutItem of a free lock. */
+type NewLockRequest = Extract<LockWriteRequest, { readonly operation: 'PutItem' }>;
+
 interface PendingWrite {
-  /** The PutItem, sent when the write goes alone. */
-  readonly request: LockWriteRequest;
-  readonly statement: BatchStatementRequest;
+  /** The PutItem, sent as it is when the write goes alone; its item becomes an INSERT in a batch. */
+  readonly request: NewLockRequest;
   readonly signal: AbortSignal;
   readonly departure: Departure | undefined;
   readonly resolve: () => void;
@@ -34,23 +36,30 @@ interface PendingWrite {
 
 export class NewLockBatches {
   readonly #dynamoDB: Pick<DynamoDBClient, 'send'>;
+  readonly #table: LockTable;
   readonly #logger: Logger | undefined;
   #batching: boolean;
   #pending: PendingWrite[] = [];
   #flushScheduled = false;
 
-  constructor(options: { readonly dynamoDB: Pick<DynamoDBClient, 'send'>; readonly batching: boolean; readonly logger: Logger | undefined }) {
+  constructor(options: {
+    readonly dynamoDB: Pick<DynamoDBClient, 'send'>;
+    readonly table: LockTable;
+    readonly batching: boolean;
+    readonly logger: Logger | undefined;
+  }) {
     this.#dynamoDB = options.dynamoDB;
+    this.#table = options.table;
     this.#logger = options.logger;
     this.#batching = options.batching;
   }
 
-  /** Sends one new-lock write: `request` (a PutItem), or `statement` in a batch with others. */
-  write(request: LockWriteRequest, statement: BatchStatementRequest, signal: AbortSignal, departure?: Departure): Promise<void> {
+  /** Sends one new-lock write: `request`, or its item as an INSERT in a batch with others. */
+  write(request: NewLockRequest, signal: AbortSignal, departure?: Departure): Promise<void> {
     if (!this.#batching) return sendWrite(this.#dynamoDB, request, signal, departure);
     if (signal.aborted) return Promise.reject(signal.reason);
     return new Promise<void>((resolve, reject) => {
-      this.#pending.push({ request, statement, signal, departure, resolve, reject });
+      this.#pending.push({ request, signal, departure, resolve, reject });
       if (this.#flushScheduled) return;
       this.#flushScheduled = true;
       // Every write handed over in this tick of the event loop joins the same batches.
@@ -92,7 +101,8 @@ export class NewLockBatches {
     try {
       const failures = await sendStatementBatch(
         this.#dynamoDB,
-        writes.map((write) => write.statement),
+        // Built only for writes that go out together: most acquisitions go alone.
+        writes.map((write): BatchStatementRequest => buildNewLockStatement(this.#table, write.request.input.Item ?? {})),
         abandoned.signal,
         writes.flatMap((write) => (write.departure === undefined ? [] : [write.departure])),
       );
