@@ -152,12 +152,12 @@ export class Acquirer {
   /** Runs one acquisition call, which `close()` aborts and waits for. */
   async #call<T>(signal: AbortSignal | undefined, acquisition: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const call = childAbortController(signal);
-    const acquiring = acquisition(call.signal).catch((error: unknown) => {
-      throw this.#options.lifetime.aborted ? new LockClientClosedError() : error;
-    });
+    const acquiring = acquisition(call.signal);
     this.#acquiring.set(call, acquiring);
     try {
       return await acquiring;
+    } catch (error) {
+      throw this.#options.lifetime.aborted ? new LockClientClosedError() : error;
     } finally {
       this.#acquiring.delete(call);
       call.dispose();

@@ -71,6 +71,7 @@ export class HeldLocks {
   /** Ends locks at once after a host suspend, which the scheduler's timers cannot see. */
   readonly #suspends: SuspendWatch;
   readonly #onEnd = (held: HeldLock, announce: boolean): void => this.#ended(held, announce);
+  readonly #marginFor = (leaseDurationMs: number): number => safetyMarginFor(leaseDurationMs, this.#settings);
 
   constructor(options: HeldLocksOptions) {
     this.#dynamoDB = options.dynamoDB;
@@ -153,12 +154,7 @@ export class HeldLocks {
 
   /** Starts holding a lock just acquired: its heartbeats, its expiry. */
   track(fields: Omit<ConstructorParameters<typeof HeldLock>[0], 'clock' | 'marginFor' | 'onEnd'>): HeldLock {
-    const held = new HeldLock({
-      ...fields,
-      clock: this.#clock,
-      marginFor: (leaseDurationMs) => safetyMarginFor(leaseDurationMs, this.#settings),
-      onEnd: this.#onEnd,
-    });
+    const held = new HeldLock({ ...fields, clock: this.#clock, marginFor: this.#marginFor, onEnd: this.#onEnd });
     // This client took over its own earlier, lapsed hold of the same lock.
     this.#locks.get(held.id)?.lose('taken', 'this client acquired the lock again');
     this.#hold(held);

@@ -27,7 +27,8 @@ export class Keepings {
   of(held: HeldLock, make: () => KeepingTasks): Keeping {
     let keeping = this.#byLock.get(held);
     if (keeping === undefined) {
-      keeping = { ...make(), sessionFired: false, retriesAlone: false, endangered: false };
+      const { heartbeat, expiry, session } = make();
+      keeping = { heartbeat, expiry, session, sessionFired: false, retriesAlone: false, endangered: false };
       this.#byLock.set(held, keeping);
     }
     return keeping;

@@ -138,9 +138,10 @@ export class LockKeeper {
   /** Stops every task of the lock. A heartbeat already in flight finishes. */
   untrack(held: HeldLock): void {
     const keeping = this.#keepings.any(held);
-    for (const task of [keeping?.heartbeat, keeping?.expiry, keeping?.session]) {
-      if (task !== undefined) this.#scheduler.cancel(task);
-    }
+    if (keeping === undefined) return;
+    if (keeping.heartbeat !== undefined) this.#scheduler.cancel(keeping.heartbeat);
+    this.#scheduler.cancel(keeping.expiry);
+    if (keeping.session !== undefined) this.#scheduler.cancel(keeping.session);
   }
 
   /** Stops every task for good. */
