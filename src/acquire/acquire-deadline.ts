@@ -28,7 +28,7 @@
  */
 import type { MonotonicClock } from '../base/clock.js';
 import { MAX_DURATION_MS } from '../settings/options.js';
-import { withinBound } from './request-bound.js';
+import { withinBound, type CallDeadline } from './request-bound.js';
 
 export interface AcquireDeadlineOptions {
   readonly clock: MonotonicClock;
@@ -42,7 +42,7 @@ export interface AcquireDeadlineOptions {
   readonly oneRequestAtATime?: boolean | undefined;
 }
 
-export class AcquireDeadline implements Disposable {
+export class AcquireDeadline implements CallDeadline, Disposable {
   readonly #clock: MonotonicClock;
   readonly #start: number;
   readonly #graceMs: number;

@@ -6,7 +6,6 @@
  * write whose reply was lost (read before deciding).
  */
 import { childAbortController } from '../primitives/child-abort-controller.js';
-import type { AcquireDeadline } from './acquire-deadline.js';
 import type { AcquisitionGate, GateLane } from './acquisition-gate.js';
 
 /** Runs `request` with a signal that follows `signal` and aborts once `boundMs` pass without an answer. */
@@ -48,6 +47,16 @@ export function admittedWithinBound<T>(
   return gate.run(() => withinBound(boundMs, signal, request), signal, lane);
 }
 
+/** What of an acquisition's deadline (acquire-deadline.ts) its requests follow. */
+export interface CallDeadline {
+  /** The call waits to be admitted: its wait stands still. */
+  pause(): void;
+  resume(): void;
+  readonly requestSignal: AbortSignal;
+  /** Runs one request within `boundMs`, following the call's cut-off. */
+  withinBound<T>(boundMs: number, request: (signal: AbortSignal) => Promise<T>): Promise<T>;
+}
+
 /**
  * Runs a request of an acquisition call once `gate` lets it through, within
  * `boundMs` (kept by the call's deadline). The wait to be admitted counts
@@ -56,7 +65,7 @@ export function admittedWithinBound<T>(
  */
 export function admittedForCall<T>(
   gate: AcquisitionGate,
-  deadline: Pick<AcquireDeadline, 'pause' | 'resume' | 'requestSignal' | 'withinBound'>,
+  deadline: CallDeadline,
   boundMs: number,
   request: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
