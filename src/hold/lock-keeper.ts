@@ -138,10 +138,9 @@ export class LockKeeper {
   /** Stops every task of the lock. A heartbeat already in flight finishes. */
   untrack(held: HeldLock): void {
     const keeping = this.#keepings.any(held);
-    if (keeping === undefined) return;
-    if (keeping.heartbeat !== undefined) this.#scheduler.cancel(keeping.heartbeat);
-    this.#scheduler.cancel(keeping.expiry);
-    if (keeping.session !== undefined) this.#scheduler.cancel(keeping.session);
+    for (const task of [keeping?.heartbeat, keeping?.expiry, keeping?.session]) {
+      if (task !== undefined) this.#scheduler.cancel(task);
+    }
   }
 
   /** Stops every task for good. */
