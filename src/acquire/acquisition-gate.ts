@@ -60,7 +60,7 @@ interface Waiter {
 }
 
 /** How often polls held back look again: nothing else may complete meanwhile to let them in, or to notice their patience ran out. */
-const POLL_RECHECK_MS = 50;
+export const POLL_RECHECK_MS = 50;
 
 /** What a request is for: an acquisition's own step (a write, a read, a listing page), or a poll of a waiting call. */
 export type GateLane = 'acquisition' | 'poll';

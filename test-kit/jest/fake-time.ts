@@ -10,6 +10,8 @@ export interface FakeTime {
   at(ms: number): number;
   /** Advances fake time to `ms` after the current test started, running due timers and promise continuations. */
   advanceTo(ms: number): Promise<void>;
+  /** Lets settled promises run their continuations, and timers already due fire, without moving time. */
+  settle(): Promise<void>;
 }
 
 /** Registers the hooks; call it at the top of a test file. */
@@ -33,6 +35,9 @@ export function useFakeTime(): FakeTime {
       const delta = at(ms) - performance.now();
       if (delta < 0) throw new Error(`cannot go back to ${ms} ms`);
       await jest.advanceTimersByTimeAsync(delta);
+    },
+    settle: async () => {
+      await jest.advanceTimersByTimeAsync(0);
     },
   };
 }

@@ -2,10 +2,13 @@
  * AcquisitionGate: acquisitions pass freely while heartbeats are on time,
  * go a few at a time, in order, while they are behind, and a waiting one
  * gives up when its signal aborts. Polls come last, and not at all while a
- * heartbeat is overdue, until they have waited their patience.
+ * heartbeat is overdue, until they have waited their patience. Fake timers
+ * drive the gate's rechecks and performance.now(), which its patience is
+ * measured on, so no test waits on real time.
  */
 import { describe, expect, it } from '@jest/globals';
-import { AcquisitionGate, type GateLane } from '../../src/acquire/acquisition-gate.js';
+import { AcquisitionGate, POLL_RECHECK_MS, type GateLane } from '../../src/acquire/acquisition-gate.js';
+import { useFakeTime } from '../../test-kit/jest/fake-time.js';
 
 /** A request the test finishes by hand. */
 function deferred(): { promise: Promise<string>; finish: (value: string) => void } {
@@ -16,7 +19,7 @@ function deferred(): { promise: Promise<string>; finish: (value: string) => void
   return { promise, finish };
 }
 
-const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+const { advanceTo, settle } = useFakeTime();
 
 function harness(limitWhileBehind: number, limit = 100, pollPatienceMs = 60_000) {
   const state = { behind: false, overdue: false };
@@ -174,7 +177,7 @@ describe('AcquisitionGate', () => {
       await settle();
       expect(started).toEqual([]);
       state.overdue = false;
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await advanceTo(POLL_RECHECK_MS);
       expect(started).toEqual(['p1', 'p2']);
     });
 
@@ -204,31 +207,35 @@ describe('AcquisitionGate', () => {
       await expect(waiting).rejects.toThrow('wait over');
       expect(gate.waiting).toBe(0);
       state.overdue = false;
-      await new Promise((resolve) => setTimeout(resolve, 120));
+      await advanceTo(2 * POLL_RECHECK_MS);
       expect(started).toEqual([]);
+      expect(gate.inFlight).toBe(0); // no slot taken for it
     });
 
     it('a poll that has waited its patience goes out while heartbeats stay overdue, within the limit while behind', async () => {
-      const { state, started, poll, send } = harness(1, 100, 100);
+      const patience = 100;
+      const { state, started, poll, send } = harness(1, 100, patience);
       state.overdue = true;
       void poll('p1');
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await advanceTo(patience / 2);
       void poll('p2');
-      await settle();
+      await advanceTo(patience - 1);
       expect(started).toEqual([]);
-      await new Promise((resolve) => setTimeout(resolve, 130));
+      // By now p2 has waited its patience too, but the one slot while behind is p1's.
+      await advanceTo(patience + POLL_RECHECK_MS);
       expect(started).toEqual(['p1']);
       void send('a');
       await settle();
-      expect(started).toEqual(['p1']); // the one slot while behind is the patient poll's
+      expect(started).toEqual(['p1']);
     });
 
     it('a poll that has waited its patience is not overtaken by acquisitions that came after that', async () => {
-      const { started, send, poll, finish } = harness(1, 1, 100);
+      const patience = 100;
+      const { started, send, poll, finish } = harness(1, 1, patience);
       void send('a');
       void poll('p1');
       void send('b');
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await advanceTo(patience + POLL_RECHECK_MS);
       void send('c');
       finish('a');
       await settle();
@@ -240,12 +247,13 @@ describe('AcquisitionGate', () => {
     });
 
     it('a poll queued with the acquisitions after its patience still gives up when the call it serves ends', async () => {
-      const { state, started, send, poll, gate, finish } = harness(1, 100, 50);
+      const patience = 50;
+      const { state, started, send, poll, gate, finish } = harness(1, 100, patience);
       send('a').catch(() => undefined);
       state.overdue = true;
       const controller = new AbortController();
       const waiting = poll('p1', controller.signal);
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      await advanceTo(patience + POLL_RECHECK_MS);
       controller.abort(new Error('wait over'));
       await expect(waiting).rejects.toThrow('wait over');
       expect(gate.waiting).toBe(0);

@@ -38,12 +38,8 @@ function fakeLogger(): { logger: Logger; error: jest.Mock } {
   return { logger, error };
 }
 
-/** Lets settled promises run their continuations (the scheduler's finally → drain). */
-async function settle(): Promise<void> {
-  await jest.advanceTimersByTimeAsync(0);
-}
-
-const { at, advanceTo } = useFakeTime();
+// settle() lets settled promises run their continuations (the scheduler's finally → drain).
+const { at, advanceTo, settle } = useFakeTime();
 
 afterEach(() => {
   jest.restoreAllMocks();
