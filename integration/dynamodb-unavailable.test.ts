@@ -6,11 +6,21 @@
  * here are built as README builds them: the SDK's own retries on.
  */
 import { describe, expect, it } from '@jest/globals';
-import { DynamoDBUnavailableError, LockNotGrantedError, isDynamoDBUnavailableError, isLockNotGrantedError } from '../src/index.js';
+import {
+  DynamoDBLockError,
+  DynamoDBTimeoutError,
+  DynamoDBUnavailableError,
+  LockNotGrantedError,
+  isDynamoDBLockError,
+  isDynamoDBTimeoutError,
+  isDynamoDBUnavailableError,
+  isLockNotGrantedError,
+  LeaderElection,
+} from '../src/index.js';
 import { useFaultBed } from '../test-kit/jest/fault-bed.js';
 import { dynamoDBErrorReply } from '../test-kit/fault-proxy.js';
 import { within } from '../test-kit/jest/lock-events.js';
-import { rejectionOf } from '../test-kit/test-locks.js';
+import { rejectionOf, waitUntil } from '../test-kit/test-locks.js';
 
 const faults = useFaultBed('unavailable');
 
@@ -81,7 +91,7 @@ describe('looking at locks while DynamoDB does not answer', () => {
     return items;
   }
 
-  it('a listing or a getLock over a dead connection is abandoned after a lease with a TimeoutError', async () => {
+  it('a listing or a getLock over a dead connection is abandoned after a lease with DynamoDBTimeoutError, the TimeoutError as its cause', async () => {
     const network = await faults.proxied('looking', { sdkDefaults: true });
     const client = faults.bed.client({ ownerName: 'looking', leaseDuration: 1_500, heartbeatPeriod: 300 }, network.dynamoDB);
     await drain(client.getAllLocks()); // the key schema check behind listings, answered
@@ -97,9 +107,70 @@ describe('looking at locks while DynamoDB does not answer', () => {
       'the listings and the read end',
     );
 
-    for (const error of [scan, query, read])
-      expect(error).toMatchObject({ name: 'TimeoutError', message: expect.stringMatching(/^no answer within 1500 ms/) });
+    for (const error of [scan, query, read]) {
+      expect(error).toBeInstanceOf(DynamoDBTimeoutError);
+      expect(error).toBeInstanceOf(DynamoDBLockError);
+      expect(isDynamoDBTimeoutError(error)).toBe(true);
+      expect(isLockNotGrantedError(error)).toBe(false); // nothing was asked to be granted
+      expect(error).toMatchObject({ timeout: 1_500, message: expect.stringMatching(/did not answer within 1500 ms/) });
+      expect((error as Error).cause).toMatchObject({ name: 'TimeoutError', message: expect.stringMatching(/^no answer within 1500 ms/) });
+    }
+    expect((read as Error).message).toMatch(/getLock\("job"\)/);
+    expect((scan as Error).message).toMatch(/getAllLocks/);
+    expect((query as Error).message).toMatch(/getLocksByPartitionKey\("job"\)/);
     network.proxy.passThrough();
     await expect(client.getLock('job')).resolves.toBeUndefined();
+  }, 30_000);
+
+  it('a caller who aborts a listing or a getLock gets the abort, not DynamoDBTimeoutError', async () => {
+    const network = await faults.proxied('giving-up', { sdkDefaults: true });
+    const client = faults.bed.client({ ownerName: 'giving-up', leaseDuration: 1_500, heartbeatPeriod: 300 }, network.dynamoDB);
+    await drain(client.getAllLocks());
+    network.proxy.blackhole();
+    const caller = new AbortController();
+    setTimeout(() => caller.abort(new Error('the caller gave up')), 300);
+
+    const errors = await within(
+      Promise.all([
+        rejectionOf(drain(client.getAllLocks({ signal: caller.signal }))),
+        rejectionOf(client.getLock('job', { signal: caller.signal })),
+        rejectionOf(client.getLock('job', { signal: AbortSignal.timeout(300) })), // the caller's own TimeoutError
+      ]),
+      1_400, // before the bound of a lease could end them
+      'the aborted calls end',
+    );
+
+    // The SDK ends the aborted request with its own AbortError, as any SDK call the caller aborts.
+    for (const error of errors) {
+      expect(error).toMatchObject({ name: 'AbortError' });
+      expect(isDynamoDBLockError(error)).toBe(false);
+    }
+    // So does a call made with a signal that has already aborted.
+    const late = await rejectionOf(client.getLock('job', { signal: caller.signal }));
+    expect(late).toMatchObject({ name: 'AbortError' });
+    expect(isDynamoDBLockError(late)).toBe(false);
+  }, 30_000);
+
+  it('an election observer whose read was abandoned reads again at its next poll instead of ending', async () => {
+    const network = await faults.proxied('observer', { sdkDefaults: true });
+    const client = faults.bed.client({ ownerName: 'observer', leaseDuration: 1_500, heartbeatPeriod: 300 }, network.dynamoDB);
+    const stop = new AbortController();
+    const seen: Array<string | undefined> = [];
+    const observing = (async () => {
+      for await (const leader of new LeaderElection(client, 'job', { pollInterval: 50 }).observe({ signal: stop.signal })) {
+        seen.push(leader?.ownerName);
+      }
+      return 'stopped';
+    })();
+    await waitUntil('the observer saw that nobody leads', () => seen.length === 1);
+    network.proxy.blackhole();
+    // A read sent now is abandoned after a lease, as the observer's read is.
+    expect(await within(rejectionOf(client.getLock('job')), 10_000, 'the read ends')).toBeInstanceOf(DynamoDBTimeoutError);
+
+    network.proxy.passThrough();
+    await faults.bed.client({ ownerName: 'leader' }).acquireLock('job');
+    await waitUntil('the observer saw the leader', () => seen.includes('leader'));
+    stop.abort();
+    await expect(observing).resolves.toBe('stopped');
   }, 30_000);
 });

@@ -34,6 +34,8 @@ export {
   isLockNotGrantedError,
   DynamoDBUnavailableError,
   isDynamoDBUnavailableError,
+  DynamoDBTimeoutError,
+  isDynamoDBTimeoutError,
   LockCurrentlyUnavailableError,
   isLockCurrentlyUnavailableError,
   LockLostError,

@@ -10,11 +10,13 @@ import {
   LockLostError,
   isAlreadyCampaigningError,
   type Leader,
+  type Leadership,
   type LockClient,
 } from '../../src/index.js';
 import { rejectionOf, sleep, text, waitUntil, watch } from '../../test-kit/test-locks.js';
 import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
 import { putForeignLock } from '../../test-kit/tamper.js';
+import { abortOf } from '../../test-kit/jest/lock-events.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;
@@ -200,5 +202,38 @@ describe('campaign()', () => {
     expect(leader.isLeader).toBe(true);
     expect(await bed.owner(KEY)).toBe('incumbent');
     await leader.resign();
+  });
+});
+
+describe('`await using` on a leadership whose lease ran out locally', () => {
+  /** A candidate whose leadership lapses a lease after it won: no heartbeats. */
+  const lapsing = async (name: string): Promise<Leadership> => {
+    const client = bed.client({ ownerName: name, leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT, backgroundHeartbeats: false });
+    const leadership = await electionOf(client, '10.0.0.5:8080').campaign();
+    expect((await abortOf(leadership.signal, 5_000)).reason).toMatchObject({ kind: 'expired' });
+    return leadership;
+  };
+
+  it("resigns, as a Lock's dispose releases: the item, still this candidate's, is deleted", async () => {
+    const leadership = await lapsing('lapsed');
+    expect(await bed.owner(KEY)).toBe('lapsed');
+
+    await leadership[Symbol.asyncDispose]();
+
+    expect(await bed.item(KEY)).toBeUndefined(); // so no candidate has a lease to wait out
+    const next = await electionOf(candidate('next'), '10.0.0.6:8080').campaign();
+    expect(next.isLeader).toBe(true);
+    await next.resign();
+  });
+
+  it('leaves the candidate that took over alone: the resignation is conditional on the RVN it last wrote', async () => {
+    const leadership = await lapsing('lapsed');
+    const taker = await electionOf(candidate('taker'), '10.0.0.6:8080').campaign();
+
+    await leadership[Symbol.asyncDispose]();
+
+    expect(taker.isLeader).toBe(true);
+    expect(await bed.owner(KEY)).toBe('taker');
+    await taker.resign();
   });
 });

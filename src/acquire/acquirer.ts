@@ -9,7 +9,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { MonotonicClock } from '../base/clock.js';
-import { InvalidArgumentError, LockClientClosedError } from '../base/errors.js';
+import { DynamoDBTimeoutError, InvalidArgumentError, LockClientClosedError } from '../base/errors.js';
 import { describeLockKey, lockId, type LockKey } from '../base/lock-key.js';
 import type { Logger } from '../base/logger.js';
 import { AcquisitionRequests } from '../dynamodb/acquisition-requests.js';
@@ -33,7 +33,7 @@ import { KeySchemaProof } from './key-schema-proof.js';
 import { ListingSchemaCheck } from './listing-schema-check.js';
 import { LockPollers } from './lock-poller.js';
 import { LockObservationCache } from './observation-cache.js';
-import { admittedWithinBound } from './request-bound.js';
+import { admittedWithinBound, type Abandonment } from './request-bound.js';
 import type { Acquisition } from './steps.js';
 import { REMEMBERED_TURNS, Turns } from './turns.js';
 
@@ -83,7 +83,7 @@ export class Acquirer {
       safetyMargin: settings.safetyMargin,
       clock,
       observations: new LockObservationCache(settings.maxLockObservationCacheSize, clock),
-      pollers: new LockPollers({ clock, read: (key, signal) => this.#look(signal, (bounded) => requests.read(key, bounded), 'poll') }),
+      pollers: new LockPollers({ clock, read: (key, signal) => this.#look(signal, (bounded) => requests.read(key, bounded), { lane: 'poll' }) }),
       keySchema: new KeySchemaProof(table),
       logger,
       explain: (error) => explainTableError(dynamoDB, table, error),
@@ -228,7 +228,8 @@ export class Acquirer {
   async readLock(key: LockKey, signal: AbortSignal | undefined): Promise<LockObservation | undefined> {
     const { dynamoDB, table, clock } = this.#options;
     try {
-      return await this.#look(signal, (bounded) => readLock(dynamoDB, table, key, clock, bounded));
+      const abandoned = this.#timedOut(`getLock(${describeLockKey(key)})`);
+      return await this.#look(signal, (bounded) => readLock(dynamoDB, table, key, clock, bounded), { abandoned });
     } catch (error) {
       throw await this.#ctx.explain(error);
     }
@@ -239,10 +240,12 @@ export class Acquirer {
     const { dynamoDB, table, clock } = this.#options;
     const pages = new LockPages(dynamoDB, table, clock, listing); // checks the listing before any call
     await this.#listingSchema.ensure();
+    const { partitionKey } = listing;
+    const abandoned = this.#timedOut(partitionKey === undefined ? 'getAllLocks' : `getLocksByPartitionKey(${JSON.stringify(partitionKey)})`);
     while (!pages.done) {
       let page: Iterable<LockObservation>;
       try {
-        page = await this.#look(signal, (bounded) => pages.next(bounded));
+        page = await this.#look(signal, (bounded) => pages.next(bounded), { abandoned });
       } catch (error) {
         throw await this.#ctx.explain(error);
       }
@@ -253,10 +256,20 @@ export class Acquirer {
   /**
    * A request that only looks at locks (a poll, `getLock`, a listing page):
    * it counts against the acquisition limit, and one unanswered for a lease
-   * is abandoned (a `TimeoutError`), so that it never holds a slot for ever.
+   * is abandoned (a `TimeoutError`, or what `abandoned` makes of it), so that
+   * it never holds a slot for ever.
    */
-  #look<T>(signal: AbortSignal | undefined, request: (signal: AbortSignal) => Promise<T>, lane?: GateLane): Promise<T> {
-    return admittedWithinBound(this.#ctx.gate, this.#options.settings.leaseDuration, signal, request, lane);
+  #look<T>(
+    signal: AbortSignal | undefined,
+    request: (signal: AbortSignal) => Promise<T>,
+    options?: { readonly lane?: GateLane; readonly abandoned?: Abandonment },
+  ): Promise<T> {
+    return admittedWithinBound(this.#ctx.gate, this.#options.settings.leaseDuration, signal, request, options);
+  }
+
+  /** How a call the user makes to look at locks (`call`) rejects when its request is abandoned. */
+  #timedOut(call: string): Abandonment {
+    return (timeout) => new DynamoDBTimeoutError(call, this.#options.settings.leaseDuration, timeout);
   }
 
   /**

@@ -8,11 +8,19 @@
 import { childAbortController } from '../primitives/child-abort-controller.js';
 import type { AcquisitionGate, GateLane } from './acquisition-gate.js';
 
-/** Runs `request` with a signal that follows `signal` and aborts once `boundMs` pass without an answer. */
+/** What a request abandoned at its bound rejects with, made from the bound's `TimeoutError`. */
+export type Abandonment = (timeout: DOMException) => unknown;
+
+/**
+ * Runs `request` with a signal that follows `signal` and aborts once `boundMs`
+ * pass without an answer; it then rejects with `abandoned(timeout)` (by
+ * default the `TimeoutError` itself).
+ */
 export async function withinBound<T>(
   boundMs: number,
   signal: AbortSignal | undefined,
   request: (signal: AbortSignal) => Promise<T>,
+  abandoned: Abandonment = (timeout) => timeout,
 ): Promise<T> {
   const bounded = childAbortController(signal);
   const timer = setTimeout(
@@ -24,7 +32,7 @@ export async function withinBound<T>(
     return await request(bounded.signal);
   } catch (error) {
     // The SDK rejects with an error of its own on abort; what ended the request is the bound.
-    if (bounded.signal.aborted && signal?.aborted !== true) throw bounded.signal.reason;
+    if (bounded.signal.aborted && signal?.aborted !== true) throw abandoned(bounded.signal.reason as DOMException);
     throw error;
   } finally {
     clearTimeout(timer);
@@ -42,9 +50,9 @@ export function admittedWithinBound<T>(
   boundMs: number,
   signal: AbortSignal | undefined,
   request: (signal: AbortSignal) => Promise<T>,
-  lane?: GateLane,
+  options: { readonly lane?: GateLane; readonly abandoned?: Abandonment } = {},
 ): Promise<T> {
-  return gate.run(() => withinBound(boundMs, signal, request), signal, lane);
+  return gate.run(() => withinBound(boundMs, signal, request, options.abandoned), signal, options.lane);
 }
 
 /** What of an acquisition's deadline (acquire-deadline.ts) its requests follow. */

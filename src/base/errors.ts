@@ -63,6 +63,23 @@ export class DynamoDBUnavailableError extends LockNotGrantedError {
   }
 }
 
+/**
+ * A request that only looks at locks (`getLock`, a page of a listing) got no
+ * answer from DynamoDB within its bound, the client's `leaseDuration`, and
+ * was abandoned so that it holds no slot for ever. Nothing was changed;
+ * asking again later may succeed. `cause` is the `TimeoutError` that ended
+ * the request.
+ */
+export class DynamoDBTimeoutError extends DynamoDBLockError {
+  override name = 'DynamoDBTimeoutError';
+  /** The bound, in milliseconds. */
+  readonly timeout: number;
+  constructor(call: string, timeout: number, cause: unknown) {
+    super(`${call}: DynamoDB did not answer within ${Math.ceil(timeout)} ms; the request was abandoned`, { cause });
+    this.timeout = timeout;
+  }
+}
+
 function describeCause(cause: unknown): string {
   if (typeof cause !== 'object' || cause === null) return String(cause);
   const { name, message, code } = cause as { name?: unknown; message?: unknown; code?: unknown };
@@ -226,6 +243,7 @@ const LIBRARY_ERROR_NAMES: readonly string[] = [
   'DynamoDBLockError',
   'LockNotGrantedError',
   'DynamoDBUnavailableError',
+  'DynamoDBTimeoutError',
   'LockCurrentlyUnavailableError',
   'LockLostError',
   'LockTableDoesNotExistError',
@@ -247,6 +265,7 @@ export const isDynamoDBLockError = guardByName<DynamoDBLockError>(...LIBRARY_ERR
 /** Also true for its subclass {@link DynamoDBUnavailableError}. */
 export const isLockNotGrantedError = guardByName<LockNotGrantedError>('LockNotGrantedError', 'DynamoDBUnavailableError');
 export const isDynamoDBUnavailableError = guardByName<DynamoDBUnavailableError>('DynamoDBUnavailableError');
+export const isDynamoDBTimeoutError = guardByName<DynamoDBTimeoutError>('DynamoDBTimeoutError');
 export const isLockCurrentlyUnavailableError = guardByName<LockCurrentlyUnavailableError>('LockCurrentlyUnavailableError');
 export const isLockLostError = guardByName<LockLostError>('LockLostError');
 export const isLockTableDoesNotExistError = guardByName<LockTableDoesNotExistError>('LockTableDoesNotExistError');

@@ -4,6 +4,7 @@
  */
 import { isClientSideError, isCredentialsError, isResourceInUse, isThrottling } from '../dynamodb/sdk-errors.js';
 import {
+  DynamoDBTimeoutError,
   DynamoDBUnavailableError,
   InvalidArgumentError,
   LockTableAlreadyExistsError,
@@ -68,7 +69,7 @@ export function explainError(error: unknown): Explanation {
       exitCode: ExitCode.error,
     };
   }
-  if (isClientSideError(error)) {
+  if (isClientSideError(error) || error instanceof DynamoDBTimeoutError) {
     return {
       message: `cannot reach DynamoDB (${message}); check --endpoint, AWS_ENDPOINT_URL_DYNAMODB and the network`,
       exitCode: ExitCode.error,

@@ -100,8 +100,14 @@ export class Leadership implements AsyncDisposable {
     return inspectAs('Leadership', { partitionKey, sortKey, ownerName, recordVersionNumber, isLeader: this.isLeader }, depth, options, inspect);
   }
 
-  /** `await using leadership = await election.campaign()` resigns when the scope ends; if that fails, leadership lapses. */
+  /**
+   * `await using leadership = await election.campaign()` resigns when the
+   * scope ends; if that fails, leadership lapses. As a `Lock`'s dispose, it
+   * also resigns a leadership whose lease ran out locally: the item may still
+   * be this candidate's, and deleting it (only if it still has the RVN this
+   * candidate wrote) lets the next one lead without waiting a lease.
+   */
   async [Symbol.asyncDispose](): Promise<void> {
-    if (this.#lock.state === 'held') await releaseForGood(this.#lock, { deleteLock: true });
+    await releaseForGood(this.#lock, { deleteLock: true });
   }
 }

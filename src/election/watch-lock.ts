@@ -4,6 +4,7 @@
  */
 import { WATCH_DEFAULTS } from '../settings/defaults.js';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
+import { isDynamoDBTimeoutError } from '../base/errors.js';
 import { isTransient } from '../dynamodb/sdk-errors.js';
 import { LockSnapshot, type Lock } from '../lock.js';
 import type { LockClient } from '../lock-client.js';
@@ -41,9 +42,9 @@ function sameState(a: LockSnapshot | undefined, b: LockSnapshot | undefined): bo
  * a released one), then again each time a read shows a different holder or
  * RVN, until `signal` aborts. Reads are consistent `getLock` calls, one per
  * `pollInterval`; a change that is undone between two reads is not seen.
- * Throttling, 5xx answers and network errors are retried at the next poll;
- * other errors (a missing table, a malformed item) end the iteration by
- * throwing.
+ * Throttling, 5xx answers, network errors and reads DynamoDB left unanswered
+ * (`DynamoDBTimeoutError`) are retried at the next poll; other errors (a
+ * missing table, a malformed item) end the iteration by throwing.
  */
 export function watchLock(client: LockClient, partitionKey: string, options: WatchLockOptions = {}): AsyncIterable<LockSnapshot | undefined> {
   // Checked here, not in the generator, so that bad input fails at the call.
@@ -69,7 +70,7 @@ async function* poll(
       last = current;
     } catch (error) {
       if (signal?.aborted) return;
-      if (!isTransient(error)) throw error;
+      if (!isTransient(error) && !isDynamoDBTimeoutError(error)) throw error;
     }
     try {
       await abortableSleep(pollInterval, signal);

@@ -8,6 +8,7 @@ import * as errors from '../../src/base/errors.js';
 import * as api from '../../src/index.js';
 import {
   DynamoDBLockError,
+  DynamoDBTimeoutError,
   DynamoDBUnavailableError,
   InvalidArgumentError,
   isDynamoDBUnavailableError,
@@ -35,6 +36,7 @@ const samples: ReadonlyArray<readonly [string, DynamoDBLockError]> = [
   ['DynamoDBLockError', new DynamoDBLockError('base', { cause })],
   ['LockNotGrantedError', new LockNotGrantedError('timed out', lock, holder, { cause })],
   ['DynamoDBUnavailableError', new DynamoDBUnavailableError(lock, cause)],
+  ['DynamoDBTimeoutError', new DynamoDBTimeoutError('getLock("orders"/"eu-1")', 20_000, cause)],
   ['LockCurrentlyUnavailableError', new LockCurrentlyUnavailableError(lock, holder, { cause })],
   ['LockLostError', new LockLostError('taken', 'heartbeat refused', lock, { cause, holder })],
   ['LockTableDoesNotExistError', new LockTableDoesNotExistError('locks', { cause })],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { LockTableDoesNotExistError } from '../../src/index.js';
+import { DynamoDBTimeoutError, LockTableDoesNotExistError } from '../../src/index.js';
 import { explainError } from '../../src/cli/explain-error.js';
 import { InterruptedError, UsageError } from '../../src/cli/usage-error.js';
 
@@ -13,6 +13,15 @@ describe('exit codes', () => {
     expect(explainError(new Error('Region is missing')).message).toContain('AWS_REGION');
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
     expect(explainError(refused).message).toContain('--endpoint');
+    const timeout = new DOMException('no answer within 20000 ms: the request was abandoned', 'TimeoutError');
+    expect(explainError(timeout).message).toContain('--endpoint');
+    // getLock and listings wrap that TimeoutError; the operator gets the same hint.
+    const unanswered = explainError(new DynamoDBTimeoutError('getLock("job")', 20_000, timeout));
+    expect(unanswered).toEqual({
+      message:
+        'cannot reach DynamoDB (getLock("job"): DynamoDB did not answer within 20000 ms; the request was abandoned); check --endpoint, AWS_ENDPOINT_URL_DYNAMODB and the network',
+      exitCode: 1,
+    });
     expect(explainError(Object.assign(new Error('Table already exists'), { name: 'ResourceInUseException' })).message).toContain(
       '--if-not-exists',
     );
