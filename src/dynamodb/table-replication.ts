@@ -10,6 +10,7 @@ import type { DynamoDBClient, TableDescription } from '@aws-sdk/client-dynamodb'
 import { LockTableDoesNotExistError } from '../base/errors.js';
 import { LockTableReplicationError } from '../base/lock-table-replication-error.js';
 import { deadline } from '../primitives/deadline.js';
+import { raceAbort } from '../primitives/race-abort.js';
 import type { LockTable } from '../protocol/index.js';
 import { describeLockTable } from './lock-table.js';
 import { isAccessDenied } from './sdk-errors.js';
@@ -101,14 +102,4 @@ export class ReplicationCheck {
       bound.clear();
     }
   }
-}
-
-/** `promise`, or `signal.reason` the moment the signal aborts. */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
