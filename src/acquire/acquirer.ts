@@ -100,7 +100,7 @@ export class Acquirer {
       replication: options.replication,
       clockBound: clockBoundOf(settings, clock),
     };
-    this.#listingSchema = new ListingSchemaCheck(dynamoDB, table, logger);
+    this.#listingSchema = new ListingSchemaCheck({ dynamoDB, table, boundMs: settings.leaseDuration, lifetime: options.lifetime, logger });
     holding.on('released', ({ held }) => this.#ctx.turns.released(held.id));
   }
 
@@ -239,7 +239,7 @@ export class Acquirer {
   async *list(listing: LockListing, signal: AbortSignal | undefined): AsyncGenerator<LockObservation> {
     const { dynamoDB, table, clock } = this.#options;
     const pages = new LockPages(dynamoDB, table, clock, listing); // checks the listing before any call
-    await this.#listingSchema.ensure();
+    await this.#listingSchema.ensure(signal);
     const { partitionKey } = listing;
     const abandoned = this.#timedOut(partitionKey === undefined ? 'getAllLocks' : `getLocksByPartitionKey(${JSON.stringify(partitionKey)})`);
     while (!pages.done) {
