@@ -5,7 +5,15 @@
  * under test here (integration/acquire/ reads DynamoDB Local).
  */
 import { describe, expect, it, jest } from '@jest/globals';
-import { LockPollers, POLL_JITTER, jitteredPollDelay, nextPollDue, type PollOutcome } from '../../src/acquire/lock-poller.js';
+import {
+  FASTEST_POLL,
+  LockPollers,
+  PASSED_OVER_SPEEDUP,
+  POLL_JITTER,
+  jitteredPollDelay,
+  nextPollDue,
+  type PollOutcome,
+} from '../../src/acquire/lock-poller.js';
 import { systemClock } from '../../src/base/clock.js';
 import type { LockKey } from '../../src/base/lock-key.js';
 import type { LockObservation } from '../../src/dynamodb/read-lock.js';
@@ -30,13 +38,13 @@ function recordingRead(autoAnswer?: (key: LockKey) => LockObservation | undefine
   return { calls, read };
 }
 
-const observationOf = (rvn: string): LockObservation => ({
+const observationOf = (rvn: string, ownerName = 'holder', isReleased = false): LockObservation => ({
   record: {
     partitionKey: 'k',
-    ownerName: 'holder',
+    ownerName,
     leaseDurationMs: 1_000,
     recordVersionNumber: rvn,
-    isReleased: false,
+    isReleased,
     data: undefined,
     additionalAttributes: {},
   },
@@ -54,6 +62,13 @@ describe('jitteredPollDelay', () => {
     expect(jitteredPollDelay(1_000, () => 0.5)).toBe(1_000 * (1 - POLL_JITTER / 2));
     expect(jitteredPollDelay(1_000, () => 0.999999)).toBeGreaterThan(1_000 * (1 - POLL_JITTER));
     expect(POLL_JITTER).toBe(0.2);
+  });
+
+  it('is a tenth of the period shorter for each hand-over the waiter lost, down to 40 % of it', () => {
+    expect(jitteredPollDelay(1_000, () => 0, 3)).toBeCloseTo(1_000 * (1 - 3 * PASSED_OVER_SPEEDUP));
+    expect(jitteredPollDelay(1_000, () => 0.5, 2)).toBeCloseTo(1_000 * (1 - POLL_JITTER / 2) * (1 - 2 * PASSED_OVER_SPEEDUP));
+    expect(jitteredPollDelay(1_000, () => 0, 50)).toBeCloseTo(1_000 * FASTEST_POLL);
+    expect([PASSED_OVER_SPEEDUP, FASTEST_POLL]).toEqual([0.1, 0.4]);
   });
 });
 
@@ -182,6 +197,41 @@ describe('LockPollers', () => {
     // 900 (0.5), then 800 later (1), then 1000 later (0): waiters of different processes do not keep their order.
     expect(calls.map((call) => call.at)).toEqual([900, 1_700, 2_700]);
     a.dispose();
+  });
+
+  it('polls sooner after each read that finds a new owner, not after a heartbeat, a release or a missing item', async () => {
+    const answers = [
+      observationOf('r1', 'a'),
+      observationOf('r2', 'a'), // a heartbeat: same owner
+      observationOf('r3', 'b'), // handed over: 1
+      undefined, // no item
+      observationOf('r4', 'b', true), // released
+      observationOf('r5', 'c'), // handed over: 2
+      observationOf('r6', 'c'),
+    ];
+    const { calls, read } = recordingRead(() => answers.shift());
+    const pollers = new LockPollers({ read, clock: systemClock, random: () => 0 });
+    const a = pollers.subscribe(key, 1_000);
+    await advanceTo(6_000);
+    // 1 000 apart until the read at 3 000 finds b, then 900 apart; 800 after the read at 5 700 finds c.
+    expect(calls.map((call) => call.at)).toEqual([1_000, 2_000, 3_000, 3_900, 4_800, 5_700]);
+    await advanceTo(6_500);
+    expect(calls.at(-1)?.at).toBe(6_500);
+    a.dispose();
+  });
+
+  it('speeds up for the waiter passed over most, and a newcomer starts from none', async () => {
+    const owners = ['a', 'b', 'c', 'c', 'c', 'c'];
+    const { calls, read } = recordingRead(() => observationOf('r', owners.shift() ?? 'c'));
+    const pollers = new LockPollers({ read, clock: systemClock, random: () => 0 });
+    const early = pollers.subscribe(key, 1_000);
+    await advanceTo(3_000); // reads at 1 000 (a), 2 000 (b), 2 900 (c): two hand-overs
+    const late = pollers.subscribe(key, 1_000);
+    early.dispose();
+    await advanceTo(6_000);
+    // With the early waiter gone, the newcomer, passed over by none, polls a full period apart again.
+    expect(calls.map((call) => call.at)).toEqual([1_000, 2_000, 2_900, 3_700, 4_700, 5_700]);
+    late.dispose();
   });
 
   it('leaves no waiter polling every millisecond after one with refreshPeriod 0 has left', async () => {
