@@ -20,13 +20,12 @@ describe('turns', () => {
     const waiter = bed.client({ ownerName: 'waiter' });
     let lock: Lock = await again.acquireLock('shared', { refreshPeriod: REFRESH });
     const waiting = watch(waiter.acquireLock('shared', { refreshPeriod: REFRESH, additionalTimeToWaitForLock: 30_000 }));
-    // 'again' has waited for nobody: its turns last 32 refresh periods (3.2 s), which 80 sections of
-    // 50 ms outlast. Without turns the waiter gets the lock only when its read and write both land
-    // between a release and the re-take.
+    // Turns of one refresh period: 40 sections of 50 ms are twenty turns. Without turns the waiter
+    // gets the lock only when its read and write both land between a release and the re-take.
     const waiterHasIt = new AbortController();
     void waiting.promise.finally(() => waiterHasIt.abort());
     let sections = 0;
-    while (sections < 80 && !waiting.settled()) {
+    while (sections < 40 && !waiting.settled()) {
       await sleep(50);
       await lock.release();
       sections++;
@@ -39,7 +38,7 @@ describe('turns', () => {
     expect(waiting.settled()).toBe(true);
     const taken = await waiting.promise;
     expect(taken.ownerName).toBe('waiter');
-    expect(sections).toBeLessThan(80);
+    expect(sections).toBeLessThan(40);
     await taken.release();
   }, 30_000);
 
@@ -57,9 +56,9 @@ describe('turns', () => {
   }
 
   it('alone, a client re-taking a lock back to back stands aside now and then and takes it back after one read', async () => {
-    const counts = await reTakeAlone('alone', 30, 10, { refreshPeriod: REFRESH, turnLength: 5 });
-    // Alone, its turns last 32 × 5 ms: 30 holds of 10 ms outlast the first. A read each time it stood
-    // aside, and no write refused. (How long turns last is tested in test/acquire/turns.test.ts.)
+    const counts = await reTakeAlone('alone', 30, 10, { refreshPeriod: REFRESH, turnLength: REFRESH });
+    // 30 holds of 10 ms outlast the first turn of 100 ms: a read each time it stood aside, and no write refused.
+    // (How often the turn doubles is tested in test/acquire/turns.test.ts.)
     expect(counts['GetItem']).toBeGreaterThanOrEqual(1);
     expect(counts['PutItem']).toBe(30);
     expect(counts['DeleteItem']).toBe(30);

@@ -16,12 +16,12 @@
  * period, finds it free, and the first to read takes it. Nothing on the
  * wire changes, only when this client asks.
  *
- * A holder cannot see who waits, so it stands aside at every `turnLength`
- * only while it has reason to think someone does: it waited for another
- * holder of the lock within the last CONTENTION_MEMORY_IN_TURNS turns.
- * Otherwise its turns last QUIET_TURN_LENGTHS times as long, so that a lone
- * client pays for courtesy rarely, and a waiter it cannot see still gets
- * the lock within a bounded time.
+ * A holder cannot see who waits. When nobody took the lock while it stood
+ * aside, likely nobody was waiting: its turns on the lock last twice as
+ * long from then on, up to MAX_TURN_GROWTH times `turnLength`, so that a
+ * lone client stands aside ever more rarely. Once it waits for another
+ * holder, its turns are back to `turnLength`, and they grow only once it has
+ * not waited for another holder for CONTENTION_MEMORY_IN_TURNS turns.
  */
 import type { MonotonicClock } from '../base/clock.js';
 
@@ -32,21 +32,23 @@ import type { MonotonicClock } from '../base/clock.js';
  */
 export const REMEMBERED_TURNS = 1_024;
 
-/** How many times `turnLength` a turn lasts while the client has not waited for another holder lately. */
-export const QUIET_TURN_LENGTHS = 32;
+/** How many times `turnLength` a turn may grow to while nobody takes the lock when this client stands aside. */
+export const MAX_TURN_GROWTH = 32;
 
 /**
  * For how many turns, each with its stand-aside (`turnLength` +
- * `refreshPeriod`), after waiting for another holder a client takes turns
- * of `turnLength`. Under load a waiter's read can come later than a refresh
- * period after the release, so a stand-aside nobody answered does not show
- * that nobody waits; one answered now and then keeps the memory fresh.
+ * `refreshPeriod`), after waiting for another holder a client's turns do
+ * not grow. Under load a waiter's read can come later than a refresh period
+ * after the release, and the stand-aside then looks unanswered; a doubled
+ * turn after such a mistake kept a contended lock twice as long.
  */
 export const CONTENTION_MEMORY_IN_TURNS = 8;
 
 interface Turn {
   /** Monotonic time this client's turn began. */
   startedAt: number;
+  /** How many times `turnLength` this client's turns on the lock last: 1 until a stand-aside goes unanswered. */
+  growth: number;
   /** When this client last released the lock; `undefined` while it holds it. */
   releasedAt: number | undefined;
   /** When this client last took the lock after waiting for another holder; `-Infinity` if never. */
@@ -90,7 +92,7 @@ export class Turns {
     const standAsideUntil = turn.releasedAt + request.refreshMs;
     // Not back to back: every waiter has had a read since the release.
     if (now >= standAsideUntil) return { lockId, kind: 'new', standAsideMs: 0, request };
-    if (turn.releasedAt - turn.startedAt < turnLength(turn, now, request) || !request.mayWait) {
+    if (turn.releasedAt - turn.startedAt < turn.growth * request.turnLengthMs || !request.mayWait) {
       return { lockId, kind: 'continues', standAsideMs: 0, request };
     }
     return { lockId, kind: 'stands-aside', standAsideMs: standAsideUntil - now, request };
@@ -107,8 +109,13 @@ export class Turns {
       return;
     }
     const contendedAt = waitedForAnother ? at : (turn?.contendedAt ?? -Infinity);
+    let growth = waitedForAnother ? 1 : (turn?.growth ?? 1);
+    const { turnLengthMs, refreshMs } = plan.request;
+    const contendedLately = at - contendedAt < CONTENTION_MEMORY_IN_TURNS * (turnLengthMs + refreshMs);
+    // It stood aside and nobody took the lock: likely nobody was waiting for it.
+    if (plan.kind === 'stands-aside' && !contendedLately) growth = Math.min(growth * 2, MAX_TURN_GROWTH);
     this.#turns.delete(plan.lockId); // re-inserted: the Map's order is the order of use, oldest first
-    this.#turns.set(plan.lockId, { startedAt: at, releasedAt: undefined, contendedAt });
+    this.#turns.set(plan.lockId, { startedAt: at, growth, releasedAt: undefined, contendedAt });
     if (this.#turns.size > this.capacity) {
       const oldest = this.#turns.keys().next();
       if (oldest.done !== true) this.#turns.delete(oldest.value);
@@ -125,11 +132,4 @@ export class Turns {
   get size(): number {
     return this.#turns.size;
   }
-}
-
-/** The length of `turn` now: `turnLength` while this client waited for another holder lately. */
-function turnLength(turn: Turn, now: number, request: PlanRequest): number {
-  const { turnLengthMs, refreshMs } = request;
-  const contendedLately = now - turn.contendedAt < CONTENTION_MEMORY_IN_TURNS * (turnLengthMs + refreshMs);
-  return contendedLately ? turnLengthMs : QUIET_TURN_LENGTHS * turnLengthMs;
 }

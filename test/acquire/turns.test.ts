@@ -1,12 +1,11 @@
 /**
  * Turns: when a client that releases a lock and asks for it again at once
- * stands aside, and how long its turns last while it has no sign that
- * anyone else wants the lock.
+ * stands aside, and how its turns grow while nobody else wants the lock.
  * Timed with a manual clock; integration/acquire/turns.test.ts runs real
  * clients against DynamoDB Local.
  */
 import { describe, expect, it } from '@jest/globals';
-import { CONTENTION_MEMORY_IN_TURNS, QUIET_TURN_LENGTHS, Turns, type PlanRequest } from '../../src/acquire/turns.js';
+import { CONTENTION_MEMORY_IN_TURNS, MAX_TURN_GROWTH, Turns, type PlanRequest } from '../../src/acquire/turns.js';
 
 function manualClock(start = 1_000) {
   const clock = { t: start, now: () => clock.t };
@@ -47,24 +46,15 @@ function standAsides(turns: Turns, clock: { t: number }, count: number): Array<{
   return asides;
 }
 
-/** Turns that took `lockId` after waiting for another holder: the sign that someone else wants it. */
-function contendedTurns(clock: ReturnType<typeof manualClock>): Turns {
-  const turns = new Turns(clock, 10);
-  turns.taken(turns.plan('L', request), clock.t, true);
-  return turns;
-}
-
 /** How long the client held the lock before each of its first `count` stand-asides. */
 const turnsHeld = (turns: Turns, clock: { t: number }, count: number): number[] => standAsides(turns, clock, count).map((aside) => aside.heldMs);
 
 describe('Turns: standing aside', () => {
   it('a lock asked for again at once goes on with the turn until the turn has lasted its length', () => {
     const clock = manualClock();
-    const turns = contendedTurns(clock);
-    clock.t += 90;
-    turns.released('L');
-    clock.t += 1;
-    expect(cycle(turns, clock, 90).kind).toBe('continues'); // 181 ms into the turn at its release
+    const turns = new Turns(clock, 10);
+    expect(cycle(turns, clock, 90).kind).toBe('new');
+    expect(cycle(turns, clock, 90).kind).toBe('continues'); // 91 ms into the turn at its release
     const plan = turns.plan('L', request); // released 181 ms into a turn of 200: still on
     expect(plan.kind).toBe('continues');
     turns.taken(plan, clock.t, false);
@@ -84,7 +74,7 @@ describe('Turns: standing aside', () => {
 
   it('never stands aside for a call that may not wait, nor with an endless turn length', () => {
     const clock = manualClock();
-    const turns = contendedTurns(clock);
+    const turns = new Turns(clock, 10);
     cycle(turns, clock, 250);
     expect(turns.plan('L', { ...request, mayWait: false }).kind).toBe('continues');
     expect(turns.plan('L', { ...request, turnLengthMs: Infinity }).kind).toBe('continues');
@@ -97,24 +87,35 @@ describe('Turns: standing aside', () => {
     expect(fresh.plan('L', endless).kind).toBe('continues');
   });
 
-  it('a client that has not waited for another holder takes turns QUIET_TURN_LENGTHS times as long', () => {
+  it('a turn where nobody took the lock while it stood aside lasts twice as long, up to its cap', () => {
     const clock = manualClock();
     const turns = new Turns(clock, 10);
-    const lengths = turnsHeld(turns, clock, 3);
-    expect(lengths).toHaveLength(3);
-    for (const length of lengths) {
-      expect(length).toBeGreaterThanOrEqual(QUIET_TURN_LENGTHS * request.turnLengthMs);
-      expect(length).toBeLessThan(QUIET_TURN_LENGTHS * request.turnLengthMs + 11 + REFRESH);
-    }
-    expect(QUIET_TURN_LENGTHS).toBe(32);
+    const lengths = turnsHeld(turns, clock, 8);
+    // Turns of 200 ms, then 400, 800, … until 32 × 200 ms: the time held between two stand-asides.
+    const expected = [1, 2, 4, 8, 16, 32, 32, 32].map((growth) => growth * request.turnLengthMs);
+    expect(lengths).toHaveLength(expected.length);
+    lengths.forEach((length, i) => {
+      expect(length).toBeGreaterThanOrEqual(expected[i] as number);
+      expect(length).toBeLessThan((expected[i] as number) + 11 + REFRESH);
+    });
+    expect(MAX_TURN_GROWTH).toBe(32);
+  });
+
+  it('a lone client keeps the length its turns grew to across a pause, and stands aside as rarely after it', () => {
+    const clock = manualClock();
+    const turns = new Turns(clock, 10);
+    turnsHeld(turns, clock, 4); // turns of 1, 2, 4 and 8 × turnLength, each stand-aside unanswered
+    clock.t += 10 * REFRESH;
+    expect(turns.plan('L', request).kind).toBe('new');
+    const [held] = turnsHeld(turns, clock, 1);
+    expect(held).toBeGreaterThanOrEqual(16 * request.turnLengthMs);
   });
 
   it('a turn won after waiting for someone else is back to the call turn length', () => {
     const clock = manualClock();
     const turns = new Turns(clock, 10);
-    // A quiet turn: nobody else has held the lock.
+    // Grow the turn: nobody takes the lock when it stands aside.
     for (let i = 0; i < 100; i++) cycle(turns, clock, 10);
-    expect(turns.plan('L', request).kind).toBe('continues');
     clock.t += REFRESH;
     const plan = turns.plan('L', request);
     turns.taken(plan, clock.t, true);
@@ -123,10 +124,11 @@ describe('Turns: standing aside', () => {
     expect(turns.plan('L', request).kind).toBe('stands-aside');
   });
 
-  it('turns last turnLength until CONTENTION_MEMORY_IN_TURNS turns after this client last waited for another holder', () => {
+  it('a turn does not grow while this client waited for another holder within CONTENTION_MEMORY_IN_TURNS turns', () => {
     const clock = manualClock();
+    const turns = new Turns(clock, 10);
+    turns.taken(turns.plan('L', request), clock.t, true); // won after waiting for someone else
     const contendedAt = clock.t;
-    const turns = contendedTurns(clock); // won after waiting for someone else
     // Nobody takes the lock at any stand-aside from here on: a waiter's read may just have come late.
     const asides = standAsides(turns, clock, 12);
     const grown = asides.findIndex((aside) => aside.heldMs >= 2 * request.turnLengthMs);
@@ -137,11 +139,9 @@ describe('Turns: standing aside', () => {
     expect(grewAt - contendedAt).toBeLessThan(memoryMs + request.turnLengthMs + REFRESH + 11);
   });
 
-  it('a stand-aside answered by another holder keeps the turns at turnLength', () => {
+  it('a stand-aside answered by another holder does not grow the turn', () => {
     const clock = manualClock();
-    const turns = contendedTurns(clock);
-    turns.released('L');
-    clock.t += 1;
+    const turns = new Turns(clock, 10);
     cycle(turns, clock, 250);
     const aside = turns.plan('L', request);
     expect(aside.kind).toBe('stands-aside');
