@@ -231,7 +231,7 @@ export class Acquirer {
       const abandoned = this.#timedOut(`getLock(${describeLockKey(key)})`);
       return await this.#look(signal, (bounded) => readLock(dynamoDB, table, key, clock, bounded), { abandoned });
     } catch (error) {
-      throw await this.#ctx.explain(error);
+      throw await this.#ended(error, signal);
     }
   }
 
@@ -247,10 +247,19 @@ export class Acquirer {
       try {
         page = await this.#look(signal, (bounded) => pages.next(bounded), { abandoned });
       } catch (error) {
-        throw await this.#ctx.explain(error);
+        throw await this.#ended(error, signal);
       }
       yield* page;
     }
+  }
+
+  /**
+   * What a call that looks at locks rejects with: the caller's own reason
+   * when its signal aborted, as acquisitions do (the SDK would end the
+   * request it cut with an `AbortError` of its own), else `error` explained.
+   */
+  async #ended(error: unknown, signal: AbortSignal | undefined): Promise<unknown> {
+    return signal?.aborted === true ? signal.reason : this.#ctx.explain(error);
   }
 
   /**

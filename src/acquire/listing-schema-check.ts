@@ -45,7 +45,7 @@ export class ListingSchemaCheck {
    */
   ensure(signal: AbortSignal | undefined): Promise<void> {
     this.#check ??= this.#run();
-    return raceAbort(this.#check, signal, callerAborted);
+    return raceAbort(this.#check, signal);
   }
 
   async #run(): Promise<void> {
@@ -69,9 +69,4 @@ function definite(error: unknown): boolean {
 /** DescribeTable is not allowed: that does not change by itself. */
 function deniedForGood(error: unknown): boolean {
   return error instanceof LockTableDoesNotExistError && isAccessDenied(error.cause);
-}
-
-/** How a listing's request ends when its caller aborts, as the SDK ends it: an `AbortError` with the caller's reason as its cause. */
-function callerAborted(reason: unknown): Error {
-  return Object.assign(new Error('Request aborted', { cause: reason }), { name: 'AbortError' });
 }
