@@ -124,6 +124,18 @@ it('a table that refuses batches gets one PutItem per acquisition from then on, 
   for (const lock of [...first, ...second]) expect(await bed.rvn(lock.partitionKey)).toBe(lock.recordVersionNumber);
 });
 
+it('a handful of free locks taken together go out alone, one PutItem each, all at once; five or more go in a batch', async () => {
+  const { client, recorder } = recordedClient('handful');
+
+  await Promise.all(Array.from({ length: 4 }, (_, i) => client.acquireLock(`handful-${i}`)));
+  expect(recorder.named('BatchExecuteStatementCommand')).toHaveLength(0);
+  expect(recorder.named('PutItemCommand')).toHaveLength(4);
+
+  await Promise.all(Array.from({ length: 5 }, (_, i) => client.acquireLock(`burst-${i}`)));
+  expect(recorder.named('BatchExecuteStatementCommand').map((batch) => statementsOf(batch).length)).toEqual([5]);
+  expect(recorder.named('PutItemCommand')).toHaveLength(4);
+});
+
 it('heartbeatBatchSize 1 keeps acquisitions out of batches too', async () => {
   const { client, recorder } = recordedClient('single', { heartbeatBatchSize: 1 });
   await Promise.all(Array.from({ length: 10 }, (_, i) => client.acquireLock(`single-${i}`)));
