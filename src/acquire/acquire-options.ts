@@ -3,6 +3,7 @@ import { InvalidArgumentError } from '../base/errors.js';
 import type { LockKey } from '../base/lock-key.js';
 import { toBytes } from '../primitives/bytes.js';
 import {
+  MAX_ITEM_BYTES,
   encodeLockItem,
   validateItemSize,
   validateLockKey,
@@ -81,11 +82,8 @@ export interface AcquireSettings {
   readonly safetyMargin: number | undefined;
 }
 
-/**
- * Checks everything about the call that can be checked without DynamoDB.
- * Returns the item the call would write, but for its RVN.
- */
-export function validateAcquireOptions(ctx: AcquireSettings, key: LockKey, options: AcquireLockOptions): LockItem {
+/** Checks everything about the call that can be checked without DynamoDB. */
+export function validateAcquireOptions(ctx: AcquireSettings, key: LockKey, options: AcquireLockOptions): void {
   validateLockKey(ctx.table, key);
   if (options.refreshPeriod !== undefined) checkDuration('refreshPeriod', options.refreshPeriod);
   if (options.turnLength !== undefined) checkDuration('turnLength', options.turnLength, { allowInfinity: true });
@@ -93,16 +91,10 @@ export function validateAcquireOptions(ctx: AcquireSettings, key: LockKey, optio
     checkDuration('additionalTimeToWaitForLock', options.additionalTimeToWaitForLock, { allowInfinity: true });
   }
   const lease = options.leaseDuration === undefined ? ctx.defaultLeaseDuration : checkLockLease(options.leaseDuration, ctx);
-  // The whole item is known but for the RVN (always 36 characters): check names and size before any call.
-  const item = encodeLockItem(ctx.table, {
-    ...key,
-    ownerName: ctx.ownerName,
-    leaseDurationMs: lease,
-    recordVersionNumber: '00000000-0000-0000-0000-000000000000',
-    data: toBytes(options.data),
-    additionalAttributes: options.additionalAttributes ?? {},
-  });
-  validateItemSize(item);
+  // Most calls carry neither data nor attributes, and their item is far below the limit: not encoded for nothing.
+  if (options.data !== undefined || options.additionalAttributes !== undefined || !surelyFits(ctx, key)) {
+    validateItemSize(lockItemOf(ctx, key, options));
+  }
   const monitor = options.sessionMonitor;
   if (monitor !== undefined) {
     const safe = monitor.safeTimeWithoutHeartbeat;
@@ -113,5 +105,31 @@ export function validateAcquireOptions(ctx: AcquireSettings, key: LockKey, optio
       );
     }
   }
-  return item;
+}
+
+/**
+ * The item a call with checked options writes, but for its RVN (always 36
+ * characters): encoding it also checks the names of its attributes.
+ */
+export function lockItemOf(ctx: AcquireSettings, key: LockKey, options: AcquireLockOptions): LockItem {
+  return encodeLockItem(ctx.table, {
+    ...key,
+    ownerName: ctx.ownerName,
+    leaseDurationMs: options.leaseDuration ?? ctx.defaultLeaseDuration,
+    recordVersionNumber: '00000000-0000-0000-0000-000000000000',
+    data: toBytes(options.data),
+    additionalAttributes: options.additionalAttributes ?? {},
+  });
+}
+
+/**
+ * Whether an item without data or attributes of its own fits for sure:
+ * a UTF-16 code unit is at most 3 bytes of UTF-8, and the protocol's own
+ * names and values (lease, RVN, flags, stamp) take well under 512 bytes.
+ */
+function surelyFits(ctx: AcquireSettings, key: LockKey): boolean {
+  const { partitionKeyName, sortKeyName } = ctx.table;
+  const units =
+    key.partitionKey.length + (key.sortKey?.length ?? 0) + ctx.ownerName.length + partitionKeyName.length + (sortKeyName?.length ?? 0);
+  return 3 * units + 512 <= MAX_ITEM_BYTES;
 }

@@ -2,7 +2,7 @@
 import { InvalidArgumentError } from '../base/errors.js';
 import { describeLockKey, lockId, type LockKey } from '../base/lock-key.js';
 import { maxGroupSize, validateGroupSize } from '../protocol/index.js';
-import { validateAcquireOptions, type AcquireLockOptions, type AcquireSettings } from './acquire-options.js';
+import { lockItemOf, validateAcquireOptions, type AcquireLockOptions, type AcquireSettings } from './acquire-options.js';
 
 /** One lock of a group: its partition key, or its partition and sort key. */
 export type GroupKey = string | LockKey;
@@ -50,11 +50,11 @@ export function validateGroup(ctx: AcquireSettings, keys: readonly LockKey[], op
   }
   const seen = new Set<string>();
   const items = keys.map((key) => {
-    const item = validateAcquireOptions(ctx, key, options);
+    validateAcquireOptions(ctx, key, options);
     const id = lockId(key);
     if (seen.has(id)) throw new InvalidArgumentError('INVALID_GROUP', `acquireLocks got the key ${describeLockKey(key)} twice`);
     seen.add(id);
-    return item;
+    return lockItemOf(ctx, key, options);
   });
   validateGroupSize(items);
 }
