@@ -8,16 +8,58 @@
  * back for seconds after throttling, which otherwise came off the lease of
  * the lock the write took). Only the first attempt counts: a retry may
  * follow an attempt that was applied.
+ *
+ * The moment is taken by one middleware on the stack of the SDK client the
+ * writes go through, added the first time a write is watched: it looks the
+ * command's input up among the writes being watched. A middleware added to
+ * each command instead costs the SDK a merge of that command's stack on
+ * every call (about 5 µs of CPU each). A sender that is not an SDK client
+ * has no stack of its own: each command then carries the middleware.
  */
+import { randomUUID } from 'node:crypto';
 import type { MonotonicClock } from '../base/clock.js';
 
-/** An SDK command's own middleware stack, as far as the departure uses it (the SDK's types name each step's shape). */
+type Middleware = (next: (args: unknown) => Promise<unknown>) => (args: unknown) => Promise<unknown>;
+
+/** An SDK client's or command's middleware stack, as far as the departure uses it (the SDK's types name each step's shape). */
 interface MiddlewareStackShape {
-  add(middleware: (next: (args: unknown) => Promise<unknown>) => (args: unknown) => Promise<unknown>, options: object): void;
+  add(middleware: Middleware, options: object): void;
 }
+
+/**
+ * The name of the middleware on an SDK client's stack: unique to this copy
+ * of the package, whose watched writes only it knows.
+ */
+export const DEPARTURE_MIDDLEWARE = `dynamodbLockDeparture-${randomUUID()}`;
 
 /** The step and priority of the departure's middleware: inside the retry middleware (finalizeRequest), just before the handler. */
 const WHERE = { step: 'deserialize', priority: 'low' } as const;
+
+/** The departures of the commands watched through an SDK client's stack, by the command's input, until the first attempt leaves. */
+const leaving = new WeakMap<object, Departure[]>();
+
+/** Senders whose own stack carries the departure middleware. */
+const watchingSenders = new WeakSet<object>();
+
+const departureMiddleware: Middleware = (next) => (args) => {
+  const input = (args as { readonly input?: unknown }).input;
+  const departures = typeof input === 'object' && input !== null ? leaving.get(input) : undefined;
+  if (departures !== undefined) {
+    leaving.delete(input as object);
+    for (const departure of departures) departure.left();
+  }
+  return next(args);
+};
+
+/** Whether `sender`'s own stack carries the departure middleware, adding it if the sender is an SDK client. */
+function watchesOnItsStack(sender: object): boolean {
+  if (watchingSenders.has(sender)) return true;
+  const stack = (sender as { readonly middlewareStack?: Partial<MiddlewareStackShape> }).middlewareStack;
+  if (typeof stack?.add !== 'function') return false;
+  stack.add(departureMiddleware, { ...WHERE, name: DEPARTURE_MIDDLEWARE });
+  watchingSenders.add(sender);
+  return true;
+}
 
 export class Departure {
   readonly #clock: MonotonicClock;
@@ -34,19 +76,29 @@ export class Departure {
     this.#beforeWall = clock.wallNow?.();
   }
 
-  /** Notes on `command` when its first attempt leaves; returns the command. */
-  watch<Command extends { readonly middlewareStack: object }>(command: Command): Command {
-    (command.middlewareStack as MiddlewareStackShape).add(
-      (next) => (args) => {
-        if (this.#at === undefined) {
-          this.#at = this.#clock.now();
-          this.#wallAt = this.#clock.wallNow?.();
-        }
-        return next(args);
-      },
-      WHERE,
-    );
+  /** Notes when `command`'s first attempt through `sender` leaves; returns the command. */
+  watch<Command extends { readonly input: object; readonly middlewareStack: object }>(command: Command, sender: object): Command {
+    if (watchesOnItsStack(sender)) {
+      const departures = leaving.get(command.input);
+      if (departures === undefined) leaving.set(command.input, [this]);
+      else departures.push(this);
+    } else {
+      (command.middlewareStack as MiddlewareStackShape).add(
+        (next) => (args) => {
+          this.left();
+          return next(args);
+        },
+        WHERE,
+      );
+    }
     return command;
+  }
+
+  /** An attempt of the write is leaving now: the first one sets the moment. */
+  left(): void {
+    if (this.#at !== undefined) return;
+    this.#at = this.#clock.now();
+    this.#wallAt = this.#clock.wallNow?.();
   }
 
   /**

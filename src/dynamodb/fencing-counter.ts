@@ -80,5 +80,5 @@ export async function sendTransaction(
   departure?: Departure,
 ): Promise<void> {
   const transaction = new TransactWriteItemsCommand({ TransactItems: items, ClientRequestToken: randomUUID() });
-  await dynamoDB.send(departure?.watch(transaction) ?? transaction, { abortSignal: signal });
+  await dynamoDB.send(departure?.watch(transaction, dynamoDB) ?? transaction, { abortSignal: signal });
 }

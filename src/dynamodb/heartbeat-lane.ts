@@ -24,6 +24,7 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { DEPARTURE_MIDDLEWARE } from './departure.js';
 
 type Sender = Pick<DynamoDBClient, 'send'>;
 
@@ -100,6 +101,7 @@ export class HeartbeatLane {
     this.#client ??= this.#build(sdk);
     const added = sdk.middlewareStack.clone();
     for (const name of this.#builtIn) added.remove(name);
+    added.remove(DEPARTURE_MIDDLEWARE); // heartbeats are not watched
     if (added.identify().length > 0) command.middlewareStack?.use(added);
     return (this.#client.send as (command: unknown, options: unknown) => Promise<unknown>)(command, options);
   }

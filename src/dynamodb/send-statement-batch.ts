@@ -53,7 +53,7 @@ export async function sendStatementBatch(
   departures: readonly Departure[] = [],
 ): Promise<(StatementFailedError | undefined)[]> {
   const command = new BatchExecuteStatementCommand({ Statements: statements });
-  for (const departure of departures) departure.watch(command);
+  for (const departure of departures) departure.watch(command, dynamoDB);
   const output = await dynamoDB.send(command, { abortSignal: signal });
   const responses = output.Responses ?? [];
   const attempts = output.$metadata.attempts;

@@ -20,7 +20,7 @@ export async function sendWrite(
   // No options at all without a signal: the SDK's cacheMiddleware serves only calls without options.
   const options = signal === undefined ? undefined : { abortSignal: signal };
   const watched = <Command extends PutItemCommand | UpdateItemCommand | DeleteItemCommand>(command: Command): Command =>
-    departure?.watch(command) ?? command;
+    departure?.watch(command, dynamoDB) ?? command;
   switch (request.operation) {
     case 'PutItem':
       await dynamoDB.send(watched(new PutItemCommand(request.input)), options);
