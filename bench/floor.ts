@@ -155,6 +155,11 @@ class BenchSender implements DynamoDBSender {
     readonly signalEveryCall = false,
   ) {}
 
+  /** The client's own stack, as a user's client shows it: the library puts the middleware that times its writes' departure there once. */
+  get middlewareStack(): DynamoDBClient['middlewareStack'] {
+    return this.client.middlewareStack;
+  }
+
   send(command: object, options?: { readonly abortSignal?: AbortSignal }): Promise<unknown> {
     this.calls++;
     if (command instanceof UpdateItemCommand) {

@@ -192,7 +192,8 @@ describe('who writes stamps', () => {
     const recorder = recording(bed.dynamoDBClient('plain'));
     const plain = bed.client({ ownerName: 'plain', leaseDuration: 1_000, heartbeatPeriod: 250, heartbeatConcurrency: 1 }, recorder.dynamoDB);
     const locks = await plain.acquireLocks(['p-1', 'p-2']);
-    await Promise.all(['p-4', 'p-5'].map((key) => plain.acquireLock(key)));
+    // Five free locks asked for together: a batch of INSERTs.
+    await Promise.all(['p-4', 'p-5', 'p-6', 'p-7', 'p-8'].map((key) => plain.acquireLock(key)));
     const single = await plain.acquireLock('p-3', { deleteLockOnRelease: false });
     const first = single.recordVersionNumber;
     await waitUntil('background heartbeats', () => single.recordVersionNumber !== first, { timeoutMs: 2_000 });
@@ -200,6 +201,7 @@ describe('who writes stamps', () => {
     await untilHeartbeatsBatched(recorder);
     await single.release();
     await locks.release();
+    expect(statementsOf(recorder)).toContain('INSERT');
     expect(statementsOf(recorder)).toContain('UPDATE');
     expect(JSON.stringify(recorder.sent.map((command) => command.input))).not.toContain(STAMP);
     expect((await bed.item('p-3'))?.[STAMP]).toBeUndefined();
@@ -214,19 +216,19 @@ describe('who writes stamps', () => {
     );
     const before = Date.now();
     const group = await stamper.acquireLocks(['s-1', 's-2']);
-    // Free locks asked for together: their new-lock writes go out as one batch of PartiQL INSERTs.
-    const singles = await Promise.all(['s-3', 's-4', 's-5'].map((key) => stamper.acquireLock(key)));
+    // Five free locks asked for together: their new-lock writes go out as one batch of PartiQL INSERTs.
+    const singles = await Promise.all(['s-3', 's-4', 's-5', 's-6', 's-7'].map((key) => stamper.acquireLock(key)));
     for (const [key, lock] of [
       ['s-1', group.locks[0]],
       ['s-3', singles[0]],
-      ['s-5', singles[2]],
+      ['s-7', singles[4]],
     ] as const) {
       expect((await stampOf(key))?.rvn).toBe(lock?.recordVersionNumber);
     }
     await plainHeartbeat(stamper, singles[1] as Lock);
     await untilHeartbeatsBatched(recorder);
     await sleep(300);
-    for (const key of ['s-1', 's-2', 's-3', 's-4', 's-5']) {
+    for (const key of ['s-1', 's-2', 's-3', 's-4', 's-5', 's-6', 's-7']) {
       const stamp = await stampOf(key);
       expect(stamp?.rvn).toBe(stamp?.itemRvn);
       expect(stamp?.itemRvn).toBeDefined();
