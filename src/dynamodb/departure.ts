@@ -38,8 +38,14 @@ const WHERE = { step: 'deserialize', priority: 'low' } as const;
 /** The departures of the commands watched through an SDK client's stack, by the command's input, until the first attempt leaves. */
 const leaving = new WeakMap<object, Departure[]>();
 
-/** Senders whose own stack carries the departure middleware. */
-const watchingSenders = new WeakSet<object>();
+/**
+ * The SDK stacks that carry the departure middleware. By stack, not by
+ * sender: several senders can share one stack (a DynamoDBDocumentClient
+ * shares the stack of the DynamoDBClient it wraps, and so do two documents
+ * clients made from one client), and a second `add` under the same name
+ * throws.
+ */
+const watchingStacks = new WeakSet<object>();
 
 const departureMiddleware: Middleware = (next) => (args) => {
   const input = (args as { readonly input?: unknown }).input;
@@ -53,11 +59,16 @@ const departureMiddleware: Middleware = (next) => (args) => {
 
 /** Whether `sender`'s own stack carries the departure middleware, adding it if the sender is an SDK client. */
 function watchesOnItsStack(sender: object): boolean {
-  if (watchingSenders.has(sender)) return true;
   const stack = (sender as { readonly middlewareStack?: Partial<MiddlewareStackShape> }).middlewareStack;
   if (typeof stack?.add !== 'function') return false;
-  stack.add(departureMiddleware, { ...WHERE, name: DEPARTURE_MIDDLEWARE });
-  watchingSenders.add(sender);
+  if (watchingStacks.has(stack)) return true;
+  try {
+    stack.add(departureMiddleware, { ...WHERE, name: DEPARTURE_MIDDLEWARE });
+  } catch {
+    // The stack refuses it (it already has one of that name, copied from another stack, say): each command carries its own.
+    return false;
+  }
+  watchingStacks.add(stack);
   return true;
 }
 
