@@ -47,6 +47,9 @@ const leaving = new WeakMap<object, Departure[]>();
  */
 const watchingStacks = new WeakSet<object>();
 
+/** Stacks that refused it: asked once, not at every write. */
+const refusingStacks = new WeakSet<object>();
+
 const departureMiddleware: Middleware = (next) => (args) => {
   const input = (args as { readonly input?: unknown }).input;
   const departures = typeof input === 'object' && input !== null ? leaving.get(input) : undefined;
@@ -62,10 +65,12 @@ function watchesOnItsStack(sender: object): boolean {
   const stack = (sender as { readonly middlewareStack?: Partial<MiddlewareStackShape> }).middlewareStack;
   if (typeof stack?.add !== 'function') return false;
   if (watchingStacks.has(stack)) return true;
+  if (refusingStacks.has(stack)) return false;
   try {
     stack.add(departureMiddleware, { ...WHERE, name: DEPARTURE_MIDDLEWARE });
   } catch {
     // The stack refuses it (it already has one of that name, copied from another stack, say): each command carries its own.
+    refusingStacks.add(stack);
     return false;
   }
   watchingStacks.add(stack);
