@@ -57,6 +57,33 @@ describe('an acquisition write that gets no answer', () => {
   }, 30_000);
 });
 
+describe('a read that gets no answer', () => {
+  it('close() ends getLock and a listing whose request is unanswered: both reject with LockClientClosedError', async () => {
+    const network = await faults.proxied('reads', { sdkDefaults: true });
+    const client = faults.bed.client({ ownerName: 'reads' }, network.dynamoDB);
+    const isRead = (request: ProxiedRequest): boolean => ['GetItem', 'Scan'].includes(operationOf(request) ?? '');
+    network.proxy.setRule((request) => (isRead(request) ? { action: 'blackhole' } : { action: 'forward' }));
+
+    const reading = rejectionOf(client.getLock('job'));
+    const listing = rejectionOf(
+      (async () => {
+        for await (const lock of client.getAllLocks()) void lock;
+      })(),
+    );
+    await within(
+      (async () => {
+        while (network.proxy.exchanges.filter((e) => isRead(e.request)).length < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+      })(),
+      10_000,
+      'both reads are sent',
+    );
+
+    await within(client.close({ timeout: 500 }), 5_000, 'close() ends');
+    expect(await within(reading, 2_000, 'getLock ends after close()')).toBeInstanceOf(LockClientClosedError);
+    expect(await within(listing, 2_000, 'the listing ends after close()')).toBeInstanceOf(LockClientClosedError);
+  }, 30_000);
+});
+
 describe('close() when DynamoDB refuses a release', () => {
   it('ends the lock as lost: its signal aborts and `lost` fires, rather than it staying "held" with nothing keeping it', async () => {
     const network = await faults.proxied('refused-release', { sdkDefaults: true });

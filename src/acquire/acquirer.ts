@@ -57,8 +57,8 @@ export class Acquirer {
   readonly #options: AcquirerOptions;
   readonly #ctx: AcquireContext;
   readonly #listingSchema: ListingSchemaCheck;
-  /** Acquisitions under way; `close()` aborts them and waits for them to settle. */
-  readonly #acquiring = new Map<ChildAbortController, Promise<unknown>>();
+  /** Calls under way, acquisitions and reads; `close()` aborts them and waits for them to settle. */
+  readonly #calls = new Map<ChildAbortController, Promise<unknown>>();
 
   constructor(options: AcquirerOptions) {
     this.#options = options;
@@ -149,17 +149,17 @@ export class Acquirer {
     });
   }
 
-  /** Runs one acquisition call, which `close()` aborts and waits for. */
+  /** Runs one call (an acquisition, a read, a listing's page), which `close()` aborts and waits for. */
   async #call<T>(signal: AbortSignal | undefined, acquisition: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const call = childAbortController(signal);
     const acquiring = acquisition(call.signal);
-    this.#acquiring.set(call, acquiring);
+    this.#calls.set(call, acquiring);
     try {
       return await acquiring;
     } catch (error) {
       throw this.#options.lifetime.aborted ? new LockClientClosedError() : error;
     } finally {
-      this.#acquiring.delete(call);
+      this.#calls.delete(call);
       call.dispose();
     }
   }
@@ -229,7 +229,7 @@ export class Acquirer {
     const { dynamoDB, table, clock } = this.#options;
     try {
       const abandoned = this.#timedOut(`getLock(${describeLockKey(key)})`);
-      return await this.#look(signal, (bounded) => readLock(dynamoDB, table, key, clock, bounded), { abandoned });
+      return await this.#call(signal, (call) => this.#look(call, (bounded) => readLock(dynamoDB, table, key, clock, bounded), { abandoned }));
     } catch (error) {
       throw await this.#ended(error, signal);
     }
@@ -245,7 +245,7 @@ export class Acquirer {
     while (!pages.done) {
       let page: Iterable<LockObservation>;
       try {
-        page = await this.#look(signal, (bounded) => pages.next(bounded), { abandoned });
+        page = await this.#call(signal, (call) => this.#look(call, (bounded) => pages.next(bounded), { abandoned }));
       } catch (error) {
         throw await this.#ended(error, signal);
       }
@@ -282,13 +282,13 @@ export class Acquirer {
   }
 
   /**
-   * Aborts the acquisitions under way and waits for them to settle: their
-   * requests are cut off; a write of unknown outcome is left to lapse, one
-   * that won is released.
+   * Aborts the calls under way and waits for them to settle: their requests
+   * are cut off; a write of unknown outcome is left to lapse, one that won
+   * is released, a read ends with `LockClientClosedError`.
    */
   async close(): Promise<void> {
-    for (const call of this.#acquiring.keys()) call.abort(new LockClientClosedError());
-    await Promise.allSettled(this.#acquiring.values());
+    for (const call of this.#calls.keys()) call.abort(new LockClientClosedError());
+    await Promise.allSettled(this.#calls.values());
   }
 }
 
