@@ -150,12 +150,12 @@ export class Acquirer {
   }
 
   /** Runs one call (an acquisition, a read, a listing's page), which `close()` aborts and waits for. */
-  async #call<T>(signal: AbortSignal | undefined, acquisition: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  async #call<T>(signal: AbortSignal | undefined, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const call = childAbortController(signal);
-    const acquiring = acquisition(call.signal);
-    this.#calls.set(call, acquiring);
+    const running = run(call.signal);
+    this.#calls.set(call, running);
     try {
-      return await acquiring;
+      return await running;
     } catch (error) {
       throw this.#options.lifetime.aborted ? new LockClientClosedError() : error;
     } finally {
