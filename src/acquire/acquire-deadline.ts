@@ -2,7 +2,7 @@
  * How long one acquisition may go on, and when its requests are cut off.
  *
  * The call waits `additionalTimeToWaitForLock`, plus the lease of the first
- * holder it sees (PROTOCOL.md §5.3). A request that never gets an answer (a
+ * holder it sees (PROTOCOL.md §5.3), from when it saw it. A request that never gets an answer (a
  * silent connection; the SDK's default client has no request timeout) must
  * not hold the call past that deadline for ever: every request of the call
  * follows the caller's signal and a cut-off that falls once the deadline is
@@ -105,11 +105,17 @@ export class AcquireDeadline implements CallDeadline, Disposable {
     return this.#cutOff;
   }
 
-  /** The first holder seen adds its lease to the wait; later ones add nothing. */
+  /**
+   * The first holder seen adds its lease to the wait, counted from now, when
+   * the call has seen it: its RVN is timed from the answer that showed it, so
+   * a lease counted from the call's start would end a read's time before the
+   * takeover is due, and a poll landing in between would give up on a lock
+   * that was about to be taken over. Later holders add nothing.
+   */
   addHolderLease(leaseDurationMs: number): void {
     if (this.#holderLeaseAdded) return;
     this.#holderLeaseAdded = true;
-    this.#budgetMs += leaseDurationMs;
+    this.#budgetMs += this.elapsed + leaseDurationMs;
   }
 
   /** The call waits to be admitted by the gate: its wait stands still (its cut-off does not). */

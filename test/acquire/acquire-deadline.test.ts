@@ -39,6 +39,17 @@ describe('AcquireDeadline', () => {
     expect(deadline.cutOff).toBe(true);
   });
 
+  it("counts the holder's lease from when the holder was first seen, so that the call never gives up before its takeover is due", async () => {
+    using deadline = new AcquireDeadline({ clock: systemClock, waitMs: 0, graceMs: 500 });
+    // The first read's answer came 30 ms into the call: the holder's RVN is timed from then.
+    await advanceTo(30);
+    deadline.addHolderLease(1_000);
+    await advanceTo(1_030);
+    expect(deadline.passed).toBe(false);
+    await advanceTo(1_031);
+    expect(deadline.passed).toBe(true);
+  });
+
   it('does not count the time the call waits to be admitted by the gate against its wait', async () => {
     using deadline = new AcquireDeadline({ clock: systemClock, waitMs: 1_000, graceMs: 500 });
     await advanceTo(300);
