@@ -2,7 +2,8 @@
  * How long one acquisition may go on, and when its requests are cut off.
  *
  * The call waits `additionalTimeToWaitForLock`, plus the lease of the first
- * holder it sees (PROTOCOL.md §5.3), from when it saw it. A request that never gets an answer (a
+ * holder it sees (PROTOCOL.md §5.4), counted from when it saw it if the
+ * wait had run out by then. A request that never gets an answer (a
  * silent connection; the SDK's default client has no request timeout) must
  * not hold the call past that deadline for ever: every request of the call
  * follows the caller's signal and a cut-off that falls once the deadline is
@@ -29,6 +30,7 @@
 import type { MonotonicClock } from '../base/clock.js';
 import { MAX_DURATION_MS } from '../settings/options.js';
 import { withinBound, type CallDeadline } from './request-bound.js';
+import { TAKEOVER_MARGIN_MS } from './stale-watch.js';
 
 export interface AcquireDeadlineOptions {
   readonly clock: MonotonicClock;
@@ -49,6 +51,8 @@ export class AcquireDeadline implements CallDeadline, Disposable {
   readonly #callerSignal: AbortSignal | undefined;
   readonly #oneRequestAtATime: boolean;
   #budgetMs: number;
+  /** Java's budget: the wait plus the first holder's lease, both from the call's start. The cut-off falls a grace past it. */
+  #javaBudgetMs: number;
   #holderLeaseAdded = false;
   /** Set while the call waits to be admitted. */
   #pausedAt: number | undefined;
@@ -72,6 +76,7 @@ export class AcquireDeadline implements CallDeadline, Disposable {
     this.#start = options.clock.now();
     this.#graceMs = options.graceMs;
     this.#budgetMs = options.waitMs;
+    this.#javaBudgetMs = options.waitMs;
     this.#callerSignal = options.signal;
     this.#oneRequestAtATime = options.oneRequestAtATime === true;
     if (options.signal?.aborted) this.#onCallerAbort();
@@ -106,16 +111,20 @@ export class AcquireDeadline implements CallDeadline, Disposable {
   }
 
   /**
-   * The first holder seen adds its lease to the wait, counted from now, when
-   * the call has seen it: its RVN is timed from the answer that showed it, so
-   * a lease counted from the call's start would end a read's time before the
-   * takeover is due, and a poll landing in between would give up on a lock
-   * that was about to be taken over. Later holders add nothing.
+   * The first holder seen adds its lease to the wait; later ones add
+   * nothing. Its RVN is timed from the answer that showed it, so when that
+   * answer came after the wait had run out (a slow or failed first request,
+   * `acquireOnlyIfLockAlreadyExists` before the item existed, and with no
+   * wait at all, any first read), the lease counts from now: otherwise the
+   * call would give up just before the takeover falls due. The cut-off
+   * stays a grace past Java's budget, so that a call whose requests go
+   * unanswered ends no later than it did.
    */
   addHolderLease(leaseDurationMs: number): void {
     if (this.#holderLeaseAdded) return;
     this.#holderLeaseAdded = true;
-    this.#budgetMs += this.elapsed + leaseDurationMs;
+    this.#javaBudgetMs += leaseDurationMs;
+    this.#budgetMs = Math.max(this.#budgetMs, this.elapsed + TAKEOVER_MARGIN_MS) + leaseDurationMs;
   }
 
   /** The call waits to be admitted by the gate: its wait stands still (its cut-off does not). */
@@ -181,7 +190,7 @@ export class AcquireDeadline implements CallDeadline, Disposable {
   }
 
   #cutOffAt(): number {
-    return this.#start + this.#budgetMs + this.#graceMs;
+    return this.#start + this.#javaBudgetMs + this.#graceMs;
   }
 
   #fall(): void {

@@ -4,12 +4,18 @@
  * Fake timers drive setTimeout and performance.now(), so `systemClock`
  * moves with them.
  */
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from '@jest/globals';
 import { AcquireDeadline } from '../../src/acquire/acquire-deadline.js';
+import { AcquireLoop } from '../../src/acquire/acquire-lock.js';
+import { TAKEOVER_MARGIN_MS } from '../../src/acquire/stale-watch.js';
 import { systemClock } from '../../src/base/clock.js';
+import type { LockTable } from '../../src/protocol/index.js';
+import type { DynamoDBSender } from '../../src/settings/options.js';
+import { unitAcquireContext } from '../../test-kit/acquire-context.js';
 import { useFakeTime } from '../../test-kit/jest/fake-time.js';
 
-const { advanceTo } = useFakeTime();
+const { advanceTo, at } = useFakeTime();
 
 describe('AcquireDeadline', () => {
   it('passes after the wait, and cuts requests off a grace later', async () => {
@@ -39,14 +45,29 @@ describe('AcquireDeadline', () => {
     expect(deadline.cutOff).toBe(true);
   });
 
-  it("counts the holder's lease from when the holder was first seen, so that the call never gives up before its takeover is due", async () => {
+  it("counts the holder's lease from when it was first seen once the wait has run out, so that the call never gives up before its takeover is due", async () => {
     using deadline = new AcquireDeadline({ clock: systemClock, waitMs: 0, graceMs: 500 });
-    // The first read's answer came 30 ms into the call: the holder's RVN is timed from then.
+    // The first read's answer came 30 ms into the call: the holder's RVN is timed from then, and taken over a lease and TAKEOVER_MARGIN_MS later.
     await advanceTo(30);
     deadline.addHolderLease(1_000);
-    await advanceTo(1_030);
+    await advanceTo(1_030 + TAKEOVER_MARGIN_MS);
     expect(deadline.passed).toBe(false);
-    await advanceTo(1_031);
+    await advanceTo(1_031 + TAKEOVER_MARGIN_MS);
+    expect(deadline.passed).toBe(true);
+    // Requests are still cut off a grace past Java's budget, the lease from the call's start.
+    await advanceTo(1_499);
+    expect(deadline.cutOff).toBe(false);
+    await advanceTo(1_500);
+    expect(deadline.cutOff).toBe(true);
+  });
+
+  it("keeps Java's budget, the wait plus the lease from the call's start, for a holder seen within the wait", async () => {
+    using deadline = new AcquireDeadline({ clock: systemClock, waitMs: 1_000, graceMs: 500 });
+    await advanceTo(900);
+    deadline.addHolderLease(1_000);
+    await advanceTo(2_000);
+    expect(deadline.passed).toBe(false);
+    await advanceTo(2_001);
     expect(deadline.passed).toBe(true);
   });
 
@@ -147,5 +168,51 @@ describe('AcquireDeadline', () => {
       expect(seen?.aborted).toBe(false);
       expect(deadline.requestSignal).toBe(seen);
     });
+  });
+});
+
+describe('AcquireDeadline in the acquire loop', () => {
+  const table: LockTable = { tableName: 'locks', partitionKeyName: 'key' };
+  const LEASE = 1_000;
+  const READ_MS = 60;
+
+  /** A DynamoDB whose every answer takes READ_MS, where a dead holder's item never changes; the times its writes were sent. */
+  function deadHolderTable(writesSentAt: number[]): DynamoDBSender {
+    const item = { key: { S: 'k' }, ownerName: { S: 'dead' }, leaseDuration: { S: String(LEASE) }, recordVersionNumber: { S: 'dead-rvn' } };
+    return {
+      send: (command) => {
+        const read = command instanceof GetItemCommand;
+        if (!read) writesSentAt.push(performance.now() - at(0));
+        return new Promise((resolve) => setTimeout(() => resolve(read ? { Item: item } : {}), READ_MS));
+      },
+    };
+  }
+
+  it('takes over a dead holder with no wait beyond its lease, however late in the lease a poll lands', async () => {
+    const writesSentAt: number[] = [];
+    const ctx = unitAcquireContext({
+      table,
+      clock: systemClock,
+      dynamoDB: deadHolderTable(writesSentAt),
+      leaseDurationMs: LEASE,
+      heartbeatPeriodMs: 100_000,
+      polls: true,
+      random: () => 0,
+    });
+    // The first read answers at 60 ms, so the RVN is stale from 1 061 ms; polls answer at 220, 320, … 1 020 ms,
+    // after the call's start + lease but before the takeover is due.
+    using loop = new AcquireLoop(
+      ctx,
+      { partitionKey: 'k' },
+      { additionalTimeToWaitForLock: 0, refreshPeriod: 100, acquireOnlyIfLockAlreadyExists: true },
+    );
+    const taking = loop.run();
+    const outcome = taking.then(
+      () => 'taken',
+      (error: unknown) => (error as Error).message,
+    );
+    await advanceTo(2_000);
+    expect(await outcome).toBe('taken');
+    expect(writesSentAt).toEqual([READ_MS + LEASE + TAKEOVER_MARGIN_MS]);
   });
 });

@@ -6,17 +6,13 @@
  * integration/acquire/.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { AcquireLoop, type AcquireContext } from '../../src/acquire/acquire-lock.js';
+import { AcquireLoop } from '../../src/acquire/acquire-lock.js';
+import { unitAcquireContext } from '../../test-kit/acquire-context.js';
 import type { AcquireLockOptions } from '../../src/acquire/acquire-options.js';
-import { AcquisitionGate } from '../../src/acquire/acquisition-gate.js';
-import { KeySchemaProof } from '../../src/acquire/key-schema-proof.js';
-import { LockPollers } from '../../src/acquire/lock-poller.js';
 import { LockObservationCache } from '../../src/acquire/observation-cache.js';
 import { TAKEOVER_MARGIN_MS } from '../../src/acquire/stale-watch.js';
 import { Turns } from '../../src/acquire/turns.js';
 import { lockId } from '../../src/base/lock-key.js';
-import { AcquisitionRequests } from '../../src/dynamodb/acquisition-requests.js';
-import { sdkClientOf } from '../../src/dynamodb/dynamodb-sender.js';
 import type { DynamoDBSender } from '../../src/settings/options.js';
 import type { LockObservation } from '../../src/dynamodb/read-lock.js';
 import { DynamoDBUnavailableError, LockCurrentlyUnavailableError, LockNotGrantedError } from '../../src/base/errors.js';
@@ -50,30 +46,15 @@ function loopOf(
   } = {},
 ) {
   const clock = shared.clock ?? manualClock();
-  const ctx: AcquireContext = {
-    requests: new AcquisitionRequests({ dynamoDB: sdkClientOf(shared.dynamoDB ?? silent), table, clock, batching: false, logger: undefined }),
+  const ctx = unitAcquireContext({
     table,
-    ownerName: 'me',
-    defaultLeaseDuration: LEASE,
-    heartbeatPeriod: 100,
-    backgroundHeartbeats: true,
-    safetyMargin: undefined,
     clock,
-    observations: shared.observations ?? new LockObservationCache(10, clock),
-    pollers: new LockPollers({ clock, read: () => Promise.reject(new Error('this test polls nothing')) }),
-    keySchema: new KeySchemaProof(table),
-    logger: undefined,
-    explain: (error) => Promise.resolve(error),
-    gate: new AcquisitionGate({
-      heartbeatsBehind: () => false,
-      heartbeatsOverdue: () => false,
-      limit: 10,
-      limitWhileBehind: 1,
-      pollPatienceMs: 1_000,
-    }),
-    turns: shared.turns ?? new Turns(clock, 10),
-    replication: undefined,
-  };
+    dynamoDB: shared.dynamoDB ?? silent,
+    leaseDurationMs: LEASE,
+    heartbeatPeriodMs: 100,
+    observations: shared.observations,
+    turns: shared.turns,
+  });
   const loop = new AcquireLoop(ctx, key, options);
   loops.push(loop);
   return { loop, clock };

@@ -1,0 +1,63 @@
+/**
+ * The acquire loop's context (src/acquire/acquire-lock.ts) for unit tests
+ * that drive an `AcquireLoop` without a `LockClient`: one owner, a gate
+ * that never holds a request back, no replication check, no logger.
+ */
+import type { AcquireContext } from '../src/acquire/acquire-lock.js';
+import { AcquisitionGate } from '../src/acquire/acquisition-gate.js';
+import { KeySchemaProof } from '../src/acquire/key-schema-proof.js';
+import { LockPollers } from '../src/acquire/lock-poller.js';
+import { LockObservationCache } from '../src/acquire/observation-cache.js';
+import { Turns } from '../src/acquire/turns.js';
+import type { MonotonicClock } from '../src/base/clock.js';
+import { AcquisitionRequests } from '../src/dynamodb/acquisition-requests.js';
+import { sdkClientOf } from '../src/dynamodb/dynamodb-sender.js';
+import type { LockTable } from '../src/protocol/index.js';
+import type { DynamoDBSender } from '../src/settings/options.js';
+
+export interface UnitAcquireContext {
+  readonly table: LockTable;
+  readonly clock: MonotonicClock;
+  readonly dynamoDB: DynamoDBSender;
+  readonly leaseDurationMs: number;
+  readonly heartbeatPeriodMs: number;
+  /** Polls read through the context's own requests; without, a poll fails the test. */
+  readonly polls?: boolean;
+  /** Poll delays are drawn from this. @default Math.random */
+  readonly random?: () => number;
+  readonly observations?: LockObservationCache;
+  readonly turns?: Turns;
+}
+
+export function unitAcquireContext(options: UnitAcquireContext): AcquireContext {
+  const { table, clock } = options;
+  const requests = new AcquisitionRequests({ dynamoDB: sdkClientOf(options.dynamoDB), table, clock, batching: false, logger: undefined });
+  return {
+    requests,
+    table,
+    ownerName: 'me',
+    defaultLeaseDuration: options.leaseDurationMs,
+    heartbeatPeriod: options.heartbeatPeriodMs,
+    backgroundHeartbeats: true,
+    safetyMargin: undefined,
+    clock,
+    observations: options.observations ?? new LockObservationCache(10, clock),
+    pollers: new LockPollers({
+      clock,
+      read: options.polls === true ? (key, signal) => requests.read(key, signal) : () => Promise.reject(new Error('this test polls nothing')),
+      random: options.random,
+    }),
+    keySchema: new KeySchemaProof(table),
+    logger: undefined,
+    explain: (error) => Promise.resolve(error),
+    gate: new AcquisitionGate({
+      heartbeatsBehind: () => false,
+      heartbeatsOverdue: () => false,
+      limit: 10,
+      limitWhileBehind: 1,
+      pollPatienceMs: 1_000,
+    }),
+    turns: options.turns ?? new Turns(clock, 10),
+    replication: undefined,
+  };
+}
