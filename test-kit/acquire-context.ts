@@ -45,7 +45,8 @@ export function unitAcquireContext(options: UnitAcquireContext): AcquireContext 
     pollers: new LockPollers({
       clock,
       read: options.polls === true ? (key, signal) => requests.read(key, signal) : () => Promise.reject(new Error('this test polls nothing')),
-      random: options.random,
+      // Left out when not given: an explicit undefined would replace the pollers' default.
+      ...(options.random === undefined ? {} : { random: options.random }),
     }),
     keySchema: new KeySchemaProof(table),
     logger: undefined,

@@ -6,9 +6,11 @@
  * wait had run out by then. A request that never gets an answer (a
  * silent connection; the SDK's default client has no request timeout) must
  * not hold the call past that deadline for ever: every request of the call
- * follows the caller's signal and a cut-off that falls once the deadline is
- * a lease past, room for the SDK's own retries, throttled ones included, to
- * end by themselves. The call then ends with `DynamoDBUnavailableError`.
+ * follows the caller's signal and a cut-off that falls a grace (a lease, or
+ * a refresh period if longer) past Java's budget, room for the SDK's own
+ * retries, throttled ones included, to end by themselves. The call then ends
+ * with `DynamoDBUnavailableError`, or, when DynamoDB answered and the lock
+ * was held, as it last found it.
  *
  * Time the call spends waiting to be admitted by the acquisition gate
  * (behind the client's own requests) does not count against its wait:
@@ -36,7 +38,7 @@ export interface AcquireDeadlineOptions {
   readonly clock: MonotonicClock;
   /** Milliseconds to wait beyond the first holder's lease; `Infinity` never gives up. */
   readonly waitMs: number;
-  /** Milliseconds past the deadline before requests are cut off. */
+  /** Milliseconds past Java's budget (the wait and the first holder's lease, from the call's start) before requests are cut off. */
   readonly graceMs: number;
   /** The caller's signal, if any. */
   readonly signal?: AbortSignal | undefined;

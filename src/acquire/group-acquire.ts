@@ -307,6 +307,8 @@ export class GroupAcquireLoop implements Disposable {
       await abortableSleep(ms, this.#deadline.requestSignal);
     } catch (error) {
       if (this.#options.signal?.aborted) throw this.#options.signal.reason;
+      // Cut off between rounds: when the last round was answered, the call ends as it found the locks, as a single lock's does.
+      if (this.#refusal !== undefined && !(this.#refusal instanceof DynamoDBUnavailableError)) throw this.#refusal;
       throw this.#unavailable(error);
     }
   }

@@ -1,0 +1,60 @@
+/**
+ * GroupAcquireLoop on fake time, against a DynamoDB that answers from a
+ * script: how a group's call ends. Its requests themselves are tested
+ * against DynamoDB Local in integration/acquire/groups.test.ts.
+ */
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { describe, expect, it } from '@jest/globals';
+import { GroupAcquireLoop } from '../../src/acquire/group-acquire.js';
+import { DynamoDBUnavailableError, LockNotGrantedError } from '../../src/base/errors.js';
+import { systemClock } from '../../src/base/clock.js';
+import type { LockTable } from '../../src/protocol/index.js';
+import type { DynamoDBSender } from '../../src/settings/options.js';
+import { unitAcquireContext } from '../../test-kit/acquire-context.js';
+import { useFakeTime } from '../../test-kit/jest/fake-time.js';
+
+const { advanceTo } = useFakeTime();
+const table: LockTable = { tableName: 'locks', partitionKeyName: 'key' };
+const LEASE = 1_000;
+
+/** Key `held` belongs to a live holder that heartbeats between any two reads; every other key is free. Reads answer in 1 ms. */
+const liveHolder = (): DynamoDBSender => {
+  let heartbeats = 0;
+  return {
+    send: (command) => {
+      if (!(command instanceof GetItemCommand)) return Promise.reject(new Error('this test writes nothing'));
+      const key = command.input.Key?.['key']?.S;
+      const item = {
+        key: { S: 'held' },
+        ownerName: { S: 'holder' },
+        leaseDuration: { S: String(LEASE) },
+        recordVersionNumber: { S: `rvn-${++heartbeats}` },
+      };
+      return new Promise((resolve) => setTimeout(() => resolve(key === 'held' ? { Item: item } : {}), 1));
+    },
+  };
+};
+
+describe('GroupAcquireLoop', () => {
+  it('ends with LockNotGrantedError naming the holder when its requests are cut off between two rounds that were answered', async () => {
+    const ctx = {
+      ...unitAcquireContext({ table, clock: systemClock, dynamoDB: liveHolder(), leaseDurationMs: LEASE, heartbeatPeriodMs: 100_000 }),
+      releaseStray: async () => {},
+    };
+    // Seen at 1 ms with no wait: the deadline falls at 1 002 ms, a round at 1 002 ms sleeps a refresh period,
+    // and the cut-off (a grace of one refresh period past Java's budget, 2 000 ms) falls during that sleep.
+    using loop = new GroupAcquireLoop(ctx, [{ partitionKey: 'held' }, { partitionKey: 'free' }], {
+      additionalTimeToWaitForLock: 0,
+      refreshPeriod: LEASE,
+    });
+    const ending = loop.run().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    await advanceTo(3_000);
+    const error = await ending;
+    expect(error).toBeInstanceOf(LockNotGrantedError);
+    expect(error).not.toBeInstanceOf(DynamoDBUnavailableError);
+    expect(error).toMatchObject({ partitionKey: 'held', holder: { ownerName: 'holder' } });
+  });
+});
