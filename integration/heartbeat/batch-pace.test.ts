@@ -8,7 +8,8 @@
  */
 import { expect, it } from '@jest/globals';
 import type { Lock } from '../../src/index.js';
-import { operationOf, type ProxiedRequest, type RequestFault } from '../../test-kit/fault-proxy.js';
+import { CLIENT_DEFAULTS } from '../../src/settings/defaults.js';
+import { operationOf, type FaultProxy, type ProxiedRequest, type RequestFault } from '../../test-kit/fault-proxy.js';
 import { useFaultBed } from '../../test-kit/jest/fault-bed.js';
 import { recordEvents } from '../../test-kit/jest/lock-events.js';
 import { sleep } from '../../test-kit/test-locks.js';
@@ -19,27 +20,49 @@ const LEASE_MS = 3_000;
 const HEARTBEAT_MS = 750;
 /** What each statement of a batch costs the server: 25 of them take longer than the period an attempt gets. */
 const MS_PER_STATEMENT = 40;
+/**
+ * The second test's locks, and what each of their statements costs: 200 heartbeats a second at 80 ms
+ * each keep 16 batches in flight on average, twice the 8 (a quarter of the default 32 slots) that
+ * batches were held to whatever their size. 200 a second is what DynamoDB Local keeps up with on a
+ * slow 2-core machine beside other test workers: at 400 it fell behind on its own, whatever the batches.
+ */
+const MANY_LOCKS = 150;
+const MANY_MS_PER_STATEMENT = 80;
 
-/** Has the proxy delay each batch by its statements' cost, and returns the statement counts of the batches seen. */
-function paceBatches(network: { readonly proxy: { setRule(rule: (request: ProxiedRequest) => RequestFault): void } }): number[] {
-  const statementCounts: number[] = [];
+/** What the proxy saw of the batches: their statement counts, and the most it held at once (arrived, not yet answered). */
+interface PacedBatches {
+  readonly statementCounts: number[];
+  readonly mostInFlight: number;
+}
+
+/** Has the proxy delay each batch by its statements' cost, and tells what it saw of the batches. */
+function paceBatches(
+  network: { readonly proxy: Pick<FaultProxy, 'setRule' | 'onServerReply'> },
+  msPerStatement = MS_PER_STATEMENT,
+): PacedBatches {
+  const seen = { statementCounts: [] as number[], mostInFlight: 0 };
+  // Only the batches paced here: those sent before are answered without having been counted.
+  const inFlight = new Set<ProxiedRequest>();
+  network.proxy.onServerReply = (request) => inFlight.delete(request);
   network.proxy.setRule((request): RequestFault => {
     if (operationOf(request) !== 'BatchExecuteStatement') return { action: 'forward' };
     const statements = request.body.toString('utf8').split('"Statement":').length - 1;
-    statementCounts.push(statements);
-    return { action: 'forward', delayMs: statements * MS_PER_STATEMENT };
+    seen.statementCounts.push(statements);
+    inFlight.add(request);
+    seen.mostInFlight = Math.max(seen.mostInFlight, inFlight.size);
+    return { action: 'forward', delayMs: statements * msPerStatement };
   });
-  return statementCounts;
+  return seen;
 }
 
 it('on a server that applies statements one by one, batches shrink until they are answered in time, and no heartbeat fails', async () => {
   const network = await faults.proxied('paced', { sdkDefaults: true });
   const client = faults.bed.client({ ownerName: 'paced', leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS }, network.dynamoDB);
-  const locks: Lock[] = await Promise.all(
-    Array.from({ length: 100 }, (_, i) => client.acquireLock(`paced-${i}`, { additionalTimeToWaitForLock: 20_000 })),
-  );
   const events = recordEvents(client);
-  const statementCounts = paceBatches(network);
+  const locks: Lock[] = await Promise.all(
+    Array.from({ length: 60 }, (_, i) => client.acquireLock(`paced-${i}`, { additionalTimeToWaitForLock: 20_000 })),
+  );
+  const { statementCounts } = paceBatches(network);
 
   // The first periods find the pace; after them not one heartbeat may fail.
   await sleep(4 * HEARTBEAT_MS);
@@ -65,19 +88,27 @@ it('on a server that applies statements one by one, batches shrink until they ar
 it('smaller batches get more calls in flight, so that as many heartbeats go out per period', async () => {
   const network = await faults.proxied('many-paced', { sdkDefaults: true });
   const client = faults.bed.client({ ownerName: 'many-paced', leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS }, network.dynamoDB);
-  // 800 heartbeats a second: 8 batches of 4 in flight at 160 ms each carry 200, and each lock would wait 3 s,
-  // its whole lease, for its next heartbeat; 32 of them carry 800. (800 locks asked for more than DynamoDB
-  // Local keeps up with on a slow 2-core machine, and locks were lost before the batches were even paced.)
   // Recorded from the first acquisition: a lock lost while the others are taken is named with its reason.
   const events = recordEvents(client);
   const locks: Lock[] = await Promise.all(
-    Array.from({ length: 600 }, (_, i) => client.acquireLock(`many-paced-${i}`, { additionalTimeToWaitForLock: 20_000 })),
+    Array.from({ length: MANY_LOCKS }, (_, i) => client.acquireLock(`many-paced-${i}`, { additionalTimeToWaitForLock: 20_000 })),
   );
-  paceBatches(network);
+  const batches = paceBatches(network, MANY_MS_PER_STATEMENT);
 
   await sleep(8 * HEARTBEAT_MS);
+  console.log(
+    'DEBUG',
+    batches.mostInFlight,
+    batches.statementCounts.length,
+    JSON.stringify(batches.statementCounts.slice(0, 50)),
+    events.of('lost').length,
+    events.of('heartbeat').length,
+  );
 
   expect(events.of('lost').map((seen) => `${seen.event.lock.partitionKey}: ${seen.event.error.message}`)).toEqual([]);
   expect(locks.filter((lock) => lock.state !== 'held')).toHaveLength(0);
+  // Batches of a few heartbeats each: more of them in flight than a quarter of the slots that batches of 25 get.
+  expect(Math.max(...batches.statementCounts)).toBeLessThan(CLIENT_DEFAULTS.heartbeatBatchSize);
+  expect(batches.mostInFlight).toBeGreaterThan(CLIENT_DEFAULTS.heartbeatConcurrency / 4);
   network.proxy.passThrough();
 }, 30_000);
