@@ -122,7 +122,13 @@ export class AcquireLoop implements Disposable {
         step = outcome.step;
         continue;
       }
-      if (this.#deadline.passed) throw outcome.refusal ?? this.#notAcquired();
+      if (this.#deadline.passed) {
+        if (this.#takeoverDue(step)) {
+          step = { kind: 'takeover' };
+          continue;
+        }
+        throw outcome.refusal ?? this.#notAcquired();
+      }
       step = outcome.following ?? (await this.#wait(outcome.refusal));
     }
   }
@@ -173,6 +179,17 @@ export class AcquireLoop implements Disposable {
    */
   #isLate(acquisition: Acquisition): boolean {
     return this.#ctx.clock.now() - acquisition.lookupTime >= this.#ctx.heartbeatPeriod;
+  }
+
+  /**
+   * Whether the timed RVN has gone stale and its takeover was not yet tried.
+   * With no wait, the deadline falls at the takeover instant; a failed poll
+   * handled first, or a stall, would end the call without the takeover. As
+   * Java judges expiry before its budget, it is tried once, unless the
+   * call's requests are cut off.
+   */
+  #takeoverDue(step: Step): boolean {
+    return step.kind !== 'takeover' && !this.#deadline.cutOff && this.#watch.isStale(this.#ctx.clock.now());
   }
 
   /** Whether this call saw someone else hold the lock. */

@@ -9,7 +9,7 @@ import { describe, expect, it } from '@jest/globals';
 import { AcquireDeadline } from '../../src/acquire/acquire-deadline.js';
 import { AcquireLoop } from '../../src/acquire/acquire-lock.js';
 import { TAKEOVER_MARGIN_MS } from '../../src/acquire/stale-watch.js';
-import { systemClock } from '../../src/base/clock.js';
+import { systemClock, type MonotonicClock } from '../../src/base/clock.js';
 import type { LockTable } from '../../src/protocol/index.js';
 import type { DynamoDBSender } from '../../src/settings/options.js';
 import { unitAcquireContext } from '../../test-kit/acquire-context.js';
@@ -214,5 +214,39 @@ describe('AcquireDeadline in the acquire loop', () => {
     await advanceTo(2_000);
     expect(await outcome).toBe('taken');
     expect(writesSentAt).toEqual([READ_MS + LEASE + TAKEOVER_MARGIN_MS]);
+  });
+  it('still takes over a lock that fell stale as the wait ran out, when a failed poll is handled first', async () => {
+    // A process stalled for 50 ms while the poll answered at 1 020 ms failed: it handles that failure at
+    // 1 070 ms on its clock, past both the takeover instant (1 061 ms) and the end of the wait (the same
+    // instant, with no wait), before the takeover timer has had its turn. Java judges expiry first.
+    let stalledMs = 0;
+    const clock: MonotonicClock = { now: () => performance.now() + stalledMs };
+    const writesSentAt: number[] = [];
+    const deadHolder = deadHolderTable(writesSentAt);
+    let reads = 0;
+    const dynamoDB: DynamoDBSender = {
+      send: (command) => {
+        if (!(command instanceof GetItemCommand) || ++reads !== 10) return deadHolder.send(command);
+        return new Promise((_, reject) =>
+          setTimeout(() => {
+            stalledMs = 50;
+            reject(Object.assign(new Error('slow down'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } }));
+          }, READ_MS),
+        );
+      },
+    };
+    const ctx = unitAcquireContext({ table, clock, dynamoDB, leaseDurationMs: LEASE, heartbeatPeriodMs: 100_000, polls: true, random: () => 0 });
+    using loop = new AcquireLoop(
+      ctx,
+      { partitionKey: 'k' },
+      { additionalTimeToWaitForLock: 0, refreshPeriod: 100, acquireOnlyIfLockAlreadyExists: true },
+    );
+    const outcome = loop.run().then(
+      () => 'taken',
+      (error: unknown) => (error as Error).message,
+    );
+    await advanceTo(2_000);
+    expect(await outcome).toBe('taken');
+    expect(writesSentAt).toEqual([1_020]);
   });
 });
