@@ -203,8 +203,10 @@ export class GroupAcquireLoop implements Disposable {
   #judge(seen: readonly (LockObservation | undefined)[]): Round {
     const now = this.#ctx.clock.now();
     let takeoverAt = -Infinity;
+    let longestLease = 0;
     const members = this.#members.map((member, i): GroupMember | undefined => {
       const existing = seen[i];
+      if (existing !== undefined && !existing.record.isReleased) longestLease = Math.max(longestLease, existing.record.leaseDurationMs);
       const path = this.#pathFor(member, existing, now);
       if (path === undefined) {
         takeoverAt = Math.max(takeoverAt, member.watch.takeoverAt());
@@ -212,6 +214,8 @@ export class GroupAcquireLoop implements Disposable {
       }
       return { record: member.writes.recordFor(path.kind === 'expired' ? member.watch.observation : existing), path };
     });
+    // The first round that finds holders adds the longest of their leases: the group is taken only once every one of them is over.
+    if (longestLease > 0) this.#deadline.addHolderLease(longestLease);
     if (takeoverAt === -Infinity) return { kind: 'write', members: members as GroupMember[] };
     return { kind: 'wait', waitMs: Math.min(this.#refreshMs, Math.max(0, takeoverAt - now)) };
   }
@@ -228,7 +232,6 @@ export class GroupAcquireLoop implements Disposable {
       };
     }
     if (record.ownerName !== this.#ctx.ownerName) this.#waitedForAnother = true;
-    this.#deadline.addHolderLease(record.leaseDurationMs);
     member.watch.observe(existing);
     const timed = member.watch.observation;
     if (timed !== undefined && member.watch.isStale(now))

@@ -57,4 +57,42 @@ describe('GroupAcquireLoop', () => {
     expect(error).not.toBeInstanceOf(DynamoDBUnavailableError);
     expect(error).toMatchObject({ partitionKey: 'held', holder: { ownerName: 'holder' } });
   });
+  it('waits out the longest lease of the holders its first round found, so that no wait still takes over a group of dead holders', async () => {
+    // Two dead holders: `short` with a lease of 1 000 ms, `long` with 3 000 ms, both seen at 1 ms.
+    const leases: Record<string, number> = { short: LEASE, long: 3 * LEASE };
+    const writesSentAt: number[] = [];
+    const deadHolders: DynamoDBSender = {
+      send: (command) => {
+        if (!(command instanceof GetItemCommand)) {
+          writesSentAt.push(performance.now() - start);
+          return Promise.resolve({});
+        }
+        const key = command.input.Key?.['key']?.S ?? '';
+        const item = {
+          key: { S: key },
+          ownerName: { S: 'dead' },
+          leaseDuration: { S: String(leases[key]) },
+          recordVersionNumber: { S: `dead-${key}` },
+        };
+        return new Promise((resolve) => setTimeout(() => resolve({ Item: item }), 1));
+      },
+    };
+    const ctx = {
+      ...unitAcquireContext({ table, clock: systemClock, dynamoDB: deadHolders, leaseDurationMs: LEASE, heartbeatPeriodMs: 100_000 }),
+      releaseStray: async () => {},
+    };
+    const start = performance.now();
+    using loop = new GroupAcquireLoop(ctx, [{ partitionKey: 'short' }, { partitionKey: 'long' }], {
+      additionalTimeToWaitForLock: 0,
+      refreshPeriod: 100,
+    });
+    const ending = loop.run().then(
+      (won) => won.map(({ record }) => record.partitionKey),
+      (error: unknown) => error,
+    );
+    await advanceTo(5_000);
+    expect(await ending).toEqual(['short', 'long']);
+    // The takeover transaction, once the longer lease is over (seen at 1 ms, stale from 3 002 ms), after that round's reads (1 ms).
+    expect(writesSentAt).toEqual([3 * LEASE + 3]);
+  });
 });
