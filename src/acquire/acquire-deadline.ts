@@ -107,9 +107,13 @@ export class AcquireDeadline implements CallDeadline, Disposable {
     return this.remaining < 0;
   }
 
-  /** True once the call's requests have been cut off. */
+  /**
+   * True once the call's requests have been cut off, or the cut-off instant
+   * has passed and its timer has yet to run (a stalled process): nothing new
+   * may be sent then.
+   */
   get cutOff(): boolean {
-    return this.#cutOff;
+    return this.#cutOff || this.#clock.now() >= this.#cutOffAt();
   }
 
   /**

@@ -83,6 +83,8 @@ export class AcquireLoop implements Disposable {
   /** Milliseconds before this call's first request: its client stands aside for waiters (turns.ts). */
   readonly #standAsideMs: number;
   #waitedForAnother = false;
+  /** Set once the call has tried the takeover after its wait ran out (see #takeoverDue). */
+  #lateTakeoverTried = false;
 
   /** `turn`: this client's turn on the lock, which may say to stand aside first (turns.ts). */
   constructor(ctx: AcquireContext, key: LockKey, options: AcquireLockOptions, turn?: Pick<TurnPlan, 'standAsideMs'>) {
@@ -123,7 +125,8 @@ export class AcquireLoop implements Disposable {
         continue;
       }
       if (this.#deadline.passed) {
-        if (this.#takeoverDue(step)) {
+        if (this.#takeoverDue(step, outcome)) {
+          this.#lateTakeoverTried = true;
           step = { kind: 'takeover' };
           continue;
         }
@@ -182,14 +185,20 @@ export class AcquireLoop implements Disposable {
   }
 
   /**
-   * Whether the timed RVN has gone stale and its takeover was not yet tried.
-   * With no wait, the deadline falls at the takeover instant; a failed poll
-   * handled first, or a stall, would end the call without the takeover. As
-   * Java judges expiry before its budget, it is tried once, unless the
+   * Whether the wait has run out just as the timed RVN went stale, before
+   * its takeover was tried. With no wait, the deadline falls at the takeover
+   * instant; a failed poll handled first, or a stall, would end the call
+   * without it. Java judges expiry before its budget, so the takeover is
+   * tried, once per call, and not after a write of ours (a takeover, or the
+   * renewal of a late win, which has replaced the timed RVN), nor after a
+   * refusal (its item, judged or not, may show a new holder), nor once the
    * call's requests are cut off.
    */
-  #takeoverDue(step: Step): boolean {
-    return step.kind !== 'takeover' && !this.#deadline.cutOff && this.#watch.isStale(this.#ctx.clock.now());
+  #takeoverDue(step: Step, outcome: Outcome): boolean {
+    if (this.#lateTakeoverTried || step.kind === 'takeover' || step.kind === 'renew' || this.#deadline.cutOff) return false;
+    if (outcome.kind === 'not-taken' && outcome.following !== undefined) return false;
+    if (step.kind === 'decide' && step.refused !== undefined) return false;
+    return this.#watch.isStale(this.#ctx.clock.now());
   }
 
   /** Whether this call saw someone else hold the lock. */

@@ -91,6 +91,8 @@ export class GroupAcquireLoop implements Disposable {
   #refusal: LockNotGrantedError | undefined;
   /** Transactions in a row lost to races; from the second on, the next read waits a refresh period. */
   #racesInARow = 0;
+  /** Set once a round has been read again after the wait ran out (see #lateRoundDue). */
+  #lateRoundTried = false;
   /** Whether this call saw someone else hold one of the locks. */
   #waitedForAnother = false;
 
@@ -164,6 +166,10 @@ export class GroupAcquireLoop implements Disposable {
       } catch (error) {
         await this.#sortFailure(error);
         waitMs = this.#refreshMs;
+        if (this.#deadline.passed && this.#lateRoundDue()) {
+          this.#lateRoundTried = true;
+          continue;
+        }
       }
       if (this.#deadline.passed) throw this.#refusal ?? this.#notAcquired('the locks stayed held', undefined);
       await this.#sleep(waitMs);
@@ -172,6 +178,19 @@ export class GroupAcquireLoop implements Disposable {
 
   [Symbol.dispose](): void {
     this.#deadline[Symbol.dispose]();
+  }
+
+  /**
+   * Whether a round that failed as the wait ran out left every key it timed
+   * stale: with no wait, the deadline falls at the takeover instant, past
+   * which that round ends. As a single acquisition then tries its takeover
+   * (acquire-lock.ts), the group reads once more, once per call.
+   */
+  #lateRoundDue(): boolean {
+    if (this.#lateRoundTried || this.#deadline.cutOff) return false;
+    const now = this.#ctx.clock.now();
+    const timed = this.#members.filter(({ watch }) => watch.observation !== undefined);
+    return timed.length > 0 && timed.every(({ watch }) => watch.isStale(now));
   }
 
   /** A consistent read of every key, each through the gate (heartbeats first). */

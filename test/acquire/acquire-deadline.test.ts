@@ -96,6 +96,15 @@ describe('AcquireDeadline', () => {
     expect((deadline.requestSignal.reason as DOMException).message).toMatch(/^no request slot came free for 1200 ms/);
   });
 
+  it('counts as cut off once the instant has passed, before its timer has run (a stalled process sends nothing new)', () => {
+    let stalledMs = 0;
+    using deadline = new AcquireDeadline({ clock: { now: () => performance.now() + stalledMs }, waitMs: 1_000, graceMs: 500 });
+    stalledMs = 1_499;
+    expect(deadline.cutOff).toBe(false);
+    stalledMs = 1_500;
+    expect(deadline.cutOff).toBe(true);
+  });
+
   it('never cuts off a call that waits for ever', async () => {
     using deadline = new AcquireDeadline({ clock: systemClock, waitMs: Infinity, graceMs: 500 });
     deadline.addHolderLease(1_000);
@@ -215,6 +224,26 @@ describe('AcquireDeadline in the acquire loop', () => {
     expect(await outcome).toBe('taken');
     expect(writesSentAt).toEqual([READ_MS + LEASE + TAKEOVER_MARGIN_MS]);
   });
+  /** An error as the SDK throws it: its name, and the fields it carries. */
+  const sdkError = (name: string, fields: object = {}): Error =>
+    Object.assign(new Error(name), { name, $metadata: { httpStatusCode: 400 }, ...fields });
+
+  /** Runs a loop with no wait on `dynamoDB` to the end of fake time; its outcome: 'taken', or the error's name and message. */
+  async function runWithoutWait(dynamoDB: DynamoDBSender, clock: MonotonicClock, heartbeatPeriodMs: number): Promise<string> {
+    const ctx = unitAcquireContext({ table, clock, dynamoDB, leaseDurationMs: LEASE, heartbeatPeriodMs, polls: true, random: () => 0 });
+    using loop = new AcquireLoop(
+      ctx,
+      { partitionKey: 'k' },
+      { additionalTimeToWaitForLock: 0, refreshPeriod: 100, acquireOnlyIfLockAlreadyExists: true },
+    );
+    const outcome = loop.run().then(
+      () => 'taken',
+      (error: unknown) => `${(error as Error).name}: ${(error as Error).message}`,
+    );
+    await advanceTo(3_000);
+    return await outcome;
+  }
+
   it('still takes over a lock that fell stale as the wait ran out, when a failed poll is handled first', async () => {
     // A process stalled for 50 ms while the poll answered at 1 020 ms failed: it handles that failure at
     // 1 070 ms on its clock, past both the takeover instant (1 061 ms) and the end of the wait (the same
@@ -230,23 +259,66 @@ describe('AcquireDeadline in the acquire loop', () => {
         return new Promise((_, reject) =>
           setTimeout(() => {
             stalledMs = 50;
-            reject(Object.assign(new Error('slow down'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } }));
+            reject(sdkError('ThrottlingException'));
           }, READ_MS),
         );
       },
     };
-    const ctx = unitAcquireContext({ table, clock, dynamoDB, leaseDurationMs: LEASE, heartbeatPeriodMs: 100_000, polls: true, random: () => 0 });
-    using loop = new AcquireLoop(
-      ctx,
-      { partitionKey: 'k' },
-      { additionalTimeToWaitForLock: 0, refreshPeriod: 100, acquireOnlyIfLockAlreadyExists: true },
-    );
-    const outcome = loop.run().then(
-      () => 'taken',
-      (error: unknown) => (error as Error).message,
-    );
-    await advanceTo(2_000);
-    expect(await outcome).toBe('taken');
+    expect(await runWithoutWait(dynamoDB, clock, 100_000)).toBe('taken');
     expect(writesSentAt).toEqual([1_020]);
+  });
+  /** The lock item of `owner`'s hold. */
+  const itemOf = (owner: string): Record<string, { S: string }> => ({
+    key: { S: 'k' },
+    ownerName: { S: owner },
+    leaseDuration: { S: String(LEASE) },
+    recordVersionNumber: { S: `${owner}-rvn` },
+  });
+
+  /** A DynamoDB whose every answer takes READ_MS and is what `answer` gives for the command's name (an error is thrown); its writes, as `Command@ms`. */
+  function scriptedTable(writes: string[], answer: (command: string) => object): DynamoDBSender {
+    return {
+      send: (command) => {
+        const name = command.constructor.name;
+        if (name !== 'GetItemCommand') writes.push(`${name}@${performance.now() - at(0)}`);
+        return new Promise((resolve, reject) =>
+          setTimeout(() => {
+            const reply = answer(name);
+            if (reply instanceof Error) reject(reply);
+            else resolve(reply);
+          }, READ_MS),
+        );
+      },
+    };
+  }
+
+  it('tries that takeover once only: not again after a late win whose renewals fail', async () => {
+    // The takeover PutItem goes out at 1 061 ms and is answered 60 ms later, past a heartbeat period of 50 ms:
+    // the win is renewed before it is handed over, and every renewal is throttled.
+    const writes: string[] = [];
+    const dynamoDB = scriptedTable(writes, (command) => {
+      if (command === 'GetItemCommand') return { Item: itemOf('dead') };
+      return command === 'PutItemCommand' ? {} : sdkError('ThrottlingException');
+    });
+    const outcome = await runWithoutWait(dynamoDB, systemClock, 50);
+    expect(writes).toEqual(['PutItemCommand@1061', 'UpdateItemCommand@1121']);
+    expect(outcome).toMatch(/^DynamoDBUnavailableError/);
+  });
+
+  it('does not send it again after a takeover refused by a new holder', async () => {
+    // The poll answered at 1 020 ms is handled 50 ms late, past the takeover instant: its takeover is sent
+    // and refused, the item showing a new holder. That refusal ends the call; the RVN it timed is gone.
+    let stalledMs = 0;
+    const clock: MonotonicClock = { now: () => performance.now() + stalledMs };
+    const writes: string[] = [];
+    let reads = 0;
+    const dynamoDB = scriptedTable(writes, (command) => {
+      if (command !== 'GetItemCommand') return sdkError('ConditionalCheckFailedException', { Item: itemOf('other') });
+      if (++reads === 10) stalledMs = 50;
+      return { Item: itemOf('dead') };
+    });
+    const outcome = await runWithoutWait(dynamoDB, clock, 100_000);
+    expect(writes).toEqual(['PutItemCommand@1020']);
+    expect(outcome).toMatch(/^LockNotGrantedError: .*held by "other"/);
   });
 });

@@ -95,4 +95,46 @@ describe('GroupAcquireLoop', () => {
     // The takeover transaction, once the longer lease is over (seen at 1 ms, stale from 3 002 ms), after that round's reads (1 ms).
     expect(writesSentAt).toEqual([3 * LEASE + 3]);
   });
+  it('reads once more when the round at the takeover instant fails, and takes a group of dead holders', async () => {
+    // Both keys' dead holders are seen at 1 ms, stale from 1 002 ms, where the wait (none) ends too: the round
+    // read then (reads sent from 1 000 to 1 003 ms are throttled) fails past the deadline.
+    const writesSentAt: number[] = [];
+    const start = performance.now();
+    const deadHolders: DynamoDBSender = {
+      send: (command) => {
+        const sentAt = performance.now() - start;
+        if (!(command instanceof GetItemCommand)) {
+          writesSentAt.push(sentAt);
+          return Promise.resolve({});
+        }
+        const key = command.input.Key?.['key']?.S ?? '';
+        const item = {
+          key: { S: key },
+          ownerName: { S: 'dead' },
+          leaseDuration: { S: String(LEASE) },
+          recordVersionNumber: { S: `dead-${key}` },
+        };
+        const throttled = Object.assign(new Error('slow down'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
+        return new Promise((resolve, reject) =>
+          setTimeout(() => (sentAt >= LEASE && sentAt < LEASE + 3 ? reject(throttled) : resolve({ Item: item })), 1),
+        );
+      },
+    };
+    const ctx = {
+      ...unitAcquireContext({ table, clock: systemClock, dynamoDB: deadHolders, leaseDurationMs: LEASE, heartbeatPeriodMs: 100_000 }),
+      releaseStray: async () => {},
+    };
+    using loop = new GroupAcquireLoop(ctx, [{ partitionKey: 'a' }, { partitionKey: 'b' }], {
+      additionalTimeToWaitForLock: 0,
+      refreshPeriod: 100,
+    });
+    const ending = loop.run().then(
+      (won) => won.map(({ record }) => record.partitionKey),
+      (error: unknown) => error,
+    );
+    await advanceTo(3_000);
+    expect(await ending).toEqual(['a', 'b']);
+    // The round sent at 1 002 ms fails at 1 003 ms; the late round's reads answer at 1 004 ms.
+    expect(writesSentAt).toEqual([LEASE + 4]);
+  });
 });
