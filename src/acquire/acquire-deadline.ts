@@ -107,12 +107,17 @@ export class AcquireDeadline implements CallDeadline, Disposable {
     return this.remaining < 0;
   }
 
-  /**
-   * True once the call's requests have been cut off, or the cut-off instant
-   * has passed and its timer has yet to run (a stalled process): nothing new
-   * may be sent then.
-   */
+  /** True once the call's requests have been cut off. */
   get cutOff(): boolean {
+    return this.#cutOff;
+  }
+
+  /**
+   * True once the cut-off instant has passed, also while its timer has yet
+   * to run (a stalled process): no late attempt starts then, since the
+   * timer would abort it in flight and leave its outcome unknown.
+   */
+  get beyondCutOff(): boolean {
     return this.#cutOff || this.#clock.now() >= this.#cutOffAt();
   }
 

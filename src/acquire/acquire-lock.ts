@@ -83,8 +83,8 @@ export class AcquireLoop implements Disposable {
   /** Milliseconds before this call's first request: its client stands aside for waiters (turns.ts). */
   readonly #standAsideMs: number;
   #waitedForAnother = false;
-  /** Set once the call has tried the takeover after its wait ran out (see #takeoverDue). */
-  #lateTakeoverTried = false;
+  /** Set once this call has sent a takeover write: after one, the wait's end is final (see #takeoverDue). */
+  #takeoverSent = false;
 
   /** `turn`: this client's turn on the lock, which may say to stand aside first (turns.ts). */
   constructor(ctx: AcquireContext, key: LockKey, options: AcquireLockOptions, turn?: Pick<TurnPlan, 'standAsideMs'>) {
@@ -125,8 +125,7 @@ export class AcquireLoop implements Disposable {
         continue;
       }
       if (this.#deadline.passed) {
-        if (this.#takeoverDue(step, outcome)) {
-          this.#lateTakeoverTried = true;
+        if (this.#takeoverDue()) {
           step = { kind: 'takeover' };
           continue;
         }
@@ -186,19 +185,14 @@ export class AcquireLoop implements Disposable {
 
   /**
    * Whether the wait has run out just as the timed RVN went stale, before
-   * its takeover was tried. With no wait, the deadline falls at the takeover
+   * any takeover was sent. With no wait, the deadline falls at the takeover
    * instant; a failed poll handled first, or a stall, would end the call
-   * without it. Java judges expiry before its budget, so the takeover is
-   * tried, once per call, and not after a write of ours (a takeover, or the
-   * renewal of a late win, which has replaced the timed RVN), nor after a
-   * refusal (its item, judged or not, may show a new holder), nor once the
-   * call's requests are cut off.
+   * without it. Java judges expiry before its budget, so it is tried, once:
+   * not after a takeover of this call (refused, failed, or won and then
+   * not renewed), nor past the cut-off instant.
    */
-  #takeoverDue(step: Step, outcome: Outcome): boolean {
-    if (this.#lateTakeoverTried || step.kind === 'takeover' || step.kind === 'renew' || this.#deadline.cutOff) return false;
-    if (outcome.kind === 'not-taken' && outcome.following !== undefined) return false;
-    if (step.kind === 'decide' && step.refused !== undefined) return false;
-    return this.#watch.isStale(this.#ctx.clock.now());
+  #takeoverDue(): boolean {
+    return !this.#takeoverSent && !this.#deadline.beyondCutOff && this.#watch.isStale(this.#ctx.clock.now());
   }
 
   /** Whether this call saw someone else hold the lock. */
@@ -309,6 +303,7 @@ export class AcquireLoop implements Disposable {
   /** Writes `path`, decided on `existing`, through the gate (heartbeats first). */
   async #write(path: AcquisitionPath, existing: LockObservation | undefined): Promise<Acquisition> {
     const record = this.#writes.recordFor(existing);
+    if (path.kind === 'expired') this.#takeoverSent = true;
     return this.#admitted((signal) => this.#writes.send(record, path, signal));
   }
 

@@ -140,9 +140,11 @@ export class GroupAcquireLoop implements Disposable {
     for (;;) {
       this.#options.signal?.throwIfAborted();
       let waitMs: number;
+      let read = false;
       try {
         if (this.#ctx.replication?.passed === false) await this.#ctx.replication.ensure(this.#deadline.requestSignal);
         const seen = await this.#readAll();
+        read = true;
         const resolved = await this.#resolve(seen);
         if (resolved === 'read-again') continue;
         if (resolved !== undefined) {
@@ -166,7 +168,7 @@ export class GroupAcquireLoop implements Disposable {
       } catch (error) {
         await this.#sortFailure(error);
         waitMs = this.#refreshMs;
-        if (this.#deadline.passed && this.#lateRoundDue()) {
+        if (!read && this.#deadline.passed && this.#lateRoundDue()) {
           this.#lateRoundTried = true;
           continue;
         }
@@ -181,13 +183,15 @@ export class GroupAcquireLoop implements Disposable {
   }
 
   /**
-   * Whether a round that failed as the wait ran out left every key it timed
-   * stale: with no wait, the deadline falls at the takeover instant, past
-   * which that round ends. As a single acquisition then tries its takeover
-   * (acquire-lock.ts), the group reads once more, once per call.
+   * Whether a round whose reads failed as the wait ran out left every key it
+   * timed stale: with no wait, the deadline falls at the takeover instant,
+   * past which that round ends. As a single acquisition then tries its
+   * takeover (acquire-lock.ts), the group reads once more, once per call,
+   * not past the cut-off instant. A round that got as far as writing is not
+   * repeated.
    */
   #lateRoundDue(): boolean {
-    if (this.#lateRoundTried || this.#deadline.cutOff) return false;
+    if (this.#lateRoundTried || this.#deadline.beyondCutOff) return false;
     const now = this.#ctx.clock.now();
     const timed = this.#members.filter(({ watch }) => watch.observation !== undefined);
     return timed.length > 0 && timed.every(({ watch }) => watch.isStale(now));

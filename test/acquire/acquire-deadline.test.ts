@@ -96,13 +96,13 @@ describe('AcquireDeadline', () => {
     expect((deadline.requestSignal.reason as DOMException).message).toMatch(/^no request slot came free for 1200 ms/);
   });
 
-  it('counts as cut off once the instant has passed, before its timer has run (a stalled process sends nothing new)', () => {
+  it('is beyond its cut-off once the instant has passed, before its timer has run (a stalled process starts nothing late)', () => {
     let stalledMs = 0;
     using deadline = new AcquireDeadline({ clock: { now: () => performance.now() + stalledMs }, waitMs: 1_000, graceMs: 500 });
     stalledMs = 1_499;
-    expect(deadline.cutOff).toBe(false);
+    expect(deadline.beyondCutOff).toBe(false);
     stalledMs = 1_500;
-    expect(deadline.cutOff).toBe(true);
+    expect([deadline.beyondCutOff, deadline.cutOff, deadline.requestSignal.aborted]).toEqual([true, false, false]);
   });
 
   it('never cuts off a call that waits for ever', async () => {
@@ -320,5 +320,21 @@ describe('AcquireDeadline in the acquire loop', () => {
     const outcome = await runWithoutWait(dynamoDB, clock, 100_000);
     expect(writes).toEqual(['PutItemCommand@1020']);
     expect(outcome).toMatch(/^LockNotGrantedError: .*held by "other"/);
+  });
+  it('does not send it after a takeover of its own whose outcome is unknown', async () => {
+    // The poll answered at 1 020 ms is handled 50 ms late: its takeover is sent and fails with a 500, which
+    // may have been applied. The wait is over and this call has sent its takeover: it ends.
+    let stalledMs = 0;
+    const clock: MonotonicClock = { now: () => performance.now() + stalledMs };
+    const writes: string[] = [];
+    let reads = 0;
+    const dynamoDB = scriptedTable(writes, (command) => {
+      if (command !== 'GetItemCommand') return sdkError('InternalServerError', { $metadata: { httpStatusCode: 500 } });
+      if (++reads === 10) stalledMs = 50;
+      return { Item: itemOf('dead') };
+    });
+    const outcome = await runWithoutWait(dynamoDB, clock, 100_000);
+    expect(writes).toEqual(['PutItemCommand@1020']);
+    expect(outcome).toMatch(/^DynamoDBUnavailableError/);
   });
 });

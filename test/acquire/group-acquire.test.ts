@@ -57,84 +57,88 @@ describe('GroupAcquireLoop', () => {
     expect(error).not.toBeInstanceOf(DynamoDBUnavailableError);
     expect(error).toMatchObject({ partitionKey: 'held', holder: { ownerName: 'holder' } });
   });
-  it('waits out the longest lease of the holders its first round found, so that no wait still takes over a group of dead holders', async () => {
-    // Two dead holders: `short` with a lease of 1 000 ms, `long` with 3 000 ms, both seen at 1 ms.
-    const leases: Record<string, number> = { short: LEASE, long: 3 * LEASE };
-    const writesSentAt: number[] = [];
-    const deadHolders: DynamoDBSender = {
+  const throttled = (): Error =>
+    Object.assign(new Error('slow down'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400, attempts: 1 } });
+
+  /**
+   * Every key held by a dead holder (lease LEASE unless `leases` says), read in 1 ms; `answer` decides each
+   * request's outcome by its kind and when it was sent (ms since the test's start): `undefined` to answer.
+   */
+  function deadHolders(
+    sent: { command: string; at: number }[],
+    answer: (command: string, at: number) => Error | undefined,
+    leases: Record<string, number> = {},
+  ): DynamoDBSender {
+    const start = performance.now();
+    return {
       send: (command) => {
-        if (!(command instanceof GetItemCommand)) {
-          writesSentAt.push(performance.now() - start);
-          return Promise.resolve({});
-        }
-        const key = command.input.Key?.['key']?.S ?? '';
+        const at = performance.now() - start;
+        const name = command.constructor.name;
+        sent.push({ command: name, at });
+        const key = command instanceof GetItemCommand ? (command.input.Key?.['key']?.S ?? '') : '';
         const item = {
           key: { S: key },
           ownerName: { S: 'dead' },
-          leaseDuration: { S: String(leases[key]) },
+          leaseDuration: { S: String(leases[key] ?? LEASE) },
           recordVersionNumber: { S: `dead-${key}` },
         };
-        return new Promise((resolve) => setTimeout(() => resolve({ Item: item }), 1));
+        const failure = answer(name, at);
+        return new Promise((resolve, reject) =>
+          setTimeout(() => (failure === undefined ? resolve(command instanceof GetItemCommand ? { Item: item } : {}) : reject(failure)), 1),
+        );
       },
     };
+  }
+
+  /** Runs a group with no wait on `dynamoDB` to the end of fake time: the keys it took, or its error. */
+  async function runGroup(dynamoDB: DynamoDBSender, keys: string[]): Promise<unknown> {
     const ctx = {
-      ...unitAcquireContext({ table, clock: systemClock, dynamoDB: deadHolders, leaseDurationMs: LEASE, heartbeatPeriodMs: 100_000 }),
+      ...unitAcquireContext({ table, clock: systemClock, dynamoDB, leaseDurationMs: LEASE, heartbeatPeriodMs: 100_000 }),
       releaseStray: async () => {},
     };
-    const start = performance.now();
-    using loop = new GroupAcquireLoop(ctx, [{ partitionKey: 'short' }, { partitionKey: 'long' }], {
-      additionalTimeToWaitForLock: 0,
-      refreshPeriod: 100,
-    });
+    using loop = new GroupAcquireLoop(
+      ctx,
+      keys.map((partitionKey) => ({ partitionKey })),
+      { additionalTimeToWaitForLock: 0, refreshPeriod: 100 },
+    );
     const ending = loop.run().then(
       (won) => won.map(({ record }) => record.partitionKey),
       (error: unknown) => error,
     );
     await advanceTo(5_000);
-    expect(await ending).toEqual(['short', 'long']);
-    // The takeover transaction, once the longer lease is over (seen at 1 ms, stale from 3 002 ms), after that round's reads (1 ms).
-    expect(writesSentAt).toEqual([3 * LEASE + 3]);
+    return await ending;
+  }
+
+  const writesOf = (sent: { command: string; at: number }[]): string[] =>
+    sent.filter(({ command }) => command !== 'GetItemCommand').map(({ command, at }) => `${command}@${at}`);
+
+  it('waits out the longest lease of the holders its first round found, so that no wait still takes over a group of dead holders', async () => {
+    // Two dead holders: `short` with a lease of 1 000 ms, `long` with 3 000 ms, both seen at 1 ms.
+    const sent: { command: string; at: number }[] = [];
+    const dynamoDB = deadHolders(sent, () => undefined, { short: LEASE, long: 3 * LEASE });
+    expect(await runGroup(dynamoDB, ['short', 'long'])).toEqual(['short', 'long']);
+    // The takeover transaction, once the longer lease is over (stale from 3 002 ms), after that round's reads (1 ms).
+    expect(writesOf(sent)).toEqual([`TransactWriteItemsCommand@${3 * LEASE + 3}`]);
   });
+
   it('reads once more when the round at the takeover instant fails, and takes a group of dead holders', async () => {
     // Both keys' dead holders are seen at 1 ms, stale from 1 002 ms, where the wait (none) ends too: the round
     // read then (reads sent from 1 000 to 1 003 ms are throttled) fails past the deadline.
-    const writesSentAt: number[] = [];
-    const start = performance.now();
-    const deadHolders: DynamoDBSender = {
-      send: (command) => {
-        const sentAt = performance.now() - start;
-        if (!(command instanceof GetItemCommand)) {
-          writesSentAt.push(sentAt);
-          return Promise.resolve({});
-        }
-        const key = command.input.Key?.['key']?.S ?? '';
-        const item = {
-          key: { S: key },
-          ownerName: { S: 'dead' },
-          leaseDuration: { S: String(LEASE) },
-          recordVersionNumber: { S: `dead-${key}` },
-        };
-        const throttled = Object.assign(new Error('slow down'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
-        return new Promise((resolve, reject) =>
-          setTimeout(() => (sentAt >= LEASE && sentAt < LEASE + 3 ? reject(throttled) : resolve({ Item: item })), 1),
-        );
-      },
-    };
-    const ctx = {
-      ...unitAcquireContext({ table, clock: systemClock, dynamoDB: deadHolders, leaseDurationMs: LEASE, heartbeatPeriodMs: 100_000 }),
-      releaseStray: async () => {},
-    };
-    using loop = new GroupAcquireLoop(ctx, [{ partitionKey: 'a' }, { partitionKey: 'b' }], {
-      additionalTimeToWaitForLock: 0,
-      refreshPeriod: 100,
-    });
-    const ending = loop.run().then(
-      (won) => won.map(({ record }) => record.partitionKey),
-      (error: unknown) => error,
+    const sent: { command: string; at: number }[] = [];
+    const dynamoDB = deadHolders(sent, (command, at) =>
+      command === 'GetItemCommand' && at >= LEASE && at < LEASE + 3 ? throttled() : undefined,
     );
-    await advanceTo(3_000);
-    expect(await ending).toEqual(['a', 'b']);
+    expect(await runGroup(dynamoDB, ['a', 'b'])).toEqual(['a', 'b']);
     // The round sent at 1 002 ms fails at 1 003 ms; the late round's reads answer at 1 004 ms.
-    expect(writesSentAt).toEqual([LEASE + 4]);
+    expect(writesOf(sent)).toEqual([`TransactWriteItemsCommand@${LEASE + 4}`]);
+  });
+
+  it('does not repeat a round that got as far as its transaction', async () => {
+    // Both keys' dead holders are stale at 1 002 ms, where the wait (none) ends: the round then reads them
+    // stale and sends its transaction, which is throttled. The call ends; it sends no second transaction.
+    const sent: { command: string; at: number }[] = [];
+    const dynamoDB = deadHolders(sent, (command) => (command === 'GetItemCommand' ? undefined : throttled()));
+    expect(await runGroup(dynamoDB, ['a', 'b'])).toBeInstanceOf(DynamoDBUnavailableError);
+    expect(writesOf(sent)).toEqual([`TransactWriteItemsCommand@${LEASE + 3}`]);
   });
 });
