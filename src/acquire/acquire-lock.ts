@@ -188,8 +188,9 @@ export class AcquireLoop implements Disposable {
    * any takeover was sent. With no wait, the deadline falls at the takeover
    * instant; a failed poll handled first, or a stall, would end the call
    * without it. Java judges expiry before its budget, so it is tried, once:
-   * not after a takeover of this call (refused, failed, or won and then
-   * not renewed), nor past the cut-off instant.
+   * not after any takeover of this call (refused, failed, or won and then
+   * not renewed; of this RVN or an earlier one), nor past the cut-off
+   * instant.
    */
   #takeoverDue(): boolean {
     return !this.#takeoverSent && !this.#deadline.beyondCutOff && this.#watch.isStale(this.#ctx.clock.now());

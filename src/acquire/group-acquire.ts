@@ -93,6 +93,8 @@ export class GroupAcquireLoop implements Disposable {
   #racesInARow = 0;
   /** Set once a round has been read again after the wait ran out (see #lateRoundDue). */
   #lateRoundTried = false;
+  /** Set once this call has sent a transaction that takes over a key: after one, the wait's end is final. */
+  #takeoverSent = false;
   /** Whether this call saw someone else hold one of the locks. */
   #waitedForAnother = false;
 
@@ -187,11 +189,10 @@ export class GroupAcquireLoop implements Disposable {
    * timed stale: with no wait, the deadline falls at the takeover instant,
    * past which that round ends. As a single acquisition then tries its
    * takeover (acquire-lock.ts), the group reads once more, once per call,
-   * not past the cut-off instant. A round that got as far as writing is not
-   * repeated.
+   * only if it has sent no takeover yet, and not past the cut-off instant.
    */
   #lateRoundDue(): boolean {
-    if (this.#lateRoundTried || this.#deadline.beyondCutOff) return false;
+    if (this.#lateRoundTried || this.#takeoverSent || this.#deadline.beyondCutOff) return false;
     const now = this.#ctx.clock.now();
     const timed = this.#members.filter(({ watch }) => watch.observation !== undefined);
     return timed.length > 0 && timed.every(({ watch }) => watch.isStale(now));
@@ -269,6 +270,7 @@ export class GroupAcquireLoop implements Disposable {
    * next read). Anything else throws.
    */
   async #write(members: GroupMember[]): Promise<Acquisition[] | undefined> {
+    if (members.some(({ path }) => path.kind === 'expired')) this.#takeoverSent = true;
     const departure = new Departure(this.#ctx.clock);
     let tokens: readonly (bigint | undefined)[] = [];
     try {

@@ -90,8 +90,8 @@ describe('GroupAcquireLoop', () => {
     };
   }
 
-  /** Runs a group with no wait on `dynamoDB` to the end of fake time: the keys it took, or its error. */
-  async function runGroup(dynamoDB: DynamoDBSender, keys: string[]): Promise<unknown> {
+  /** Runs a group waiting `waitMs` on `dynamoDB` to the end of fake time: the keys it took, or its error. */
+  async function runGroup(dynamoDB: DynamoDBSender, keys: string[], waitMs = 0): Promise<unknown> {
     const ctx = {
       ...unitAcquireContext({ table, clock: systemClock, dynamoDB, leaseDurationMs: LEASE, heartbeatPeriodMs: 100_000 }),
       releaseStray: async () => {},
@@ -99,7 +99,7 @@ describe('GroupAcquireLoop', () => {
     using loop = new GroupAcquireLoop(
       ctx,
       keys.map((partitionKey) => ({ partitionKey })),
-      { additionalTimeToWaitForLock: 0, refreshPeriod: 100 },
+      { additionalTimeToWaitForLock: waitMs, refreshPeriod: 100 },
     );
     const ending = loop.run().then(
       (won) => won.map(({ record }) => record.partitionKey),
@@ -139,6 +139,18 @@ describe('GroupAcquireLoop', () => {
     const sent: { command: string; at: number }[] = [];
     const dynamoDB = deadHolders(sent, (command) => (command === 'GetItemCommand' ? undefined : throttled()));
     expect(await runGroup(dynamoDB, ['a', 'b'])).toBeInstanceOf(DynamoDBUnavailableError);
+    expect(writesOf(sent)).toEqual([`TransactWriteItemsCommand@${LEASE + 3}`]);
+  });
+  it('does not read again for a second takeover after one whose outcome is unknown', async () => {
+    // Waiting 500 ms, the group's deadline falls at about 1 502 ms. Its takeover transaction at 1 003 ms fails
+    // with a 500 (it may have been applied), and every read after it until the deadline is throttled.
+    const sent: { command: string; at: number }[] = [];
+    const serverError = Object.assign(new Error('internal'), { name: 'InternalServerError', $metadata: { httpStatusCode: 500, attempts: 1 } });
+    const dynamoDB = deadHolders(sent, (command, at) => {
+      if (command !== 'GetItemCommand') return serverError;
+      return at > LEASE + 3 && at < LEASE + 511 ? throttled() : undefined;
+    });
+    expect(await runGroup(dynamoDB, ['a', 'b'], 500)).toBeInstanceOf(DynamoDBUnavailableError);
     expect(writesOf(sent)).toEqual([`TransactWriteItemsCommand@${LEASE + 3}`]);
   });
 });
