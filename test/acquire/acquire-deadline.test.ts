@@ -229,12 +229,19 @@ describe('AcquireDeadline in the acquire loop', () => {
     Object.assign(new Error(name), { name, $metadata: { httpStatusCode: 400 }, ...fields });
 
   /** Runs a loop with no wait on `dynamoDB` to the end of fake time; its outcome: 'taken', or the error's name and message. */
-  async function runWithoutWait(dynamoDB: DynamoDBSender, clock: MonotonicClock, heartbeatPeriodMs: number): Promise<string> {
+  async function runWithoutWait(
+    dynamoDB: DynamoDBSender,
+    clock: MonotonicClock,
+    heartbeatPeriodMs: number,
+    firstStep: 'read' | 'create' = 'read',
+  ): Promise<string> {
     const ctx = unitAcquireContext({ table, clock, dynamoDB, leaseDurationMs: LEASE, heartbeatPeriodMs, polls: true, random: () => 0 });
+    // A client that knows the table's key schema writes the new lock first; one told to take only an existing lock reads.
+    if (firstStep === 'create') ctx.keySchema.confirm();
     using loop = new AcquireLoop(
       ctx,
       { partitionKey: 'k' },
-      { additionalTimeToWaitForLock: 0, refreshPeriod: 100, acquireOnlyIfLockAlreadyExists: true },
+      { additionalTimeToWaitForLock: 0, refreshPeriod: 100, acquireOnlyIfLockAlreadyExists: firstStep === 'read' },
     );
     const outcome = loop.run().then(
       () => 'taken',
@@ -336,5 +343,21 @@ describe('AcquireDeadline in the acquire loop', () => {
     const outcome = await runWithoutWait(dynamoDB, clock, 100_000);
     expect(writes).toEqual(['PutItemCommand@1020']);
     expect(outcome).toMatch(/^DynamoDBUnavailableError/);
+  });
+  it('tries it also when the call began with the new-lock write, as a client that knows the key schema does', async () => {
+    // The new-lock PutItem at 0 ms is refused and shows the dead holder at 60 ms; the poll answered at
+    // 1 020 ms is throttled while the process stalls 50 ms, past the takeover instant (1 061 ms).
+    let stalledMs = 0;
+    const clock: MonotonicClock = { now: () => performance.now() + stalledMs };
+    const writes: string[] = [];
+    let reads = 0;
+    const dynamoDB = scriptedTable(writes, (command) => {
+      if (command === 'PutItemCommand') return writes.length === 1 ? sdkError('ConditionalCheckFailedException', { Item: itemOf('dead') }) : {};
+      if (++reads !== 9) return { Item: itemOf('dead') };
+      stalledMs = 50;
+      return sdkError('ThrottlingException');
+    });
+    expect(await runWithoutWait(dynamoDB, clock, 100_000, 'create')).toBe('taken');
+    expect(writes).toEqual(['PutItemCommand@0', 'PutItemCommand@1020']);
   });
 });
