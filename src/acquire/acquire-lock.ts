@@ -33,6 +33,7 @@ import type { LockPollers, PollSubscription } from './lock-poller.js';
 import { AcquireDeadline } from './acquire-deadline.js';
 import { admittedForCall } from './request-bound.js';
 import { StaleWatch } from './stale-watch.js';
+import { LateTakeover } from './late-takeover.js';
 import type { ClockBound } from './clock-bound.js';
 import type { LockObservation } from '../dynamodb/read-lock.js';
 import type { ReplicationCheck } from '../dynamodb/table-replication.js';
@@ -83,8 +84,8 @@ export class AcquireLoop implements Disposable {
   /** Milliseconds before this call's first request: its client stands aside for waiters (turns.ts). */
   readonly #standAsideMs: number;
   #waitedForAnother = false;
-  /** Set once this call has sent a takeover write: after one, the wait's end is final (see #takeoverDue). */
-  #takeoverSent = false;
+  /** The takeover still sent once the wait has run out, if due (late-takeover.ts). */
+  readonly #lateTakeover = new LateTakeover();
 
   /** `turn`: this client's turn on the lock, which may say to stand aside first (turns.ts). */
   constructor(ctx: AcquireContext, key: LockKey, options: AcquireLockOptions, turn?: Pick<TurnPlan, 'standAsideMs'>) {
@@ -125,7 +126,7 @@ export class AcquireLoop implements Disposable {
         continue;
       }
       if (this.#deadline.passed) {
-        if (this.#takeoverDue()) {
+        if (this.#lateTakeover.claim(this.#deadline, [this.#watch], this.#ctx.clock.now())) {
           step = { kind: 'takeover' };
           continue;
         }
@@ -181,19 +182,6 @@ export class AcquireLoop implements Disposable {
    */
   #isLate(acquisition: Acquisition): boolean {
     return this.#ctx.clock.now() - acquisition.lookupTime >= this.#ctx.heartbeatPeriod;
-  }
-
-  /**
-   * Whether the wait has run out just as the timed RVN went stale, before
-   * any takeover was sent. With no wait, the deadline falls at the takeover
-   * instant; a failed poll handled first, or a stall, would end the call
-   * without it. Java judges expiry before its budget, so it is tried, once:
-   * not after any takeover of this call (refused, failed, or won and then
-   * not renewed; of this RVN or an earlier one), nor past the cut-off
-   * instant.
-   */
-  #takeoverDue(): boolean {
-    return !this.#takeoverSent && !this.#deadline.beyondCutOff && this.#watch.isStale(this.#ctx.clock.now());
   }
 
   /** Whether this call saw someone else hold the lock. */
@@ -304,7 +292,7 @@ export class AcquireLoop implements Disposable {
   /** Writes `path`, decided on `existing`, through the gate (heartbeats first). */
   async #write(path: AcquisitionPath, existing: LockObservation | undefined): Promise<Acquisition> {
     const record = this.#writes.recordFor(existing);
-    if (path.kind === 'expired') this.#takeoverSent = true;
+    if (path.kind === 'expired') this.#lateTakeover.sent();
     return this.#admitted((signal) => this.#writes.send(record, path, signal));
   }
 

@@ -40,6 +40,7 @@ import { acquisitionsOf, readAttempt, type GroupAttempt } from './group-attempts
 import type { AcquireLocksOptions } from './group-options.js';
 import { admittedForCall } from './request-bound.js';
 import { StaleWatch } from './stale-watch.js';
+import { LateTakeover } from './late-takeover.js';
 import type { TurnPlan } from './turns.js';
 import type { Acquisition } from './steps.js';
 
@@ -91,10 +92,8 @@ export class GroupAcquireLoop implements Disposable {
   #refusal: LockNotGrantedError | undefined;
   /** Transactions in a row lost to races; from the second on, the next read waits a refresh period. */
   #racesInARow = 0;
-  /** Set once a round has been read again after the wait ran out (see #lateRoundDue). */
-  #lateRoundTried = false;
-  /** Set once this call has sent a transaction that takes over a key: after one, the wait's end is final. */
-  #takeoverSent = false;
+  /** A round read once more after the wait ran out, when its reads failed just as every key turned stale. */
+  readonly #lateTakeover = new LateTakeover();
   /** Whether this call saw someone else hold one of the locks. */
   #waitedForAnother = false;
 
@@ -170,10 +169,8 @@ export class GroupAcquireLoop implements Disposable {
       } catch (error) {
         await this.#sortFailure(error);
         waitMs = this.#refreshMs;
-        if (!read && this.#deadline.passed && this.#lateRoundDue()) {
-          this.#lateRoundTried = true;
-          continue;
-        }
+        const watches = this.#members.map(({ watch }) => watch);
+        if (!read && this.#deadline.passed && this.#lateTakeover.claim(this.#deadline, watches, this.#ctx.clock.now())) continue;
       }
       if (this.#deadline.passed) throw this.#refusal ?? this.#notAcquired('the locks stayed held', undefined);
       await this.#sleep(waitMs);
@@ -182,20 +179,6 @@ export class GroupAcquireLoop implements Disposable {
 
   [Symbol.dispose](): void {
     this.#deadline[Symbol.dispose]();
-  }
-
-  /**
-   * Whether a round whose reads failed as the wait ran out left every key it
-   * timed stale: with no wait, the deadline falls at the takeover instant,
-   * past which that round ends. As a single acquisition then tries its
-   * takeover (acquire-lock.ts), the group reads once more, once per call,
-   * only if it has sent no takeover yet, and not past the cut-off instant.
-   */
-  #lateRoundDue(): boolean {
-    if (this.#lateRoundTried || this.#takeoverSent || this.#deadline.beyondCutOff) return false;
-    const now = this.#ctx.clock.now();
-    const timed = this.#members.filter(({ watch }) => watch.observation !== undefined);
-    return timed.length > 0 && timed.every(({ watch }) => watch.isStale(now));
   }
 
   /** A consistent read of every key, each through the gate (heartbeats first). */
@@ -270,7 +253,7 @@ export class GroupAcquireLoop implements Disposable {
    * next read). Anything else throws.
    */
   async #write(members: GroupMember[]): Promise<Acquisition[] | undefined> {
-    if (members.some(({ path }) => path.kind === 'expired')) this.#takeoverSent = true;
+    if (members.some(({ path }) => path.kind === 'expired')) this.#lateTakeover.sent();
     const departure = new Departure(this.#ctx.clock);
     let tokens: readonly (bigint | undefined)[] = [];
     try {

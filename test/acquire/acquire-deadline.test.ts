@@ -312,38 +312,35 @@ describe('AcquireDeadline in the acquire loop', () => {
     expect(outcome).toMatch(/^DynamoDBUnavailableError/);
   });
 
-  it('does not send it again after a takeover refused by a new holder', async () => {
-    // The poll answered at 1 020 ms is handled 50 ms late, past the takeover instant: its takeover is sent
-    // and refused, the item showing a new holder. That refusal ends the call; the RVN it timed is gone.
+  // The poll answered at 1 020 ms is handled 50 ms late, past the takeover instant: its takeover is sent and
+  // fails. Refused by a new holder, the RVN it timed is gone; failing with a 500, it may have been applied.
+  // Either way this call has sent its takeover and its wait is over: it ends, and sends no second one.
+  it.each([
+    [
+      'refused by a new holder',
+      sdkError('ConditionalCheckFailedException', { Item: itemOf('other') }),
+      /^LockNotGrantedError: .*held by "other"/,
+    ],
+    [
+      'of its own whose outcome is unknown',
+      sdkError('InternalServerError', { $metadata: { httpStatusCode: 500 } }),
+      /^DynamoDBUnavailableError/,
+    ],
+  ])('does not send it again after a takeover %s', async (_, failure, ending) => {
     let stalledMs = 0;
     const clock: MonotonicClock = { now: () => performance.now() + stalledMs };
     const writes: string[] = [];
     let reads = 0;
     const dynamoDB = scriptedTable(writes, (command) => {
-      if (command !== 'GetItemCommand') return sdkError('ConditionalCheckFailedException', { Item: itemOf('other') });
+      if (command !== 'GetItemCommand') return failure;
       if (++reads === 10) stalledMs = 50;
       return { Item: itemOf('dead') };
     });
     const outcome = await runWithoutWait(dynamoDB, clock, 100_000);
     expect(writes).toEqual(['PutItemCommand@1020']);
-    expect(outcome).toMatch(/^LockNotGrantedError: .*held by "other"/);
+    expect(outcome).toMatch(ending);
   });
-  it('does not send it after a takeover of its own whose outcome is unknown', async () => {
-    // The poll answered at 1 020 ms is handled 50 ms late: its takeover is sent and fails with a 500, which
-    // may have been applied. The wait is over and this call has sent its takeover: it ends.
-    let stalledMs = 0;
-    const clock: MonotonicClock = { now: () => performance.now() + stalledMs };
-    const writes: string[] = [];
-    let reads = 0;
-    const dynamoDB = scriptedTable(writes, (command) => {
-      if (command !== 'GetItemCommand') return sdkError('InternalServerError', { $metadata: { httpStatusCode: 500 } });
-      if (++reads === 10) stalledMs = 50;
-      return { Item: itemOf('dead') };
-    });
-    const outcome = await runWithoutWait(dynamoDB, clock, 100_000);
-    expect(writes).toEqual(['PutItemCommand@1020']);
-    expect(outcome).toMatch(/^DynamoDBUnavailableError/);
-  });
+
   it('tries it also when the call began with the new-lock write, as a client that knows the key schema does', async () => {
     // The new-lock PutItem at 0 ms is refused and shows the dead holder at 60 ms; the poll answered at
     // 1 020 ms is throttled while the process stalls 50 ms, past the takeover instant (1 061 ms).
