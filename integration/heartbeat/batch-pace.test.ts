@@ -96,14 +96,6 @@ it('smaller batches get more calls in flight, so that as many heartbeats go out 
   const batches = paceBatches(network, MANY_MS_PER_STATEMENT);
 
   await sleep(8 * HEARTBEAT_MS);
-  console.log(
-    'DEBUG',
-    batches.mostInFlight,
-    batches.statementCounts.length,
-    JSON.stringify(batches.statementCounts.slice(0, 50)),
-    events.of('lost').length,
-    events.of('heartbeat').length,
-  );
 
   expect(events.of('lost').map((seen) => `${seen.event.lock.partitionKey}: ${seen.event.error.message}`)).toEqual([]);
   expect(locks.filter((lock) => lock.state !== 'held')).toHaveLength(0);
