@@ -252,7 +252,7 @@ export class LockKeeper {
     }
     // Only an answered batch tells how long a heartbeat takes; a failed one may have waited out its whole deadline.
     if (results.some((result) => result.outcome === 'confirmed' || result.outcome === 'kept')) {
-      this.#batchPace.answered(batch.length, clock.now() - startedAt);
+      this.#batchPace.answered(batch.length, clock.now() - startedAt, this.#scheduler.overdueMs());
     } else if (attempt.signal.aborted) {
       this.#batchPace.unanswered(batch.length);
     }

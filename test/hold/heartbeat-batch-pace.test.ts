@@ -4,13 +4,16 @@ import { HeartbeatBatchPace } from '../../src/hold/heartbeat-batch-pace.js';
 const PERIOD_MS = 800;
 /** A quarter of the period. */
 const SLOW_MS = 200;
+/** How long the longest-waiting due heartbeat has waited to be sent: none, or a whole period for a call. */
+const SPARE = 0;
+const CROWDED = PERIOD_MS;
 
 describe('HeartbeatBatchPace', () => {
   it('starts at four and doubles on fast full batches up to the configured size', () => {
     const size = new HeartbeatBatchPace(25, PERIOD_MS);
     const seen = [size.size];
     for (let i = 0; i < 4; i++) {
-      size.answered(size.size, 10);
+      size.answered(size.size, 10, SPARE);
       seen.push(size.size);
     }
     expect(seen).toEqual([4, 8, 16, 25, 25]);
@@ -22,18 +25,18 @@ describe('HeartbeatBatchPace', () => {
 
   it('grows only on full batches: a part-full batch says nothing about a larger one', () => {
     const size = new HeartbeatBatchPace(25, PERIOD_MS);
-    size.answered(2, 10);
+    size.answered(2, 10, SPARE);
     expect(size.size).toBe(4);
   });
 
   it('halves on a slow batch, then grows by one at a time', () => {
     const size = new HeartbeatBatchPace(25, PERIOD_MS);
-    size.answered(4, 10);
-    size.answered(8, 10);
+    size.answered(4, 10, SPARE);
+    size.answered(8, 10, SPARE);
     expect(size.size).toBe(16);
-    size.answered(16, SLOW_MS + 1);
+    size.answered(16, SLOW_MS + 1, SPARE);
     expect(size.size).toBe(8);
-    size.answered(8, 10);
+    size.answered(8, 10, SPARE);
     expect(size.size).toBe(9);
   });
 
@@ -42,13 +45,13 @@ describe('HeartbeatBatchPace', () => {
     expect(pace.roundTripMs()).toBe(0);
     pace.unanswered(4);
     expect(pace.roundTripMs()).toBe(0);
-    pace.answered(2, 120);
+    pace.answered(2, 120, SPARE);
     expect(pace.roundTripMs()).toBe(120);
   });
 
   it('keeps its size on a batch neither fast nor slow', () => {
     const size = new HeartbeatBatchPace(25, PERIOD_MS);
-    size.answered(4, SLOW_MS * 0.75);
+    size.answered(4, SLOW_MS * 0.75, SPARE);
     expect(size.size).toBe(4);
   });
 
@@ -62,10 +65,62 @@ describe('HeartbeatBatchPace', () => {
 
   it('a slow batch sent before a shrink does not grow the size back', () => {
     const size = new HeartbeatBatchPace(25, PERIOD_MS);
-    size.answered(4, 10);
-    size.answered(8, 10); // 16
+    size.answered(4, 10, SPARE);
+    size.answered(8, 10, SPARE); // 16
     size.unanswered(16); // 8
-    size.answered(16, SLOW_MS + 1); // sent before the shrink: halves from what it was, never above now
+    size.answered(16, SLOW_MS + 1, SPARE); // sent before the shrink: halves from what it was, never above now
     expect(size.size).toBe(8);
+  });
+});
+
+describe('HeartbeatBatchPace while due heartbeats wait for a call', () => {
+  /** Slow, yet within half a period. */
+  const SLOW_EVERY_REQUEST_MS = 350;
+
+  it('grows a full batch answered within half a period and as soon as batches of two, however slow', () => {
+    const size = new HeartbeatBatchPace(25, PERIOD_MS);
+    size.answered(2, SLOW_EVERY_REQUEST_MS, CROWDED);
+    size.answered(4, SLOW_EVERY_REQUEST_MS, CROWDED);
+    expect(size.size).toBe(8);
+  });
+
+  it('does not grow a batch that took longer than batches of two: there each statement costs its time', () => {
+    const size = new HeartbeatBatchPace(25, PERIOD_MS);
+    size.answered(2, 100, CROWDED);
+    size.answered(4, 200, CROWDED);
+    expect(size.size).toBe(4);
+  });
+
+  it('does not grow before a batch of two has been answered', () => {
+    const size = new HeartbeatBatchPace(25, PERIOD_MS);
+    size.answered(4, SLOW_EVERY_REQUEST_MS, CROWDED);
+    expect(size.size).toBe(4);
+  });
+
+  it('keeps its size on a slow part-full batch', () => {
+    const size = new HeartbeatBatchPace(25, PERIOD_MS);
+    size.answered(2, SLOW_EVERY_REQUEST_MS, CROWDED);
+    expect(size.size).toBe(4);
+  });
+
+  it('does not grow on a batch answered later than half a period', () => {
+    const size = new HeartbeatBatchPace(25, PERIOD_MS);
+    size.answered(2, PERIOD_MS / 2 + 1, CROWDED);
+    size.answered(4, PERIOD_MS / 2 + 1, CROWDED);
+    expect(size.size).toBe(4);
+  });
+
+  it('halves a batch answered close to the bound of its attempt, whatever made it slow', () => {
+    const size = new HeartbeatBatchPace(25, PERIOD_MS);
+    size.answered(4, PERIOD_MS * 0.75 + 1, CROWDED);
+    expect(size.size).toBe(2);
+  });
+
+  it('on a server slow for every request, batches halved while calls were to spare grow back once heartbeats wait', () => {
+    const size = new HeartbeatBatchPace(25, PERIOD_MS);
+    size.answered(4, SLOW_EVERY_REQUEST_MS, SPARE);
+    expect(size.size).toBe(2);
+    for (let i = 0; i < 10; i++) size.answered(size.size, SLOW_EVERY_REQUEST_MS, CROWDED);
+    expect(size.size).toBe(12);
   });
 });
