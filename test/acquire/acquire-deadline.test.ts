@@ -128,6 +128,7 @@ describe('AcquireDeadline', () => {
     caller.abort(new Error('caller gave up'));
     expect(deadline.requestSignal.aborted).toBe(false);
   });
+
   describe('requests sent one at a time', () => {
     const unanswered = (signal: AbortSignal): Promise<never> =>
       new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted by the SDK')), { once: true }));
@@ -224,6 +225,7 @@ describe('AcquireDeadline in the acquire loop', () => {
     expect(await outcome).toBe('taken');
     expect(writesSentAt).toEqual([READ_MS + LEASE + TAKEOVER_MARGIN_MS]);
   });
+
   /** An error as the SDK throws it: its name, and the fields it carries. */
   const sdkError = (name: string, fields: object = {}): Error =>
     Object.assign(new Error(name), { name, $metadata: { httpStatusCode: 400 }, ...fields });
@@ -274,6 +276,7 @@ describe('AcquireDeadline in the acquire loop', () => {
     expect(await runWithoutWait(dynamoDB, clock, 100_000)).toBe('taken');
     expect(writesSentAt).toEqual([1_020]);
   });
+
   /** The lock item of `owner`'s hold. */
   const itemOf = (owner: string): Record<string, { S: string }> => ({
     key: { S: 'k' },
