@@ -148,9 +148,9 @@ it('on a server slow for every request whatever its size, batches keep their siz
 
   expect(events.of('lost').map((seen) => `${seen.event.lock.partitionKey}: ${seen.event.error.message}`)).toEqual([]);
   expect(locks.filter((lock) => lock.state !== 'held')).toHaveLength(0);
-  // Batches of 2 were no faster than larger ones: later batches are larger.
+  // Batches of 2 were no faster than larger ones: later batches grew past the size they started at.
   const later = statementCounts.slice(batchesWhileLearning);
   expect(later.length).toBeGreaterThan(0);
-  expect(Math.max(...later)).toBeGreaterThanOrEqual(4);
+  expect(Math.max(...later)).toBeGreaterThan(4);
   network.proxy.passThrough();
 }, 40_000);

@@ -14,14 +14,15 @@
  *
  * Smaller batches cost nothing only while calls are to spare. A server may
  * be slow for every request whatever it holds (a far region, a queue in
- * front of it); once every call is taken and due heartbeats wait for one,
- * smaller batches would carry fewer heartbeats at a time. Then a slow
- * batch keeps its size, and a full one grows while it is answered within
- * half a period and nearly as soon as batches of two; a batch answered
- * later than three quarters of a period, close to the bound its attempt
- * gets, halves whatever the cause.
+ * front of it); while due heartbeats wait for a call, smaller batches would
+ * carry fewer heartbeats at a time. Then a slow batch keeps its size, and a
+ * full one grows by one while it is answered within half a period and
+ * nearly as soon as the smallest batches; a batch answered later than three
+ * quarters of a period, close to the bound its attempt gets, halves
+ * whatever the cause.
  */
-import { BATCH_WAIT_SHARE_OF_PERIOD, SLOW_BATCH_SHARE_OF_PERIOD } from './heartbeat-tuning.js';
+import type { MonotonicClock } from '../base/clock.js';
+import { BEHIND_SHARE_OF_PERIOD, SLOW_BATCH_SHARE_OF_PERIOD } from './heartbeat-tuning.js';
 import { RoundTripEstimate } from './round-trip-estimate.js';
 
 /** A batch of one is a lone heartbeat, which tells nothing about batches: the size never goes below two. */
@@ -33,36 +34,46 @@ const NEAR_BOUND_SHARE = 3 / 4;
 /** While due heartbeats wait for a call, a full batch answered within this share of a period grows. */
 const CROWDED_GROWTH_SHARE = 1 / 2;
 /**
- * ... and only if batches of two took nearly as long: where each statement
- * costs the server its time, larger batches would carry no more heartbeats
- * a second, only each one later.
+ * ... and only if the smallest batches took nearly as long: where each
+ * statement costs the server its time, larger batches would carry no more
+ * heartbeats a second, only each one later.
  */
 const SIZE_FREE_RATIO = 1.25;
 
+/** The smallest batches answered so far: their size, and how long they take. */
+interface Smallest {
+  readonly size: number;
+  readonly roundTrip: RoundTripEstimate;
+}
+
 export class HeartbeatBatchPace {
   readonly #largest: number;
+  readonly #periodMs: number;
+  readonly #clock: MonotonicClock;
   /** A batch answered later than this was too large for the server's pace; one answered within half of it leaves room for more. */
   readonly #slowMs: number;
   readonly #nearBoundMs: number;
   readonly #crowdedGrowthMs: number;
-  /** A due heartbeat that has waited longer than this to be sent waited for a call, not for a fuller batch. */
+  /** A due heartbeat unsent for longer than this waited for a call: well beyond the wait for a fuller batch, and a timer's lateness. */
   readonly #crowdedMs: number;
   readonly #roundTrip: RoundTripEstimate;
-  /** How long batches of two take: what any batch takes whatever its size, if larger ones take no longer. */
-  readonly #smallestRoundTrip: RoundTripEstimate;
+  #smallest: Smallest | undefined;
+  /** When an answer last found due heartbeats waiting for a call. Answers come back together and the first ones free calls, so it counts for a period. */
+  #crowdedAt = -Infinity;
   #size: number;
   #doubling = true;
 
   /** `largest`: the configured batch size. */
-  constructor(largest: number, heartbeatPeriod: number) {
+  constructor(largest: number, heartbeatPeriod: number, clock: MonotonicClock) {
     this.#largest = largest;
+    this.#periodMs = heartbeatPeriod;
+    this.#clock = clock;
     this.#slowMs = heartbeatPeriod * SLOW_BATCH_SHARE_OF_PERIOD;
     this.#nearBoundMs = heartbeatPeriod * NEAR_BOUND_SHARE;
     this.#crowdedGrowthMs = heartbeatPeriod * CROWDED_GROWTH_SHARE;
-    this.#crowdedMs = heartbeatPeriod * BATCH_WAIT_SHARE_OF_PERIOD;
+    this.#crowdedMs = heartbeatPeriod * BEHIND_SHARE_OF_PERIOD;
     // An attempt gets a period at most.
     this.#roundTrip = new RoundTripEstimate(heartbeatPeriod);
-    this.#smallestRoundTrip = new RoundTripEstimate(heartbeatPeriod);
     this.#size = Math.min(largest, FIRST);
   }
 
@@ -82,17 +93,16 @@ export class HeartbeatBatchPace {
    */
   answered(sent: number, roundTripMs: number, overdueMs: number): void {
     this.#roundTrip.add(roundTripMs);
-    if (sent <= SMALLEST) this.#smallestRoundTrip.add(roundTripMs);
-    const crowded = overdueMs > this.#crowdedMs;
+    const sizeFree = this.#sizeFree(sent, roundTripMs);
+    const now = this.#clock.now();
+    if (overdueMs > this.#crowdedMs) this.#crowdedAt = now;
     // Only a full batch says that a larger one would also have been answered as soon.
     const full = sent >= this.#size;
     if (roundTripMs > this.#nearBoundMs) this.#shrink(sent);
-    else if (crowded) {
-      const smallestMs = this.#smallestRoundTrip.estimate();
-      const sizeFree = smallestMs > 0 && roundTripMs <= smallestMs * SIZE_FREE_RATIO;
-      if (full && sizeFree && roundTripMs <= this.#crowdedGrowthMs) this.#grow();
+    else if (now - this.#crowdedAt <= this.#periodMs) {
+      if (full && sizeFree && roundTripMs <= this.#crowdedGrowthMs) this.#size = Math.min(this.#largest, this.#size + 1);
     } else if (roundTripMs > this.#slowMs) this.#shrink(sent);
-    else if (full && roundTripMs <= this.#slowMs / 2) this.#grow();
+    else if (full && roundTripMs <= this.#slowMs / 2) this.#size = Math.min(this.#largest, this.#doubling ? this.#size * 2 : this.#size + 1);
   }
 
   /** A batch of `sent` heartbeats got no answer within its attempt. */
@@ -100,8 +110,13 @@ export class HeartbeatBatchPace {
     this.#shrink(sent);
   }
 
-  #grow(): void {
-    this.#size = Math.min(this.#largest, this.#doubling ? this.#size * 2 : this.#size + 1);
+  /** Learns how long the smallest batches take, and whether this one took nearly as long. */
+  #sizeFree(sent: number, roundTripMs: number): boolean {
+    if (this.#smallest === undefined || sent < this.#smallest.size) {
+      this.#smallest = { size: sent, roundTrip: new RoundTripEstimate(this.#periodMs) };
+    }
+    if (sent === this.#smallest.size) this.#smallest.roundTrip.add(roundTripMs);
+    return roundTripMs <= this.#smallest.roundTrip.estimate() * SIZE_FREE_RATIO;
   }
 
   #shrink(sent: number): void {

@@ -71,7 +71,7 @@ export class LockKeeper {
     this.#random = options.random ?? Math.random;
     // An attempt gets a period at most: a longer wait says nothing of the server.
     this.#roundTrip = new RoundTripEstimate(options.heartbeatPeriod);
-    const pace = (this.#batchPace = new HeartbeatBatchPace(options.heartbeatBatchSize, options.heartbeatPeriod));
+    const pace = (this.#batchPace = new HeartbeatBatchPace(options.heartbeatBatchSize, options.heartbeatPeriod, options.clock));
     this.#scheduler = new DeadlineScheduler<HeldLock>({
       clock: options.clock,
       concurrency: options.heartbeatConcurrency,

@@ -1,4 +1,4 @@
-import { describe, expect, it } from '@jest/globals';
+import { beforeEach, describe, expect, it } from '@jest/globals';
 import { HeartbeatBatchPace } from '../../src/hold/heartbeat-batch-pace.js';
 
 const PERIOD_MS = 800;
@@ -8,9 +8,16 @@ const SLOW_MS = 200;
 const SPARE = 0;
 const CROWDED = PERIOD_MS;
 
+let now = 0;
+const clock = { now: (): number => now };
+
+beforeEach(() => {
+  now = 0;
+});
+
 describe('HeartbeatBatchPace', () => {
   it('starts at four and doubles on fast full batches up to the configured size', () => {
-    const size = new HeartbeatBatchPace(25, PERIOD_MS);
+    const size = new HeartbeatBatchPace(25, PERIOD_MS, clock);
     const seen = [size.size];
     for (let i = 0; i < 4; i++) {
       size.answered(size.size, 10, SPARE);
@@ -20,17 +27,17 @@ describe('HeartbeatBatchPace', () => {
   });
 
   it('never exceeds a configured size below four', () => {
-    expect(new HeartbeatBatchPace(3, PERIOD_MS).size).toBe(3);
+    expect(new HeartbeatBatchPace(3, PERIOD_MS, clock).size).toBe(3);
   });
 
   it('grows only on full batches: a part-full batch says nothing about a larger one', () => {
-    const size = new HeartbeatBatchPace(25, PERIOD_MS);
+    const size = new HeartbeatBatchPace(25, PERIOD_MS, clock);
     size.answered(2, 10, SPARE);
     expect(size.size).toBe(4);
   });
 
   it('halves on a slow batch, then grows by one at a time', () => {
-    const size = new HeartbeatBatchPace(25, PERIOD_MS);
+    const size = new HeartbeatBatchPace(25, PERIOD_MS, clock);
     size.answered(4, 10, SPARE);
     size.answered(8, 10, SPARE);
     expect(size.size).toBe(16);
@@ -41,7 +48,7 @@ describe('HeartbeatBatchPace', () => {
   });
 
   it('estimates the round trip from answered batches only', () => {
-    const pace = new HeartbeatBatchPace(25, PERIOD_MS);
+    const pace = new HeartbeatBatchPace(25, PERIOD_MS, clock);
     expect(pace.roundTripMs()).toBe(0);
     pace.unanswered(4);
     expect(pace.roundTripMs()).toBe(0);
@@ -50,13 +57,13 @@ describe('HeartbeatBatchPace', () => {
   });
 
   it('keeps its size on a batch neither fast nor slow', () => {
-    const size = new HeartbeatBatchPace(25, PERIOD_MS);
+    const size = new HeartbeatBatchPace(25, PERIOD_MS, clock);
     size.answered(4, SLOW_MS * 0.75, SPARE);
     expect(size.size).toBe(4);
   });
 
   it('halves on an unanswered batch, but never below two', () => {
-    const size = new HeartbeatBatchPace(25, PERIOD_MS);
+    const size = new HeartbeatBatchPace(25, PERIOD_MS, clock);
     size.unanswered(4);
     expect(size.size).toBe(2);
     size.unanswered(2);
@@ -64,7 +71,7 @@ describe('HeartbeatBatchPace', () => {
   });
 
   it('a slow batch sent before a shrink does not grow the size back', () => {
-    const size = new HeartbeatBatchPace(25, PERIOD_MS);
+    const size = new HeartbeatBatchPace(25, PERIOD_MS, clock);
     size.answered(4, 10, SPARE);
     size.answered(8, 10, SPARE); // 16
     size.unanswered(16); // 8
@@ -77,47 +84,62 @@ describe('HeartbeatBatchPace while due heartbeats wait for a call', () => {
   /** Slow, yet within half a period. */
   const SLOW_EVERY_REQUEST_MS = 350;
 
-  it('grows a full batch answered within half a period and as soon as batches of two, however slow', () => {
-    const size = new HeartbeatBatchPace(25, PERIOD_MS);
+  it('grows a full batch by one if it was answered within half a period and as soon as the smallest, however slow', () => {
+    const size = new HeartbeatBatchPace(25, PERIOD_MS, clock);
     size.answered(2, SLOW_EVERY_REQUEST_MS, CROWDED);
     size.answered(4, SLOW_EVERY_REQUEST_MS, CROWDED);
+    expect(size.size).toBe(5);
+  });
+
+  it('grows from the first size when no smaller batch was ever answered', () => {
+    const size = new HeartbeatBatchPace(25, PERIOD_MS, clock);
+    for (let i = 0; i < 4; i++) size.answered(size.size, SLOW_EVERY_REQUEST_MS, CROWDED);
     expect(size.size).toBe(8);
   });
 
-  it('does not grow a batch that took longer than batches of two: there each statement costs its time', () => {
-    const size = new HeartbeatBatchPace(25, PERIOD_MS);
+  it('does not grow a batch that took longer than the smallest: there each statement costs its time', () => {
+    const size = new HeartbeatBatchPace(25, PERIOD_MS, clock);
     size.answered(2, 100, CROWDED);
     size.answered(4, 200, CROWDED);
     expect(size.size).toBe(4);
   });
 
-  it('does not grow before a batch of two has been answered', () => {
-    const size = new HeartbeatBatchPace(25, PERIOD_MS);
-    size.answered(4, SLOW_EVERY_REQUEST_MS, CROWDED);
-    expect(size.size).toBe(4);
-  });
-
   it('keeps its size on a slow part-full batch', () => {
-    const size = new HeartbeatBatchPace(25, PERIOD_MS);
+    const size = new HeartbeatBatchPace(25, PERIOD_MS, clock);
     size.answered(2, SLOW_EVERY_REQUEST_MS, CROWDED);
     expect(size.size).toBe(4);
   });
 
   it('does not grow on a batch answered later than half a period', () => {
-    const size = new HeartbeatBatchPace(25, PERIOD_MS);
-    size.answered(2, PERIOD_MS / 2 + 1, CROWDED);
+    const size = new HeartbeatBatchPace(25, PERIOD_MS, clock);
     size.answered(4, PERIOD_MS / 2 + 1, CROWDED);
     expect(size.size).toBe(4);
   });
 
   it('halves a batch answered close to the bound of its attempt, whatever made it slow', () => {
-    const size = new HeartbeatBatchPace(25, PERIOD_MS);
+    const size = new HeartbeatBatchPace(25, PERIOD_MS, clock);
     size.answered(4, PERIOD_MS * 0.75 + 1, CROWDED);
     expect(size.size).toBe(2);
   });
 
+  it('counts heartbeats as waiting for a call for a period after an answer found them so: the first answers free calls', () => {
+    const size = new HeartbeatBatchPace(25, PERIOD_MS, clock);
+    size.answered(4, SLOW_EVERY_REQUEST_MS, CROWDED);
+    size.answered(5, SLOW_EVERY_REQUEST_MS, SPARE);
+    expect(size.size).toBe(6);
+    now += PERIOD_MS + 1;
+    size.answered(6, SLOW_EVERY_REQUEST_MS, SPARE);
+    expect(size.size).toBe(3);
+  });
+
+  it('a wait for a fuller batch, or a timer late by a little, is not a wait for a call', () => {
+    const size = new HeartbeatBatchPace(25, PERIOD_MS, clock);
+    size.answered(4, SLOW_EVERY_REQUEST_MS, PERIOD_MS / 50 + 5);
+    expect(size.size).toBe(2);
+  });
+
   it('on a server slow for every request, batches halved while calls were to spare grow back once heartbeats wait', () => {
-    const size = new HeartbeatBatchPace(25, PERIOD_MS);
+    const size = new HeartbeatBatchPace(25, PERIOD_MS, clock);
     size.answered(4, SLOW_EVERY_REQUEST_MS, SPARE);
     expect(size.size).toBe(2);
     for (let i = 0; i < 10; i++) size.answered(size.size, SLOW_EVERY_REQUEST_MS, CROWDED);
