@@ -41,7 +41,7 @@ export const ACQUISITIONS_WHILE_BEHIND_SHARE = 1 / 16;
 export const ACQUISITION_REQUESTS_IN_FLIGHT = 96;
 
 export interface AcquisitionGateOptions {
-  /** True while the client's heartbeats are behind schedule: overdue, or slow to be answered. */
+  /** True while the client's heartbeats are behind schedule: overdue, or answered later than usual. */
   readonly heartbeatsBehind: () => boolean;
   /** True while a due heartbeat waits unsent: no poll goes out then. */
   readonly heartbeatsOverdue: () => boolean;

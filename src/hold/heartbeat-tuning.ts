@@ -16,6 +16,16 @@ export const FIRST_HEARTBEAT_JITTER = 0.1;
 export const BEHIND_SHARE_OF_PERIOD = 1 / 20;
 
 /**
+ * A heartbeat's usual round trip is the quickest of the last 4 to 8
+ * periods, known once 4 have passed; a reply counts as late beyond it.
+ * Long enough that while acquisitions are held back, a heartbeat answered
+ * as quickly as before the burst comes along; short enough that a server
+ * slower for good (a route changed) is the usual one again within a
+ * minute by default.
+ */
+export const USUAL_ROUND_TRIP_WINDOW_PERIODS = 4;
+
+/**
  * The longest a due heartbeat waits for a fuller batch, as a share of the
  * period (100 ms by default): well under the share at which heartbeats count
  * as behind.

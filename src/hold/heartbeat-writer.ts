@@ -15,6 +15,7 @@ import { attemptsOf, httpStatusOf, isConditionalCheckFailed, refusesPartiQL } fr
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
 import { LockLostError } from '../base/errors.js';
 import type { Logger } from '../base/logger.js';
+import { RecentMinimum } from '../primitives/recent-minimum.js';
 import {
   buildHeartbeatRequest,
   buildHeartbeatStatement,
@@ -63,6 +64,8 @@ export interface HeartbeatWriterOptions {
   readonly logger: Logger | undefined;
   /** Whether each heartbeat stamps its wall-clock time beside its RVN (client option `clockBound`). */
   readonly stamping?: boolean | undefined;
+  /** How long a quickest round trip stands for the usual one: it is forgotten one to two of these later. */
+  readonly usualRoundTripWindowMs: number;
 }
 
 export class HeartbeatWriter {
@@ -71,20 +74,26 @@ export class HeartbeatWriter {
   #batching: boolean;
   /** When each heartbeat request still awaiting its reply was sent, oldest first (a Set keeps insertion order). */
   readonly #unanswered = new Set<{ readonly sentAt: number }>();
+  /** The quickest heartbeat round trip of late: what an answer takes when nothing of ours stands in its way. */
+  readonly #usualRoundTrip: RecentMinimum;
 
   constructor(options: HeartbeatWriterOptions) {
     this.#options = options;
     this.#batching = options.batching && canBatchHeartbeats(options.table);
+    this.#usualRoundTrip = new RecentMinimum(options.clock, options.usualRoundTripWindowMs);
   }
 
   /**
-   * How long the oldest heartbeat request still unanswered has waited, in
-   * ms; 0 when none is. A slow reply says the server (or the way to it) is
-   * busy, before any heartbeat falls overdue.
+   * How much longer than the usual round trip the oldest heartbeat request
+   * still unanswered has waited, in ms; 0 when none has. A reply later
+   * than usual says the server (or the way to it) is busy, before any
+   * heartbeat falls overdue. A reply that is always late (a distant
+   * region) is the usual one, and says nothing of the kind.
    */
-  oldestUnansweredMs(): number {
+  unansweredLateMs(): number {
     const oldest = this.#unanswered.values().next();
-    return oldest.done === true ? 0 : this.#options.clock.now() - oldest.value.sentAt;
+    if (oldest.done === true) return 0;
+    return Math.max(0, this.#options.clock.now() - oldest.value.sentAt - (this.#usualRoundTrip.value ?? 0));
   }
 
   /** Whether heartbeats may go out in batches (false once the table has refused one). */
@@ -189,6 +198,7 @@ export class HeartbeatWriter {
       return await reply;
     } finally {
       this.#unanswered.delete(entry);
+      this.#usualRoundTrip.add(this.#options.clock.now() - entry.sentAt);
     }
   }
 

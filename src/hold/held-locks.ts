@@ -10,7 +10,7 @@ import type { MonotonicClock } from '../base/clock.js';
 import { InvalidArgumentError, LockLostError } from '../base/errors.js';
 import { TypedEvents, type Subscription } from '../base/events.js';
 import { SuspendWatch } from './suspend-watch.js';
-import { BEHIND_SHARE_OF_PERIOD, suspendCheckIntervalMs } from './heartbeat-tuning.js';
+import { BEHIND_SHARE_OF_PERIOD, suspendCheckIntervalMs, USUAL_ROUND_TRIP_WINDOW_PERIODS } from './heartbeat-tuning.js';
 import type { Logger } from '../base/logger.js';
 import { checkLockLease, safetyMarginFor, type ResolvedSettings } from '../settings/options.js';
 import { toBytes } from '../primitives/bytes.js';
@@ -88,6 +88,7 @@ export class HeldLocks {
       holdLockOnServiceUnavailable: settings.holdLockOnServiceUnavailable,
       logger: this.#logger,
       stamping: settings.clockBound !== undefined,
+      usualRoundTripWindowMs: settings.heartbeatPeriod * USUAL_ROUND_TRIP_WINDOW_PERIODS,
     });
     this.#keeper = new LockKeeper({
       writer: this.#writer,
@@ -122,11 +123,12 @@ export class HeldLocks {
   /**
    * True while a due heartbeat has waited longer than a share of a
    * heartbeat period, either to be sent (for a free slot, a free batch slot
-   * or a fuller batch) or, once sent, for its reply (a server busy with the
-   * client's other requests): the locks held are falling behind.
+   * or a fuller batch) or, once sent, for its reply beyond the usual round
+   * trip (a server busy with the client's other requests): the locks held
+   * are falling behind.
    */
   heartbeatsBehind(): boolean {
-    const waitedMs = Math.max(this.#keeper.overdueMs(), this.#writer.oldestUnansweredMs());
+    const waitedMs = Math.max(this.#keeper.overdueMs(), this.#writer.unansweredLateMs());
     return waitedMs > this.#settings.heartbeatPeriod * BEHIND_SHARE_OF_PERIOD;
   }
 
