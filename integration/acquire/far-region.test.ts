@@ -18,11 +18,12 @@ const faults = useFaultBed('far-region');
 
 /** The region's latency, above a twentieth of the heartbeat period: every heartbeat in flight is answered that late. */
 const LATENCY_MS = 600;
-const HEARTBEAT_MS = 1_500;
-const LEASE_MS = 4_500;
+/** Long enough that a twentieth of it (150 ms) leaves room for a busy test machine's own delays. */
+const HEARTBEAT_MS = 3_000;
+const LEASE_MS = 9_000;
 /** Held, and taken apart over a period, so that their heartbeats fall due apart: one of them is nearly always in flight. */
 const HELD = 10;
-/** Taken one after another, each in a request of its own, within a wait of a second: one at a time, they would take 24 s. */
+/** Taken one after another, each in a request of its own, within a wait of a second (cut off 10 s on): one at a time, they would take 24 s. */
 const WANTED = 40;
 const WAIT_MS = 1_000;
 
@@ -68,8 +69,9 @@ async function farRegion(network: ProxiedDynamoDB, heartbeatConcurrency: number)
       return client.acquireLock(`held-${i}`);
     }),
   );
-  // A whole window of heartbeat answers, and a period more: the client knows how late they usually come back.
-  await sleep(createdAt + (USUAL_ROUND_TRIP_WINDOW_PERIODS + 1) * HEARTBEAT_MS - performance.now());
+  // A whole window of heartbeat answers from the first one (a period and a request after the first
+  // lock), and a little more: the client knows how late they usually come back.
+  await sleep(createdAt + (USUAL_ROUND_TRIP_WINDOW_PERIODS + 2) * HEARTBEAT_MS - performance.now());
   mostPuts = 0;
   return {
     client,

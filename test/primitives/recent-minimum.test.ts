@@ -57,7 +57,30 @@ describe('RecentMinimum', () => {
     expect(minimum.value).toBe(600);
   });
 
-  it('counts windows from its start, however irregularly values come', () => {
+  it('counts the first window from the first value, wherever in a window that came', () => {
+    clock.now = 999;
+    minimum.add(477);
+    clock.now = 1_000;
+    expect(minimum.value).toBeUndefined();
+    clock.now = 999 + WINDOW_MS - 1;
+    expect(minimum.value).toBeUndefined();
+    clock.now = 999 + WINDOW_MS;
+    expect(minimum.value).toBe(477);
+  });
+
+  it('after two windows with no value, counts a whole window again from the next value', () => {
+    minimum.add(5);
+    clock.now = 2_500;
+    expect(minimum.value).toBeUndefined();
+    clock.now = 2_900;
+    minimum.add(600);
+    clock.now = 3_800;
+    expect(minimum.value).toBeUndefined();
+    clock.now = 3_900;
+    expect(minimum.value).toBe(600);
+  });
+
+  it('counts windows from the first value, however irregularly values come', () => {
     minimum.add(5);
     clock.now = 1_999;
     minimum.add(600);
