@@ -23,8 +23,8 @@ export class RecentMinimum {
 
   add(value: number): void {
     this.#turn();
-    // The first value seen, or the first after two empty windows, starts a window of its own, so
-    // that a whole window of values passes before the minimum is known, wherever they begin.
+    // The first value seen, or the first after a whole window without one, starts a window of its
+    // own, so that a whole window of values passes before the minimum is known, wherever they begin.
     if (this.#current === Infinity && this.#previous === Infinity) this.#windowStart = this.#clock.now();
     if (value < this.#current) this.#current = value;
   }

@@ -68,7 +68,7 @@ describe('RecentMinimum', () => {
     expect(minimum.value).toBe(477);
   });
 
-  it('after two windows with no value, counts a whole window again from the next value', () => {
+  it('after a whole window with no value, counts a whole window again from the next value', () => {
     minimum.add(5);
     clock.now = 2_500;
     expect(minimum.value).toBeUndefined();
