@@ -130,7 +130,7 @@ const PROFILE_SAMPLING_US = 100;
 
 const LIBRARY = 'dynamodb-lock';
 const BARE = 'bare SDK';
-/** The bare calls, each with an abort signal (of a fresh controller, with no timer), as the library sends most of its calls. */
+/** The bare calls, each with an abort signal (of a fresh controller, with no timer), as the library sends its acquisition writes and releases. */
 const BARE_SIGNALLED = 'bare SDK + signal';
 type Side = typeof LIBRARY | typeof BARE | typeof BARE_SIGNALLED;
 const SIDE_LABELS: Record<Side, string> = { [LIBRARY]: 'library', [BARE]: 'bare', [BARE_SIGNALLED]: 'bare-signalled' };

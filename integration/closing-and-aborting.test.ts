@@ -2,13 +2,13 @@
  * Ending work the user asked to end: close() and an aborted acquireLock()
  * end even while a write is unanswered; a lock close() could not release is
  * reported lost, not left looking held; `await using` releases what
- * `release()` would.
+ * `release()` would; a release that gets no answer ends after a lease.
  */
 import { describe, expect, it } from '@jest/globals';
-import { LockClientCloseError, LockClientClosedError, LockLostError } from '../src/index.js';
+import { DynamoDBTimeoutError, LockClientCloseError, LockClientClosedError, LockLostError, type Lock } from '../src/index.js';
 import { useFaultBed } from '../test-kit/jest/fault-bed.js';
 import { dynamoDBErrorReply, operationOf, type ProxiedRequest } from '../test-kit/fault-proxy.js';
-import { abortOf, expectLostOnce, recordEvents, thrownBy, within } from '../test-kit/jest/lock-events.js';
+import { abortOf, expectLostOnce, recordEvents, thrownBy, within, type EventLog } from '../test-kit/jest/lock-events.js';
 import { rejectionOf } from '../test-kit/test-locks.js';
 
 const faults = useFaultBed('closing');
@@ -81,6 +81,45 @@ describe('a read that gets no answer', () => {
     await within(client.close({ timeout: 500 }), 5_000, 'close() ends');
     expect(await within(reading, 2_000, 'getLock ends after close()')).toBeInstanceOf(LockClientClosedError);
     expect(await within(listing, 2_000, 'the listing ends after close()')).toBeInstanceOf(LockClientClosedError);
+  }, 30_000);
+});
+
+describe('a release that gets no answer', () => {
+  const LEASE_MS = 3_000;
+  const isDeleteItem = (request: ProxiedRequest): boolean => operationOf(request) === 'DeleteItem';
+
+  /** A lock held through the README's client, whose DeleteItem requests then go to a connection that never answers. */
+  async function heldBehindSilence(ownerName: string): Promise<{ lock: Lock; events: EventLog }> {
+    // The SDK's defaults: nothing but the library ends a request that is never answered.
+    const network = await faults.proxied(ownerName, { sdkDefaults: true });
+    const client = faults.bed.client({ ownerName, leaseDuration: LEASE_MS, heartbeatPeriod: 600 }, network.dynamoDB);
+    const events = recordEvents(client);
+    const lock = await client.acquireLock('job');
+    network.proxy.setRule((request) => (isDeleteItem(request) ? { action: 'blackhole' } : { action: 'forward' }));
+    return { lock, events };
+  }
+
+  it("release() rejects with DynamoDBTimeoutError after a lease; the lock ends, still its owner's in the table, to lapse", async () => {
+    const { lock, events } = await heldBehindSilence('silent-release');
+
+    const error = await within(rejectionOf(lock.release()), LEASE_MS + 3_000, 'release() ends');
+
+    expect(error).toBeInstanceOf(DynamoDBTimeoutError);
+    expect(error).toMatchObject({ timeout: LEASE_MS, message: expect.stringContaining('release(') });
+    expect(lock.state).toBe('lost');
+    expect(lock.signal.aborted).toBe(true);
+    expect(events.of('lost')).toEqual([]); // the caller let it go: no loss to announce
+    expect(await faults.bed.owner('job')).toBe('silent-release');
+  }, 30_000);
+
+  it('release({ bestEffort: true }) and the end of an `await using` scope end after a lease too', async () => {
+    const { lock: first } = await heldBehindSilence('best-effort');
+    expect(await within(first.release({ bestEffort: true }), LEASE_MS + 3_000, 'release({ bestEffort }) ends')).toBe(false);
+
+    const { lock: second } = await heldBehindSilence('scoped');
+    const disposed = await within(rejectionOf(second[Symbol.asyncDispose]()), LEASE_MS + 3_000, 'the scope ends');
+    expect(disposed).toBeInstanceOf(DynamoDBTimeoutError);
+    expect(second.state).toBe('lost');
   }, 30_000);
 });
 

@@ -24,6 +24,11 @@ const HEARTBEAT_MS = 600;
  */
 const RETRIED_LEASE_MS = 6_000;
 const RETRIED_HEARTBEAT_MS = 1_500;
+/**
+ * For a release whose retries are throttled: the SDK's backoffs took up to 5 s
+ * here, and a release unanswered for the lock's lease is abandoned.
+ */
+const THROTTLED_RELEASE_LEASE_MS = 10_000;
 
 const faults = useFaultBed('sdk-retries');
 
@@ -62,7 +67,8 @@ const RETRY_SETTINGS: [string, SdkRetries][] = [
 
 describe.each(RETRY_SETTINGS)('a release applied by its first attempt, whose retries are throttled (%s)', (_, retries) => {
   it('ends the lock: no second holder can pass throwIfLost beside it', async () => {
-    const { client, network } = await readmeClient('releaser', {}, retries);
+    const settings = { leaseDuration: THROTTLED_RELEASE_LEASE_MS, heartbeatPeriod: RETRIED_HEARTBEAT_MS };
+    const { client, network } = await readmeClient('releaser', settings, retries);
     const lock = await client.acquireLock('job');
     const lost = network.proxy.loseReplyThenRetries(operation('DeleteItem'), THROTTLE);
 

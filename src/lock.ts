@@ -28,7 +28,10 @@ export interface ReleaseLockOptions {
    * @default false
    */
   readonly bestEffort?: boolean;
-  /** Abandons the release call; its outcome is then unknown and the lock lapses if it was not applied. */
+  /**
+   * Abandons the release call; its outcome is then unknown and the lock lapses if it was not applied. A release
+   * unanswered for the lock's lease is abandoned in any case (`DynamoDBTimeoutError`, or false with `bestEffort`).
+   */
   readonly signal?: AbortSignal;
 }
 

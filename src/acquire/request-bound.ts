@@ -5,7 +5,7 @@
  * An abandoned write may still have been applied: the caller treats it as a
  * write whose reply was lost (read before deciding).
  */
-import { childAbortController } from '../primitives/child-abort-controller.js';
+import { boundedSignal } from '../primitives/bounded-signal.js';
 import type { AcquisitionGate, GateLane } from './acquisition-gate.js';
 
 /** What a request abandoned at its bound rejects with, made from the bound's `TimeoutError`. */
@@ -22,21 +22,15 @@ export async function withinBound<T>(
   request: (signal: AbortSignal) => Promise<T>,
   abandoned: Abandonment = (timeout) => timeout,
 ): Promise<T> {
-  const bounded = childAbortController(signal);
-  const timer = setTimeout(
-    () => bounded.abort(new DOMException(`no answer within ${Math.ceil(boundMs)} ms: the request was abandoned`, 'TimeoutError')),
-    Math.max(1, Math.ceil(boundMs)),
-  );
-  timer.unref();
+  const bound = boundedSignal(boundMs, signal);
   try {
-    return await request(bounded.signal);
+    return await request(bound.signal);
   } catch (error) {
     // The SDK rejects with an error of its own on abort; what ended the request is the bound.
-    if (bounded.signal.aborted && signal?.aborted !== true) throw abandoned(bounded.signal.reason as DOMException);
-    throw error;
+    const { timeout } = bound;
+    throw timeout === undefined ? error : abandoned(timeout);
   } finally {
-    clearTimeout(timer);
-    bounded.dispose();
+    bound.dispose();
   }
 }
 

@@ -1,12 +1,19 @@
 /**
  * The write that releases a held lock (Java's DeleteItem, or an UpdateItem
- * that marks the item released), and what its outcome means.
+ * that marks the item released), and what its outcome means. One that gets
+ * no answer for the lock's lease is abandoned: heartbeats stopped when the
+ * release began, so by then the lock has lapsed unless the write was
+ * applied, and waiting on tells the caller nothing more (the SDK's own
+ * socket timeout is minutes, or none on older versions).
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
+import { DynamoDBTimeoutError } from '../base/errors.js';
+import { describeLockKey } from '../base/lock-key.js';
 import { attemptsOf, isConditionalCheckFailed } from '../dynamodb/sdk-errors.js';
 import { sendWrite } from '../dynamodb/send-write.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
+import { boundedSignal } from '../primitives/bounded-signal.js';
 import { buildReleaseRequest, withOldItemOnConditionFailure, type LockTable } from '../protocol/index.js';
 import type { HeldLock } from './held-lock.js';
 import { loseByRefusal } from './loss.js';
@@ -17,7 +24,8 @@ import { loseByRefusal } from './loss.js';
  *   the item gone, or, within the safe time, found the next holder's item);
  * - `refused`: someone else had it; the lock has ended as lost;
  * - `unapplied`: DynamoDB answered and changed nothing: the lock is still ours;
- * - `unknown`: no definite answer: released, or it lapses after its lease.
+ * - `unknown`: no definite answer: released, or it lapses after its lease
+ *   (a `DynamoDBTimeoutError` when the write got no answer for the lease).
  */
 export type ReleaseOutcome =
   { readonly outcome: 'released' | 'refused' } | { readonly outcome: 'unapplied' | 'unknown'; readonly error: unknown };
@@ -34,13 +42,32 @@ export async function writeRelease(
   held: HeldLock,
   release: ReleaseWrite,
 ): Promise<ReleaseOutcome> {
+  const boundMs = held.leaseDurationMs;
+  const bound = boundedSignal(boundMs, release.signal);
+  try {
+    const outcome = await sendRelease(dynamoDB, table, held, release, bound.signal);
+    const { timeout } = bound;
+    if (outcome.outcome !== 'unknown' || timeout === undefined) return outcome;
+    return { outcome: 'unknown', error: new DynamoDBTimeoutError(`release(${describeLockKey(held)})`, boundMs, timeout) };
+  } finally {
+    bound.dispose();
+  }
+}
+
+async function sendRelease(
+  dynamoDB: Pick<DynamoDBClient, 'send'>,
+  table: LockTable,
+  held: HeldLock,
+  release: ReleaseWrite,
+  signal: AbortSignal,
+): Promise<ReleaseOutcome> {
   // A kept item gets a new RVN so that no late heartbeat or replayed release can match it.
   const newRecordVersionNumber = release.deleteLock ? undefined : randomUUID();
   try {
     const request = withOldItemOnConditionFailure(
       buildReleaseRequest(table, held, { deleteLock: release.deleteLock, data: release.data, newRecordVersionNumber, refuseReleased: true }),
     );
-    await sendWrite(dynamoDB, request, release.signal);
+    await sendWrite(dynamoDB, request, signal);
     return { outcome: 'released' };
   } catch (error) {
     const ours = { ownerName: held.ownerName, recordVersionNumbers: newRecordVersionNumber === undefined ? [] : [newRecordVersionNumber] };
