@@ -5,7 +5,6 @@
  * does not hold, and the held locks (hold/), which keep and release the ones
  * it does.
  */
-import { setMaxListeners } from 'node:events';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { loggerWithBindings, type Logger } from './base/logger.js';
 import { Acquirer } from './acquire/acquirer.js';
@@ -330,8 +329,6 @@ export class LockClient implements AsyncDisposable {
     let failures: unknown[];
     // Releases still unanswered then are abandoned: those locks lapse after their lease.
     const bound = deadline(timeoutMs);
-    // Shared by the releases in flight, each with the SDK's listeners on it.
-    setMaxListeners(0, bound.signal);
     try {
       await this.#acquirer.close();
       failures = await this.#holding.releaseAll(bound.signal);
