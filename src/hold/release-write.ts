@@ -2,9 +2,9 @@
  * The write that releases a held lock (Java's DeleteItem, or an UpdateItem
  * that marks the item released), and what its outcome means. One that gets
  * no answer for the lock's lease is abandoned: heartbeats stopped when the
- * release began, so by then the lock has lapsed unless the write was
- * applied, and waiting on tells the caller nothing more (the SDK's own
- * socket timeout is minutes, or none on older versions).
+ * release began, so the lock lapses about then unless the write was applied
+ * (DESIGN.md, "Release"), and waiting on tells the caller nothing more (the
+ * SDK's own socket timeout is minutes, or none on older versions).
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
