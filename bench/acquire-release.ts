@@ -31,6 +31,8 @@ export interface AcquireBenchOptions {
   readonly scenarios: readonly AcquireScenario[];
   /** dynamodb-lock's turnLength in ms; `undefined`: its default. */
   readonly turnMs?: number | undefined;
+  /** dynamodb-lock's refreshPeriod in ms; `undefined`: ACQUIRE_SETTINGS' 200 ms. */
+  readonly pollMs?: number | undefined;
   /** Names in CONTENTION_SHAPES; `undefined`: all. */
   readonly shapes?: readonly string[] | undefined;
   /** Contention runs, each with every variant in turn (the order rotates run by run). */
@@ -39,7 +41,7 @@ export interface AcquireBenchOptions {
 const TAKEOVER_RUNS = 5;
 
 export async function benchAcquireRelease(endpoint: string, cycles: number, options: AcquireBenchOptions): Promise<Row[]> {
-  const settings: LockSettings = { ...ACQUIRE_SETTINGS, turnMs: options.turnMs };
+  const settings: LockSettings = { ...ACQUIRE_SETTINGS, pollMs: options.pollMs ?? ACQUIRE_SETTINGS.pollMs, turnMs: options.turnMs };
   await createTables(endpoint);
   const rows: Row[] = [];
   const progress = (what: string): void => void process.stderr.write(`acquire bench: ${what}\n`);

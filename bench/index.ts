@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- [acquire] [--scenarios uncontended,contention,takeover,long-dead] [--shapes 8on1,32on8] [--runs N] [--turn-length MS] [--cycles N] [--json]`: benchmarks against an
+ * `npm run bench -- [acquire] [--scenarios uncontended,contention,takeover,long-dead] [--shapes 8on1,32on8] [--runs N] [--turn-length MS] [--poll-ms MS] [--cycles N] [--json]`: benchmarks against an
  * embedded DynamoDB Local. Not part of the test suite.
  * `npm run bench -- heartbeat [--locks 1000,10000,40000] [--seconds 40] [--setups default/default,default/1,1/1]`: see bench/heartbeat.ts.
  * `npm run bench -- guarded [--cycles N] [--json]`: guarded writes beside plain ones, fenced acquisitions beside plain ones; see bench/guarded.ts.
@@ -23,6 +23,7 @@ const BENCHMARKS: Record<string, (endpoint: string, cycles: number) => Promise<R
     benchAcquireRelease(endpoint, cycles, {
       scenarios: values.scenarios === undefined ? ACQUIRE_SCENARIOS : scenariosOf(values.scenarios, ACQUIRE_SCENARIOS),
       turnMs: values['turn-length'] === undefined ? undefined : parseList(values['turn-length'], 'turn-length')[0],
+      pollMs: values['poll-ms'] === undefined ? undefined : parseList(values['poll-ms'], 'poll-ms')[0],
       shapes: values.shapes?.split(','),
       runs: values.runs === undefined ? undefined : parseList(values.runs, 'runs')[0],
     }),
@@ -76,6 +77,7 @@ const { values, positionals } = parseArgs({
     scenarios: { type: 'string' },
     // acquire
     'turn-length': { type: 'string' },
+    'poll-ms': { type: 'string' },
     shapes: { type: 'string' },
     runs: { type: 'string' },
     settings: { type: 'string' },
