@@ -16,7 +16,7 @@ import {
 import { rejectionOf, sleep, text, waitUntil, watch } from '../../test-kit/test-locks.js';
 import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
 import { putForeignLock } from '../../test-kit/tamper.js';
-import { abortOf } from '../../test-kit/jest/lock-events.js';
+import { abortOf, within } from '../../test-kit/jest/lock-events.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;
@@ -169,6 +169,22 @@ describe('lead()', () => {
     expect(result).toBe('stopped');
     expect(terms).toBe(1);
     expect(await bed.owner(KEY)).toBe('java-usurper');
+  });
+  it('ends with the routine when the routine resigned: a resignation is not a loss, so no new term', async () => {
+    const election = electionOf(candidate('resigner'), '10.0.0.6:8080');
+    let terms = 0;
+    const leading = election.lead(async (signal, leadership) => {
+      terms++;
+      // Ends the term as a routine that has done its share does; a second term would mean a campaign after it.
+      if (terms > 1) return 'a second term';
+      expect(await leadership.resign()).toBe(true);
+      expect((signal.reason as LockLostError).kind).toBe('released');
+      return 'resigned';
+    });
+
+    expect(await within(leading, 10 * LEASE, 'lead() ending after the routine resigned')).toBe('resigned');
+    expect(terms).toBe(1);
+    expect(await bed.item(KEY)).toBeUndefined();
   });
 });
 

@@ -8,7 +8,7 @@
 import { ELECTION_DEFAULTS, WITH_LOCK_DEFAULTS } from '../settings/defaults.js';
 import { toBytes } from '../primitives/bytes.js';
 import { deadline } from '../primitives/deadline.js';
-import { InvalidArgumentError } from '../base/errors.js';
+import { InvalidArgumentError, isLockLostError } from '../base/errors.js';
 import { LockClient } from '../lock-client.js';
 import type { LockKeyOptions } from '../lock-client-options.js';
 import { checkDuration } from '../settings/options.js';
@@ -116,7 +116,8 @@ export class LeaderElection {
    * when it ends. `signal` aborts the moment leadership is in doubt (or
    * `options.signal` aborts). When leadership was lost during the routine,
    * campaigns again (unless `recampaign` is false); when the routine ended
-   * while still leading, resolves with its result (or rejects with its error).
+   * while still leading, or after the leadership was resigned, resolves
+   * with its result (or rejects with its error).
    * The resignation is one attempt of at most 5 s; if it fails, leadership
    * lapses one lease after the last heartbeat.
    */
@@ -131,8 +132,8 @@ export class LeaderElection {
       } catch (error) {
         outcome = { error };
       }
-      // Read before resigning, which aborts the signal too.
-      const lost = leadership.signal.aborted;
+      // Read before resigning, which aborts the signal too. A term the routine (or anyone) resigned was not lost.
+      const lost = leadership.signal.aborted && !endedByRelease(leadership.signal.reason);
       await stepDown(leadership);
       if (lost && recampaign && !options.signal?.aborted) continue;
       if ('error' in outcome) throw outcome.error;
@@ -176,6 +177,11 @@ async function* leaderChanges(snapshots: AsyncIterable<LockSnapshot | undefined>
     first = false;
     last = leader;
   }
+}
+
+/** Whether a leadership's signal aborted because this client released the lock (a resignation), not because it was lost. */
+function endedByRelease(reason: unknown): boolean {
+  return isLockLostError(reason) && reason.kind === 'released';
 }
 
 async function stepDown(leadership: Leadership): Promise<void> {
