@@ -4,7 +4,7 @@
  * command stopped when the lock is stolen.
  */
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { localEndpoint } from '../../test-kit/aws.js';
@@ -47,6 +47,17 @@ describe('run KEY -- COMMAND', () => {
     expect(result.code).toBe(127);
     expect(result.stderr).toContain('cannot run');
     expect(await bed.item('missing-command')).toBeUndefined();
+  });
+
+  it('exits with 126 when the command cannot be run for a reason spawn() throws at once (a file taken for a folder), and releases the lock', async () => {
+    // Node reports ENOENT and EACCES as events, but throws ENOTDIR and ENAMETOOLONG from spawn() itself.
+    const notAFolder = join(dir, 'plain-file');
+    writeFileSync(notAFolder, '');
+    const result = await runCli(['run', ...connection(), 'not-a-folder', '--', join(notAFolder, 'program')]);
+    expect(result.code).toBe(126);
+    expect(result.stderr).toContain('cannot run');
+    expect(result.stderr).not.toContain('watchdog');
+    expect(await bed.item('not-a-folder')).toBeUndefined();
   });
 
   it('exits with 75 without running the command while someone else holds the lock, at once or after --timeout', async () => {

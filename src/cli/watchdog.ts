@@ -69,11 +69,20 @@ function terminate(): void {
 
 function start(message: Extract<ToWatchdog, { type: 'start' }>): void {
   graceMs = message.graceMs;
-  // detached: a session and process group of its own, led by the command, so that one signal reaches all it starts.
-  const child = spawn(message.program, [...message.args], { stdio: 'inherit', detached: true, env: message.env });
+  const notStarted = (error: NodeJS.ErrnoException): void =>
+    tell({ type: 'spawn-error', code: error.code, message: error.message }, () => process.exit(0));
+  let child: ChildProcess;
+  try {
+    // detached: a session and process group of its own, led by the command, so that one signal reaches all it starts.
+    child = spawn(message.program, [...message.args], { stdio: 'inherit', detached: true, env: message.env });
+  } catch (error) {
+    // Node throws some failures (ENOTDIR, ENAMETOOLONG, E2BIG) at once and reports others (ENOENT, EACCES) as events.
+    notStarted(error as NodeJS.ErrnoException);
+    return;
+  }
   command = child;
   child.once('error', (error: NodeJS.ErrnoException) => {
-    if (child.pid === undefined) tell({ type: 'spawn-error', code: error.code, message: error.message }, () => process.exit(0));
+    if (child.pid === undefined) notStarted(error);
   });
   child.once('exit', (code, signal) => {
     timer?.clear();
