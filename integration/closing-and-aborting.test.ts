@@ -5,10 +5,10 @@
  * `release()` would; a release that gets no answer ends after a lease.
  */
 import { describe, expect, it } from '@jest/globals';
-import { DynamoDBTimeoutError, LockClientCloseError, LockClientClosedError, LockLostError, type Lock } from '../src/index.js';
+import { DynamoDBTimeoutError, LockClientCloseError, LockClientClosedError, LockLostError, type Lock, type LockClient } from '../src/index.js';
 import { useFaultBed } from '../test-kit/jest/fault-bed.js';
 import { dynamoDBErrorReply, operationOf, type ProxiedRequest } from '../test-kit/fault-proxy.js';
-import { abortOf, expectLostOnce, recordEvents, thrownBy, within, type EventLog } from '../test-kit/jest/lock-events.js';
+import { abortOf, recordEvents, thrownBy, within, type EventLog } from '../test-kit/jest/lock-events.js';
 import { rejectionOf } from '../test-kit/test-locks.js';
 
 const faults = useFaultBed('closing');
@@ -123,8 +123,40 @@ describe('a release that gets no answer', () => {
   }, 30_000);
 });
 
+describe('a release applied while its reply is lost, with code still acting on the lock', () => {
+  // The signal is what that code honours: it must abort before anyone else can hold the lock.
+  it.each([
+    ['close()', (lock: Lock, client: LockClient) => client.close()],
+    ['release() from elsewhere', (lock: Lock) => lock.release()],
+  ])(
+    '%s: the signal has aborted by the time another client holds the lock',
+    async (_, release) => {
+      const network = await faults.proxied('releaser', { sdkDefaults: true });
+      const client = faults.bed.client({ ownerName: 'releaser', leaseDuration: 5_000, heartbeatPeriod: 1_000 }, network.dynamoDB);
+      const lock = await client.acquireLock('job');
+      const other = faults.bed.client({ ownerName: 'next' });
+      const lost = network.proxy.loseReplyThenRetries((request) => operationOf(request) === 'DeleteItem', {
+        action: 'forward',
+        delayMs: 1_000,
+      });
+
+      const releasing = release(lock, client).catch(() => undefined); // its outcome is not what this test is about
+      await within(lost, 5_000, 'the release applied, its reply lost');
+      const next = await within(other.acquireLock('job', { refreshPeriod: 50 }), 5_000, 'the next client acquires');
+      const abortedWhenTaken = lock.signal.aborted;
+      await releasing;
+
+      next.throwIfLost();
+      expect(abortedWhenTaken).toBe(true);
+      expect(lock.signal.reason).toBeInstanceOf(LockLostError);
+      expect((lock.signal.reason as LockLostError).kind).toBe('released');
+    },
+    30_000,
+  );
+});
+
 describe('close() when DynamoDB refuses a release', () => {
-  it('ends the lock as lost: its signal aborts and `lost` fires, rather than it staying "held" with nothing keeping it', async () => {
+  it('ends the lock as lost, its signal aborted, and reports the refusal, rather than it staying "held" with nothing keeping it', async () => {
     const network = await faults.proxied('refused-release', { sdkDefaults: true });
     const client = faults.bed.client({ ownerName: 'refused-release', leaseDuration: 3_000, heartbeatPeriod: 600 }, network.dynamoDB);
     const events = recordEvents(client);
@@ -133,13 +165,16 @@ describe('close() when DynamoDB refuses a release', () => {
       operationOf(request) === 'DeleteItem' ? { action: 'respond', reply: dynamoDBErrorReply('AccessDeniedException') } : { action: 'forward' },
     );
 
-    expect(await rejectionOf(client.close())).toBeInstanceOf(LockClientCloseError);
+    const error = await rejectionOf(client.close());
 
+    expect(error).toBeInstanceOf(LockClientCloseError);
+    expect((error as LockClientCloseError).errors).toEqual([expect.objectContaining({ name: 'AccessDeniedException' })]);
     const { reason } = await abortOf(lock.signal, 1_000);
     expect(reason).toBeInstanceOf(LockLostError);
     expect(lock.state).toBe('lost');
-    expectLostOnce(events, lock, reason);
-    expect(thrownBy(() => lock.throwIfLost())).toBe(reason);
+    expect(thrownBy(() => lock.throwIfLost())).toBeInstanceOf(LockLostError);
+    expect(events.of('lost')).toEqual([]); // the client let it go, and close() reports why it lapses
+    expect(await faults.bed.owner('job')).toBe('refused-release');
   }, 30_000);
 });
 

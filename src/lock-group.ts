@@ -3,7 +3,7 @@
  * transaction, each then held, heartbeated and lost on its own as any
  * {@link Lock} is.
  */
-import { releaseForGood, type Lock, type ReleaseLockOptions } from './lock.js';
+import type { Lock, ReleaseLockOptions } from './lock.js';
 import { inspectAs, inspectCustom, type Inspect, type InspectOptions } from './primitives/inspect.js';
 
 export class LockGroup implements AsyncDisposable {
@@ -48,7 +48,7 @@ export class LockGroup implements AsyncDisposable {
 
   /** `await using group = await client.acquireLocks(…)` releases every lock when the scope ends; one whose release fails lapses. */
   async [Symbol.asyncDispose](): Promise<void> {
-    settled(await Promise.allSettled(this.locks.map((lock) => releaseForGood(lock))));
+    settled(await Promise.allSettled(this.locks.map((lock) => lock.release())));
   }
 
   /** What `console.log(group)` shows: the fields of {@link toJSON}. */

@@ -24,7 +24,8 @@ export interface ReleaseLockOptions {
   readonly data?: Uint8Array | string;
   /**
    * When the release is not confirmed (no answer, a 5xx, or a refusal that changed nothing), return false instead of
-   * throwing; the lock then lapses. Without it, a refusal that changed nothing leaves the lock held, to be released again.
+   * throwing; the lock then lapses. Either way it has ended; after a refusal that changed nothing, `release()` may be
+   * called again to free it sooner.
    * @default false
    */
   readonly bestEffort?: boolean;
@@ -125,7 +126,10 @@ export class Lock implements AsyncDisposable {
   /**
    * Aborts, with a {@link LockLostError} as its reason, the moment this
    * client can no longer be sure it holds the lock: taken over, deleted,
-   * released, or not renewed within its lease minus the safety margin.
+   * not renewed within its lease minus the safety margin, or released. A
+   * release aborts it as it begins (`release()`, `close()`, a resignation),
+   * since it may be applied, and the next holder take the lock, before its
+   * reply comes.
    */
   get signal(): AbortSignal {
     return this.#held.signal;
@@ -228,7 +232,7 @@ export class Lock implements AsyncDisposable {
    * lease ran out locally, which may still be this client's in the table.
    */
   async [Symbol.asyncDispose](): Promise<void> {
-    await releaseForGood(this);
+    await this.release();
   }
 
   /** What `console.log(lock)` shows: the fields of {@link toJSON}. */
@@ -246,22 +250,6 @@ export class Lock implements AsyncDisposable {
       state: this.state,
       ...(this.fencingToken === undefined ? {} : { fencingToken: this.fencingToken.toString() }),
     };
-  }
-}
-
-/**
- * Releases `lock` where nobody is left to release it again (the end of an
- * `await using` scope). A release refused with nothing changed leaves the
- * lock held for another try; one last best-effort release then lets it
- * lapse rather than stay held, and heartbeated, by no one. Throws the first
- * release's error.
- */
-export async function releaseForGood(lock: Lock, options: ReleaseLockOptions = {}): Promise<boolean> {
-  try {
-    return await lock.release(options);
-  } catch (error) {
-    if (lock.state === 'held') await lock.release({ ...options, bestEffort: true });
-    throw error;
   }
 }
 

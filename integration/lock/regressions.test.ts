@@ -82,7 +82,7 @@ describe('lock data is copied, Buffers included', () => {
 });
 
 describe('a release DynamoDB refused without applying it', () => {
-  it('keeps the lock held and heartbeating, and a later release succeeds', async () => {
+  it('ends the lock for its holder as it began, leaves the item ours and unheartbeated, and a later release deletes it', async () => {
     const recorder = recording(bed.dynamoDBClient('refused'));
     const client = bed.client({ ownerName: 'refused', leaseDuration: 1_000, heartbeatPeriod: 250 }, recorder.dynamoDB);
     const lock = await client.acquireLock('refused-release');
@@ -99,15 +99,16 @@ describe('a release DynamoDB refused without applying it', () => {
     };
 
     await expect(lock.release()).rejects.toMatchObject({ name: 'ProvisionedThroughputExceededException' });
-    expect(lock.state).toBe('held');
-    expect(client.hasLock('refused-release')).toBe(true);
-    const rvnAfterRefusal = lock.recordVersionNumber;
-    await sleep(1_500); // longer than the lease: only heartbeats can have kept it
-    expect(lock.state).toBe('held');
-    expect(lock.recordVersionNumber).not.toBe(rvnAfterRefusal);
-    expect(await bed.owner('refused-release')).toBe('refused');
+    expect(lock.state).toBe('lost');
+    expect(lock.signal.aborted).toBe(true);
+    expect(client.hasLock('refused-release')).toBe(false);
+    const rvnLeft = await bed.rvn('refused-release');
+    expect(rvnLeft).toBe(lock.recordVersionNumber);
+    await sleep(750); // three heartbeat periods: none is sent for a lock its holder let go
+    expect(await bed.rvn('refused-release')).toBe(rvnLeft);
 
     expect(await lock.release()).toBe(true);
+    expect(lock.state).toBe('released');
     expect(await bed.item('refused-release')).toBeUndefined();
   }, 20_000);
 });

@@ -17,7 +17,7 @@ import { deadline } from '../primitives/deadline.js';
 import { DynamoDBUnavailableError, LockCurrentlyUnavailableError, LockNotGrantedError, type LockHolder } from '../base/errors.js';
 import type { LockClient } from '../lock-client.js';
 import { describeLockKey } from '../base/lock-key.js';
-import { releaseForGood, type Lock } from '../lock.js';
+import type { Lock } from '../lock.js';
 import type { LockTable } from '../protocol/index.js';
 import type { Command } from './command.js';
 import type { LeaseTimes } from './connection.js';
@@ -186,16 +186,11 @@ async function finish(lock: Lock, exit: CommandExit, program: string, io: CliIO)
   return runExitCode(exit, noticedWhileRunning || !held || expired);
 }
 
-/**
- * Bounded; if it fails, the lock lapses after its lease. Nobody releases it
- * again: a release refused with nothing changed would otherwise hold it
- * again, to be released once more by close(), whose failure would then end
- * the run instead of the command's exit code.
- */
+/** Bounded; if it fails, the lock lapses after its lease, and the command's exit code stands. */
 async function release(lock: Lock, io: CliIO): Promise<void> {
   const bound = deadline(WITH_LOCK_DEFAULTS.releaseTimeout);
   try {
-    await releaseForGood(lock, { signal: bound.signal });
+    await lock.release({ signal: bound.signal });
   } catch (error) {
     io.err(`dynamodb-lock: could not release the lock (${(error as Error).message}); it lapses after its lease\n`);
   } finally {

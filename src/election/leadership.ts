@@ -5,7 +5,7 @@
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import type { GuardedWriteOptions } from '../hold/guarded-write.js';
 import { inspectAs, inspectCustom, type Inspect, type InspectOptions } from '../primitives/inspect.js';
-import { releaseForGood, type Lock } from '../lock.js';
+import type { Lock } from '../lock.js';
 
 export interface ResignOptions {
   /** Abandons the release call; if it was not applied, leadership lapses one lease after the last heartbeat. */
@@ -108,6 +108,6 @@ export class Leadership implements AsyncDisposable {
    * candidate wrote) lets the next one lead without waiting a lease.
    */
   async [Symbol.asyncDispose](): Promise<void> {
-    await releaseForGood(this.#lock, { deleteLock: true });
+    await this.#lock.release({ deleteLock: true });
   }
 }

@@ -58,6 +58,8 @@ export class HeldLock {
   #uncertainSafeUntil = Infinity;
   /** Java's `holdLockOnServiceUnavailable` restarted the lease since the last confirmed write, without a confirmed one. */
   #keptUnconfirmed = false;
+  /** DynamoDB answered its release and changed nothing: the item is still ours, for another release. */
+  #releaseUnapplied = false;
 
   constructor(fields: {
     key: LockKey;
@@ -117,7 +119,7 @@ export class HeldLock {
     return this.#marginFor(this.#leaseDurationMs);
   }
 
-  /** Aborts, with a {@link LockLostError}, once the lock ends for any reason. */
+  /** Aborts, with a {@link LockLostError}, once the lock ends for any reason or a release of it begins. */
   get signal(): AbortSignal {
     if (this.#loss === undefined) {
       this.#loss = new AbortController();
@@ -258,22 +260,35 @@ export class HeldLock {
   }
 
   /**
-   * A release starts: heartbeats stop, and a write in flight is no longer
-   * waited for. A lock that ended only because its lease ran out locally
-   * may still be ours in the table, and can be released too. False when
+   * A release starts: heartbeats stop, a write in flight is no longer
+   * waited for, and the signal aborts. The release may be applied the moment
+   * it leaves, and the next holder take the lock at once, before any reply:
+   * code that still acts on the lock must stop now. A lock that ended only
+   * because its lease ran out locally, or whose release changed nothing,
+   * may still be ours in the table, and can be released (again). False when
    * there is nothing to release.
    */
   beginRelease(): boolean {
-    const lapsed = this.#state === 'lost' && this.endReason?.kind === 'expired';
-    if (this.#state !== 'held' && !lapsed) return false;
-    if (!lapsed) this.#state = 'releasing';
+    const ended = this.#state === 'lost' && (this.endReason?.kind === 'expired' || this.#releaseUnapplied);
+    if (this.#state !== 'held' && !ended) return false;
+    if (!ended) {
+      this.#state = 'releasing';
+      this.#endReason = () => new LockLostError('released', 'it is being released by this client', this);
+      this.#loss?.abort(this.endReason);
+    }
     this.#writeQueue?.cutOff();
     return true;
   }
 
-  /** The release was refused with nothing changed in the table: the lock is held again. */
-  holdAgain(): void {
-    if (this.#state === 'releasing') this.#state = 'held';
+  /**
+   * DynamoDB answered the release and changed nothing: the item is still
+   * ours, but the lock had ended for its holder when the release began. It
+   * lapses after its lease unless it is released again.
+   */
+  releaseUnapplied(cause: unknown): void {
+    this.#releaseUnapplied = true;
+    const reason = 'its release changed nothing; it lapses after its lease unless released again';
+    this.#end('lost', new LockLostError('released', reason, this, { cause }), { announce: false });
   }
 
   /** Released by this client; also a lock that had lapsed locally, now freed in the table. */
@@ -294,12 +309,12 @@ export class HeldLock {
   }
 
   /**
-   * Its release was not confirmed and will not be retried: heartbeats have
-   * stopped, so the lock lapses unless the release was applied. It ends as
-   * lost without telling listeners; its holder hears of it from the release.
+   * Its release got no definite answer: heartbeats have stopped, so the
+   * lock lapses unless the release was applied. It ends as lost without
+   * telling listeners; its holder hears of it from the release.
    */
-  releaseUnconfirmed(cause: unknown, outcome: 'unknown' | 'refused'): void {
-    const reason = outcome === 'unknown' ? 'its release got no answer; it is released or will lapse' : 'its release was refused; it will lapse';
+  releaseUnconfirmed(cause: unknown): void {
+    const reason = 'its release got no answer; it is released or will lapse';
     this.#end('lost', new LockLostError('released', reason, this, { cause }), { announce: false });
   }
 

@@ -67,7 +67,6 @@ export class HeldLocks {
   /** Held locks by in-process lock id. */
   readonly #locks = new Map<string, HeldLock>();
   /** Set by `stop()`: nothing is kept alive any more, so no lock may go back to being held. */
-  #stopped = false;
   /** Ends locks at once after a host suspend, which the scheduler's timers cannot see. */
   readonly #suspends: SuspendWatch;
   readonly #onEnd = (held: HeldLock, announce: boolean): void => this.#ended(held, announce);
@@ -148,7 +147,6 @@ export class HeldLocks {
    * its item lapses after its lease.
    */
   stop(): void {
-    this.#stopped = true;
     for (const held of [...this.#locks.values()]) held.lose('expired', 'the client was closed without releasing it; it lapses after its lease');
     this.#suspends.stop();
     this.#keeper.close();
@@ -159,14 +157,10 @@ export class HeldLocks {
     const held = new HeldLock({ ...fields, clock: this.#clock, marginFor: this.#marginFor, onEnd: this.#onEnd });
     // This client took over its own earlier, lapsed hold of the same lock.
     this.#locks.get(held.id)?.lose('taken', 'this client acquired the lock again');
-    this.#hold(held);
-    return held;
-  }
-
-  #hold(held: HeldLock): void {
     this.#locks.set(held.id, held);
     this.#suspends.watching = true;
     this.#keeper.track(held);
+    return held;
   }
 
   /** Every end of a held lock comes here, from the lock itself. */
@@ -250,7 +244,6 @@ export class HeldLocks {
     // As in Java, a lock given up only because its lease ran out locally may still be ours in
     // the table; the conditional release then frees it for others without waiting a lease.
     if (!held.beginRelease()) return false;
-    const lapsed = held.state === 'lost';
     this.#untrack(held);
     return held.queueWrite(async () => {
       const result = await writeRelease(this.#dynamoDB, this.#table, held, { deleteLock, data: request.data, signal: request.signal });
@@ -262,18 +255,14 @@ export class HeldLocks {
         case 'refused':
           return false;
         case 'unapplied':
-          // Nothing changed: the lock is still ours, held again for the caller to release once more. A
-          // best-effort release is not made again: it lapses, or nobody would ever release it.
-          if (!lapsed && request.bestEffort !== true) {
-            this.#stillHeldAfterRelease(held, result.error);
-            throw result.error;
-          }
+          // Nothing changed: the item is still ours, to release again; the signal aborted when this release began.
+          held.releaseUnapplied(result.error);
           break;
         case 'unknown':
+          // Heartbeats have stopped, so the lock lapses unless the release was applied.
+          held.releaseUnconfirmed(result.error);
           break;
       }
-      // Heartbeats have stopped, so the lock lapses unless the release was applied.
-      held.releaseUnconfirmed(result.error, result.outcome === 'unknown' ? 'unknown' : 'refused');
       if (request.bestEffort === true) {
         this.#logger?.warn({ err: result.error, partitionKey: held.partitionKey }, 'best-effort release failed; the lock will lapse');
         return false;
@@ -294,16 +283,5 @@ export class HeldLocks {
       for (const result of results) if (result.status === 'rejected') failures.push(result.reason);
     }
     return failures;
-  }
-
-  /** DynamoDB answered a release and changed nothing: the lock is still ours. */
-  #stillHeldAfterRelease(held: HeldLock, error: unknown): void {
-    if (this.#stopped) {
-      // Nothing keeps it alive any more: it lapses after its lease.
-      held.lose('expired', 'its release was refused after the client was closed; it lapses after its lease', { cause: error });
-      return;
-    }
-    held.holdAgain();
-    if (held.state === 'held') this.#hold(held);
   }
 }

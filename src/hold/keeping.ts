@@ -19,7 +19,7 @@ export interface Keeping extends KeepingTasks {
   endangered: boolean;
 }
 
-/** Each lock's keeping, made at its first `track` and kept after: a lock held again reuses it. */
+/** Each lock's keeping, made when the keeper starts keeping it. */
 export class Keepings {
   readonly #byLock = new WeakMap<HeldLock, Keeping>();
 

@@ -93,7 +93,7 @@ export class LockKeeper {
     return this.#scheduler.overdueMs();
   }
 
-  /** Starts keeping a lock that was just acquired (or is held again). */
+  /** Starts keeping a lock that was just acquired. */
   track(held: HeldLock): void {
     const scheduler = this.#scheduler;
     const keeping = this.#keepings.of(held, () => ({

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it, jest } from '@jest/globals';
 import { LockLostError } from '../../src/base/errors.js';
-import { HeldLock } from '../../src/hold/held-lock.js';
+import { HeldLock, type LockEnded } from '../../src/hold/held-lock.js';
 import type { LockState } from '../../src/hold/lock-state.js';
 import { lockId, type LockKey } from '../../src/base/lock-key.js';
 
@@ -105,12 +105,20 @@ describe('HeldLock', () => {
     expect(ended).toHaveBeenCalledWith(lock, true);
   });
 
-  it('a release that found the table unchanged holds the lock again; one of a lapsed lock releases it quietly', () => {
-    const again = heldLock();
+  it('a release aborts the signal as it begins; one that changed nothing may be made again; one of a lapsed lock releases it quietly', () => {
+    const ended = jest.fn<LockEnded>();
+    const again = new HeldLock({ ...heldLockFields(), onEnd: ended });
+    const { signal } = again;
     expect(again.beginRelease()).toBe(true);
     expect(again.isHeld()).toBe(false);
-    again.holdAgain();
-    expect(again.isHeld()).toBe(true);
+    expect(signal.aborted).toBe(true);
+    expect((signal.reason as LockLostError).kind).toBe('released');
+    again.releaseUnapplied(new Error('throttled'));
+    expect(again.state).toBe('lost');
+    expect(ended).toHaveBeenCalledWith(again, false); // its holder hears of it from the release
+    expect(again.beginRelease()).toBe(true); // the item is still ours
+    again.released();
+    expect(again.state).toBe('released');
 
     const lapsed = heldLock({ lookupTime: 1_000, leaseDurationMs: 100 });
     testClock.now = 2_000;

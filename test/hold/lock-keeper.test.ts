@@ -343,19 +343,6 @@ describe('failures', () => {
     keeper.close();
   });
 
-  it('a lock tracked again after untrack expires again', async () => {
-    const { keeper, held, hooks } = harness({ backgroundHeartbeats: false });
-    keeper.track(held);
-    await jest.advanceTimersByTimeAsync(1_000);
-    keeper.untrack(held);
-    // As after a release that DynamoDB refused without applying it: the lock is held again.
-    confirmAt(held, performance.now());
-    keeper.track(held);
-    await jest.advanceTimersByTimeAsync(LEASE - MARGIN);
-    expect(hooks.expire).toHaveBeenCalledTimes(1);
-    keeper.close();
-  });
-
   it('untrack stops every task of the lock', async () => {
     const { keeper, held, hooks } = harness({ sessionSafeTime: 2_000 });
     keeper.track(held);
