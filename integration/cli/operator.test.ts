@@ -7,6 +7,7 @@ import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { localEndpoint, uniqueTableName } from '../../test-kit/aws.js';
 import { CliProcess, cliEnvironment, runCli } from '../../test-kit/cli-process.js';
+import { FaultProxy, operationOf } from '../../test-kit/fault-proxy.js';
 import { putForeignLock } from '../../test-kit/tamper.js';
 import { LockTestBed, sleep, waitUntil } from '../../test-kit/test-locks.js';
 
@@ -239,6 +240,55 @@ describe('release --force', () => {
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ released: true, lock: { recordVersionNumber: rvn } });
     expect(await bed.item('stuck')).toBeUndefined();
+  });
+
+  describe('a delete applied whose reply was lost, retried by the SDK', () => {
+    /** Runs `release --force --now --json` through a proxy that drops the first DeleteItem's reply after applying it; `meanwhile` runs then. */
+    async function releaseLosingReply(
+      key: string,
+      meanwhile: () => Promise<unknown>,
+    ): Promise<{ code: number | null; report: Record<string, unknown> }> {
+      const proxy = await FaultProxy.start(localEndpoint());
+      try {
+        const lost = proxy.loseReplyThenRetries((request) => operationOf(request) === 'DeleteItem', { action: 'forward', delayMs: 1_500 });
+        const next = lost.then(meanwhile);
+        const result = await runCli([
+          'release',
+          '--endpoint',
+          proxy.endpoint,
+          '--table',
+          bed.tableName,
+          key,
+          '--force',
+          '--yes',
+          '--now',
+          '--json',
+        ]);
+        await next;
+        expect(proxy.exchanges.filter((exchange) => operationOf(exchange.request) === 'DeleteItem')).toHaveLength(2);
+        return { code: result.code, report: JSON.parse(result.stdout) as Record<string, unknown> };
+      } finally {
+        await proxy.close();
+      }
+    }
+
+    it('the retry finds the item gone: released (exit 0), not "nobody holds it"', async () => {
+      const rvn = await putAbandonedLock('stuck', 'dead-host', 3_600_000);
+      const { code, report } = await releaseLosingReply('stuck', async () => undefined);
+      expect(code).toBe(0);
+      expect(report).toMatchObject({ released: true, lock: { recordVersionNumber: rvn } });
+      expect(await bed.item('stuck')).toBeUndefined();
+    });
+
+    it('another client took the freed lock before the retry: not called a refusal (77), and its lock is left alone', async () => {
+      await putAbandonedLock('stuck', 'dead-host', 3_600_000);
+      let newRvn: string | undefined;
+      const { code, report } = await releaseLosingReply('stuck', async () => (newRvn = await putAbandonedLock('stuck', 'new-holder')));
+      expect(code).not.toBe(77);
+      expect(code).not.toBe(0);
+      expect(report).toMatchObject({ released: false, current: { ownerName: 'new-holder', recordVersionNumber: newRvn } });
+      expect(await bed.owner('stuck')).toBe('new-holder');
+    });
   });
 
   it('refuses (exit 77) when the RVN is not the one given with --rvn, and the holder keeps its lock', async () => {

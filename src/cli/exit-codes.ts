@@ -36,7 +36,7 @@ export const EXIT_CODES: readonly (readonly [code: string, meaning: string])[] =
   ['0', 'success; watch: also when stopped by SIGINT (Ctrl-C), SIGTERM or SIGHUP, its normal end'],
   [
     '1',
-    'error: DynamoDB unreachable or throttled, credentials missing or refused, table missing, … (the reason on stderr); release: also the confirmation was declined',
+    "error: DynamoDB unreachable or throttled, credentials missing or refused, table missing, … (the reason on stderr); release: also the confirmation was declined, or the delete's outcome is unknown (its first attempt got no answer, and another client holds the lock now)",
   ],
   ['2', 'usage error: unknown flag, missing argument, bad value'],
   ['3', 'get, release: nobody holds the lock'],

@@ -11,7 +11,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { systemClock } from '../base/clock.js';
-import { isConditionalCheckFailed, itemOfFailedCondition } from '../dynamodb/sdk-errors.js';
+import { attemptsOf, isConditionalCheckFailed, itemOfFailedCondition } from '../dynamodb/sdk-errors.js';
 import { isMalformedLockItemError, type MalformedLockItemError } from '../base/errors.js';
 import { explainTableError } from '../dynamodb/lock-table.js';
 import { LockSnapshot } from '../lock.js';
@@ -59,7 +59,7 @@ export const releaseCommand: Command = {
   flags: ['sort-key', 'force', 'now', 'yes', 'rvn', 'json'],
   arguments: { min: 1, max: 1, names: 'KEY' },
   exitCodes: [
-    ['1', 'error (DynamoDB unreachable, table missing, …), or the confirmation was declined'],
+    ['1', 'error (DynamoDB unreachable, table missing, …; a delete whose outcome is unknown), or the confirmation was declined'],
     ['3', 'nobody holds the lock'],
     ['77', 'refused: the lock changed while it was watched (its holder is alive), or differs from --rvn'],
   ],
@@ -103,7 +103,7 @@ interface ReleaseChoice {
   readonly interrupted: AbortSignal;
 }
 
-/** A forced delete writes no RVN of its own: a failed condition is never our own earlier attempt. */
+/** A forced delete writes no RVN of its own, so a failed condition names nothing of ours (but see `#send`'s `retried`). */
 const NO_WRITES_OF_OURS = { ownerName: '', recordVersionNumbers: [] };
 
 /** What a release found, for its output. */
@@ -216,6 +216,7 @@ class Release {
   async #delete(record: LockRecord): Promise<number> {
     const request = withOldItemOnConditionFailure(buildReleaseRequest(this.#table, record, { deleteLock: true }));
     const outcome = await this.#send(() => sendWrite(this.#dynamoDB, request, this.#choice.interrupted));
+    if (outcome.refused && outcome.retried) return this.#reportRetried(record, this.#heldIn(outcome.current));
     if (outcome.refused) return this.#reportMoved(record, this.#heldIn(outcome.current), 'since it was read');
     return this.#report(ExitCode.ok, {
       released: true,
@@ -231,9 +232,13 @@ class Release {
     }
     const request = deleteItemAsRead(this.#table, this.#key, item);
     const outcome = await this.#send(() => sendWrite(this.#dynamoDB, { operation: 'DeleteItem', input: request }, this.#choice.interrupted));
+    if (outcome.refused && outcome.retried && outcome.current === undefined) {
+      const text = `Released the malformed item ${this.#shown}: the first attempt got no answer, and the retry found it gone.\n`;
+      return this.#report(ExitCode.ok, { released: true, text, malformed: error });
+    }
     if (outcome.refused) {
       const now = outcome.current === undefined ? 'it is gone' : 'it was written meanwhile';
-      return this.#report(ExitCode.lockChanged, {
+      return this.#report(outcome.retried ? ExitCode.error : ExitCode.lockChanged, {
         released: false,
         text: `Not released: the item ${this.#shown} changed since it was read (${now}).\n`,
         malformed: error,
@@ -242,16 +247,20 @@ class Release {
     return this.#report(ExitCode.ok, { released: true, text: `Released the malformed item ${this.#shown}.\n`, malformed: error });
   }
 
-  /** Sends a conditional delete; when its condition fails, the item as it is now comes with the refusal. */
+  /**
+   * Sends a conditional delete; when its condition fails, the item as it is
+   * now comes with the refusal. `retried`: the refusal answered an SDK retry,
+   * so an earlier attempt, whose reply was lost, may have deleted the item.
+   */
   async #send(
     write: () => Promise<unknown>,
-  ): Promise<{ readonly refused: false } | { readonly refused: true; readonly current: LockItem | undefined }> {
+  ): Promise<{ readonly refused: false } | { readonly refused: true; readonly current: LockItem | undefined; readonly retried: boolean }> {
     try {
       await write();
       return { refused: false };
     } catch (error) {
       if (isConditionalCheckFailed(error)) {
-        return { refused: true, current: itemOfFailedCondition(error) };
+        return { refused: true, current: itemOfFailedCondition(error), retried: (attemptsOf(error) ?? 1) > 1 };
       }
       if (!this.#choice.interrupted.aborted && classifyFailedWrite(error, NO_WRITES_OF_OURS).outcome !== 'unapplied') {
         throw new Error(
@@ -278,12 +287,30 @@ class Release {
 
   #reportMoved(record: LockRecord, current: LockRecord | undefined, when: string): number {
     if (current === undefined) {
-      // The holder released it, or an attempt of this very delete whose reply was lost went through.
+      // The holder released it.
       return this.#report(ExitCode.noSuchLock, { released: false, text: `Not released: nobody holds ${this.#shown} any more.\n`, lock: record });
     }
     const alive = current.ownerName === record.ownerName ? 'its holder is alive' : 'another client took it';
     const text = `Not released: ${this.#shown} changed ${when}: ${alive} (now owner ${current.ownerName}, RVN ${current.recordVersionNumber}).\n`;
     return this.#report(ExitCode.lockChanged, { released: false, text, lock: record, current });
+  }
+
+  /**
+   * The delete's first attempt got no answer and a retry was refused. The
+   * lock read is gone either way; whether this delete removed it is known
+   * only when nobody holds the lock now (else the next holder may have
+   * taken it before the delete, or after).
+   */
+  #reportRetried(record: LockRecord, current: LockRecord | undefined): number {
+    const was = `it was held by ${record.ownerName}, RVN ${record.recordVersionNumber}`;
+    if (current === undefined) {
+      const text = `Released ${this.#shown} (${was}): the first attempt got no answer, and the retry found it gone.\n`;
+      return this.#report(ExitCode.ok, { released: true, text, lock: record });
+    }
+    const text =
+      `${this.#shown} is held by ${current.ownerName} now (RVN ${current.recordVersionNumber}); ${was}. The first attempt of ` +
+      `the delete got no answer: it may have removed that lock before ${current.ownerName} took it, or ${current.ownerName} took it first.\n`;
+    return this.#report(ExitCode.error, { released: false, text, lock: record, current });
   }
 
   #report(code: number, report: Report): number {
