@@ -19,6 +19,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import {
   InvalidArgumentError,
+  LeaderElection,
   Lock,
   LockClient,
   LockClientClosedError,
@@ -277,6 +278,16 @@ const localRows: Row[] = [
   },
   { input: 'additional attribute holding a Date', action: (b) => b.hash.acquireLock('k', { additionalAttributes: { at: new Date(0) } }), error: InvalidArgumentError, code: 'INVALID_ATTRIBUTE_VALUE', message: 'Additional attributes cannot be stored in DynamoDB' },
   { input: 'data that is a number', action: (b) => b.hash.acquireLock('k', { data: 42 as unknown as string }), error: InvalidArgumentError, code: 'INVALID_OPTION', message: 'data must be a Uint8Array (or Buffer) or a string' },
+
+  {
+    input: 'signal that is an AbortController, not its signal',
+    action: (b) => b.hash.acquireLock('k', { signal: new AbortController() as unknown as AbortSignal }),
+    error: InvalidArgumentError,
+    code: 'INVALID_OPTION',
+    message: 'signal must be an AbortSignal (pass its .signal), got an object (AbortController)',
+  },
+  { input: 'withLock with a routine that is not a function', action: (b) => b.hash.withLock('k', 'work' as never), error: InvalidArgumentError, code: 'INVALID_OPTION', message: 'withLock: routine must be a function' },
+  { input: 'lead() with a routine that is not a function', action: (b) => new LeaderElection(b.hash, 'k').lead(42 as never), error: InvalidArgumentError, code: 'INVALID_OPTION', message: 'lead: routine must be a function' },
 
   // ── Client settings ──────────────────────────────────────────────────────
   { input: 'heartbeatPeriod more than half the lease (600 of 1000)', action: (b) => b.client({ leaseDuration: 1_000, heartbeatPeriod: 600 }), error: InvalidArgumentError, code: 'LEASE_TOO_SHORT', message: 'leaseDuration (1000 ms) must be at least twice heartbeatPeriod (600 ms)' },

@@ -34,7 +34,7 @@ import type { LockClientEvents } from './lock-client-events.js';
 import type { CloseOptions, ListLocksOptions, LockKeyOptions, WithLockOptions } from './lock-client-options.js';
 import { assertLockTableExists, createLockTable, lockTableExists, type CreateLockTableOptions } from './dynamodb/lock-table.js';
 import { LIST_LOCKS_DEFAULTS, WITH_LOCK_DEFAULTS } from './settings/defaults.js';
-import { checkDuration, resolveSettings, type LockClientOptions, type ResolvedSettings } from './settings/options.js';
+import { checkDuration, checkFunction, resolveSettings, type LockClientOptions, type ResolvedSettings } from './settings/options.js';
 import { validateLockKey, type LockTable } from './protocol/index.js';
 import type { LockListing } from './dynamodb/list-locks.js';
 import { ReplicationCheck } from './dynamodb/table-replication.js';
@@ -190,6 +190,7 @@ export class LockClient implements AsyncDisposable {
     routine: (signal: AbortSignal, lock: Lock) => Promise<T> | T,
     options: WithLockOptions = {},
   ): Promise<T> {
+    checkFunction('withLock: routine', routine);
     const releaseTimeout = checkDuration('releaseTimeout', options.releaseTimeout ?? WITH_LOCK_DEFAULTS.releaseTimeout, { min: 1 });
     const lock = await this.acquireLock(partitionKey, options);
     const scope = childAbortController(lock.signal);

@@ -11,7 +11,7 @@ import {
   type LockItem,
   type LockTable,
 } from '../protocol/index.js';
-import { checkDuration, checkLockLease } from '../settings/options.js';
+import { checkDuration, checkLockLease, checkSignal } from '../settings/options.js';
 
 /** Options of one `acquireLock` call (Java's `AcquireLockOptions`, PROTOCOL.md §8.2). */
 export interface AcquireLockOptions {
@@ -85,6 +85,7 @@ export interface AcquireSettings {
 /** Checks everything about the call that can be checked without DynamoDB. */
 export function validateAcquireOptions(ctx: AcquireSettings, key: LockKey, options: AcquireLockOptions): void {
   validateLockKey(ctx.table, key);
+  checkSignal('signal', options.signal);
   if (options.refreshPeriod !== undefined) checkDuration('refreshPeriod', options.refreshPeriod);
   if (options.turnLength !== undefined) checkDuration('turnLength', options.turnLength, { allowInfinity: true });
   if (options.additionalTimeToWaitForLock !== undefined) {

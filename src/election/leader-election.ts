@@ -11,7 +11,7 @@ import { deadline } from '../primitives/deadline.js';
 import { InvalidArgumentError, isLockLostError } from '../base/errors.js';
 import { LockClient } from '../lock-client.js';
 import type { LockKeyOptions } from '../lock-client-options.js';
-import { checkDuration } from '../settings/options.js';
+import { checkDuration, checkFunction } from '../settings/options.js';
 import { AlreadyCampaigningError } from './already-campaigning-error.js';
 import { leaderOf, sameLeader, type Leader } from './leader.js';
 import { Leadership } from './leadership.js';
@@ -122,6 +122,7 @@ export class LeaderElection {
    * lapses one lease after the last heartbeat.
    */
   async lead<T>(routine: (signal: AbortSignal, leadership: Leadership) => Promise<T> | T, options: LeadOptions = {}): Promise<T> {
+    checkFunction('lead: routine', routine);
     const recampaign = options.recampaign ?? ELECTION_DEFAULTS.recampaign;
     for (;;) {
       const leadership = await this.campaign({ signal: options.signal });
