@@ -280,6 +280,16 @@ describe('release --force', () => {
       expect(await bed.item('stuck')).toBeUndefined();
     });
 
+    it('the retry finds an item that is not a valid lock: not called released (the key is still blocked)', async () => {
+      await putAbandonedLock('stuck', 'dead-host', 3_600_000);
+      const malformed = async (): Promise<unknown> =>
+        bed.raw.send(new PutItemCommand({ TableName: bed.tableName, Item: { ...bed.key('stuck'), ownerName: { S: 'someone' } } }));
+      const { code, report } = await releaseLosingReply('stuck', malformed);
+      expect(code).toBe(1);
+      expect(report).toMatchObject({ released: false });
+      expect(await bed.owner('stuck')).toBe('someone');
+    });
+
     it('another client took the freed lock before the retry: not called a refusal (77), and its lock is left alone', async () => {
       await putAbandonedLock('stuck', 'dead-host', 3_600_000);
       let newRvn: string | undefined;

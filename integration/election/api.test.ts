@@ -15,7 +15,7 @@ import {
 } from '../../src/index.js';
 import { rejectionOf, sleep, text, waitUntil, watch } from '../../test-kit/test-locks.js';
 import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
-import { putForeignLock } from '../../test-kit/tamper.js';
+import { markReleased, putForeignLock } from '../../test-kit/tamper.js';
 import { abortOf, within } from '../../test-kit/jest/lock-events.js';
 
 const LEASE = 1_000;
@@ -170,6 +170,24 @@ describe('lead()', () => {
     expect(terms).toBe(1);
     expect(await bed.owner(KEY)).toBe('java-usurper');
   });
+  it('campaigns again when someone else marked the item released: that is a loss, not a resignation', async () => {
+    const election = electionOf(candidate('marked'), '10.0.0.7:8080');
+    const lossReasons: unknown[] = [];
+    let terms = 0;
+    const leading = election.lead(async (signal) => {
+      terms++;
+      if (terms > 1) return 'second term';
+      await markReleased(bed, KEY); // as an operator tool, or a client that took the lock and kept its item, does
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      lossReasons.push(signal.reason);
+      return 'first term';
+    });
+
+    expect(await within(leading, 10 * LEASE, 'lead() ending after a second term')).toBe('second term');
+    expect(terms).toBe(2);
+    expect((lossReasons[0] as LockLostError).kind).toBe('released');
+  });
+
   it('ends with the routine when the routine resigned: a resignation is not a loss, so no new term', async () => {
     const election = electionOf(candidate('resigner'), '10.0.0.6:8080');
     let terms = 0;

@@ -216,7 +216,7 @@ class Release {
   async #delete(record: LockRecord): Promise<number> {
     const request = withOldItemOnConditionFailure(buildReleaseRequest(this.#table, record, { deleteLock: true }));
     const outcome = await this.#send(() => sendWrite(this.#dynamoDB, request, this.#choice.interrupted));
-    if (outcome.refused && outcome.retried) return this.#reportRetried(record, this.#heldIn(outcome.current));
+    if (outcome.refused && outcome.retried) return this.#reportRetried(record, outcome.current);
     if (outcome.refused) return this.#reportMoved(record, this.#heldIn(outcome.current), 'since it was read');
     return this.#report(ExitCode.ok, {
       released: true,
@@ -236,9 +236,13 @@ class Release {
       const text = `Released the malformed item ${this.#shown}: the first attempt got no answer, and the retry found it gone.\n`;
       return this.#report(ExitCode.ok, { released: true, text, malformed: error });
     }
+    if (outcome.refused && outcome.retried) {
+      const text = `The item ${this.#shown} was written since it was read, and the first attempt of the delete got no answer: it may have removed the item first.\n`;
+      return this.#report(ExitCode.error, { released: false, text, malformed: error });
+    }
     if (outcome.refused) {
       const now = outcome.current === undefined ? 'it is gone' : 'it was written meanwhile';
-      return this.#report(outcome.retried ? ExitCode.error : ExitCode.lockChanged, {
+      return this.#report(ExitCode.lockChanged, {
         released: false,
         text: `Not released: the item ${this.#shown} changed since it was read (${now}).\n`,
         malformed: error,
@@ -296,15 +300,23 @@ class Release {
   }
 
   /**
-   * The delete's first attempt got no answer and a retry was refused. The
-   * lock read is gone either way; whether this delete removed it is known
-   * only when nobody holds the lock now (else the next holder may have
-   * taken it before the delete, or after).
+   * The delete's first attempt got no answer and a retry was refused,
+   * finding `item`. The lock read is gone either way; whether this delete
+   * removed it is known only when nobody holds the lock now (else the next
+   * holder may have taken it before the delete, or after).
    */
-  #reportRetried(record: LockRecord, current: LockRecord | undefined): number {
+  #reportRetried(record: LockRecord, item: LockItem | undefined): number {
     const was = `it was held by ${record.ownerName}, RVN ${record.recordVersionNumber}`;
-    if (current === undefined) {
-      const text = `Released ${this.#shown} (${was}): the first attempt got no answer, and the retry found it gone.\n`;
+    const unanswered = 'the first attempt of the delete got no answer';
+    let current: LockRecord | undefined;
+    try {
+      current = item === undefined ? undefined : decodeLockItem(this.#table, item);
+    } catch {
+      const text = `${this.#shown}: ${was}; ${unanswered}, and the retry found an item that is not a valid lock: see dynamodb-lock get.\n`;
+      return this.#report(ExitCode.error, { released: false, text, lock: record });
+    }
+    if (current === undefined || current.isReleased) {
+      const text = `Released ${this.#shown} (${was}): ${unanswered}, and the retry found nobody holding it.\n`;
       return this.#report(ExitCode.ok, { released: true, text, lock: record });
     }
     const text =

@@ -8,7 +8,7 @@
 import { ELECTION_DEFAULTS, WITH_LOCK_DEFAULTS } from '../settings/defaults.js';
 import { toBytes } from '../primitives/bytes.js';
 import { deadline } from '../primitives/deadline.js';
-import { InvalidArgumentError, isLockLostError } from '../base/errors.js';
+import { InvalidArgumentError } from '../base/errors.js';
 import { LockClient } from '../lock-client.js';
 import type { LockKeyOptions } from '../lock-client-options.js';
 import { checkDuration, checkFunction } from '../settings/options.js';
@@ -127,14 +127,15 @@ export class LeaderElection {
     for (;;) {
       const leadership = await this.campaign({ signal: options.signal });
       const signal = options.signal === undefined ? leadership.signal : AbortSignal.any([leadership.signal, options.signal]);
+      const term = watchTerm(leadership);
       let outcome: { readonly value: T } | { readonly error: unknown };
       try {
         outcome = { value: await routine(signal, leadership) };
       } catch (error) {
         outcome = { error };
       }
-      // Read before resigning, which aborts the signal too. A term the routine (or anyone) resigned was not lost.
-      const lost = leadership.signal.aborted && !endedByRelease(leadership.signal.reason);
+      // Read before resigning, which ends the term too.
+      const lost = term.end() === 'lost';
       await stepDown(leadership);
       if (lost && recampaign && !options.signal?.aborted) continue;
       if ('error' in outcome) throw outcome.error;
@@ -180,9 +181,26 @@ async function* leaderChanges(snapshots: AsyncIterable<LockSnapshot | undefined>
   }
 }
 
-/** Whether a leadership's signal aborted because this client released the lock (a resignation), not because it was lost. */
-function endedByRelease(reason: unknown): boolean {
-  return isLockLostError(reason) && reason.kind === 'released';
+/**
+ * How a term ends: `lost`, or `resigned` when a release by this client (the
+ * routine's `resign()`, anyone's) ended it, or `running` still. Told apart
+ * as the signal aborts: a release of ours begins with the lock `releasing`,
+ * a loss leaves it `lost`, and the error's kind (`released`) is the same
+ * when someone else marked the item released.
+ */
+function watchTerm(leadership: Leadership): { end(): 'running' | 'lost' | 'resigned' } {
+  const { signal } = leadership;
+  let ended: 'running' | 'lost' | 'resigned' = signal.aborted ? 'lost' : 'running';
+  const onAbort = (): void => {
+    ended = leadership.lock.state === 'releasing' ? 'resigned' : 'lost';
+  };
+  signal.addEventListener('abort', onAbort, { once: true });
+  return {
+    end: () => {
+      signal.removeEventListener('abort', onAbort);
+      return ended;
+    },
+  };
 }
 
 async function stepDown(leadership: Leadership): Promise<void> {

@@ -295,6 +295,8 @@ export class HeldLock {
   released(): void {
     if (this.#state === 'lost') {
       this.#state = 'released';
+      // A lapsed lock keeps the reason it lapsed; one whose earlier release changed nothing no longer waits for another.
+      if (this.#releaseUnapplied) this.#endReason = () => new LockLostError('released', 'it was released by this client', this);
       return;
     }
     this.#end('released', () => new LockLostError('released', 'it was released by this client', this));

@@ -119,6 +119,7 @@ describe('HeldLock', () => {
     expect(again.beginRelease()).toBe(true); // the item is still ours
     again.released();
     expect(again.state).toBe('released');
+    expect(again.endReason?.message).toContain('it was released by this client');
 
     const lapsed = heldLock({ lookupTime: 1_000, leaseDurationMs: 100 });
     testClock.now = 2_000;
