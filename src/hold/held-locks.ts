@@ -66,7 +66,6 @@ export class HeldLocks {
   );
   /** Held locks by in-process lock id. */
   readonly #locks = new Map<string, HeldLock>();
-  /** Set by `stop()`: nothing is kept alive any more, so no lock may go back to being held. */
   /** Ends locks at once after a host suspend, which the scheduler's timers cannot see. */
   readonly #suspends: SuspendWatch;
   readonly #onEnd = (held: HeldLock, announce: boolean): void => this.#ended(held, announce);
