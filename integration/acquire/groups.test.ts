@@ -48,7 +48,8 @@ describe('acquireLocks', () => {
   });
 
   it('waits while another client holds one, holding none meanwhile, and takes all once it is released', async () => {
-    const holder = await client('holder').acquireLock('to-account');
+    // Heartbeats a period of 5 s apart: none lands while the rounds below read the holder's RVN from the table.
+    const holder = await bed.client({ ownerName: 'holder', leaseDuration: 20_000, heartbeatPeriod: 5_000 }).acquireLock('to-account');
     const acquiring = watch(client('group').acquireLocks(KEYS, { refreshPeriod: 100, additionalTimeToWaitForLock: 20_000 }));
 
     for (let round = 0; round < 5; round++) {
