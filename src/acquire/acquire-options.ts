@@ -11,7 +11,8 @@ import {
   type LockItem,
   type LockTable,
 } from '../protocol/index.js';
-import { checkDuration, checkLockLease, checkSignal } from '../settings/options.js';
+import { checkSignal } from '../settings/argument-checks.js';
+import { checkDuration, checkLockLease } from '../settings/options.js';
 
 /** Options of one `acquireLock` call (Java's `AcquireLockOptions`, PROTOCOL.md §8.2). */
 export interface AcquireLockOptions {

@@ -60,6 +60,7 @@ export class HeldLock {
   #keptUnconfirmed = false;
   /** DynamoDB answered its release and changed nothing: the item is still ours, for another release. */
   #releaseUnapplied = false;
+  readonly #releasedByUs = (): LockLostError => new LockLostError('released', 'it was released by this client', this);
 
   constructor(fields: {
     key: LockKey;
@@ -260,13 +261,9 @@ export class HeldLock {
   }
 
   /**
-   * A release starts: heartbeats stop, a write in flight is no longer
-   * waited for, and the signal aborts. The release may be applied the moment
-   * it leaves, and the next holder take the lock at once, before any reply:
-   * code that still acts on the lock must stop now. A lock that ended only
-   * because its lease ran out locally, or whose release changed nothing,
-   * may still be ours in the table, and can be released (again). False when
-   * there is nothing to release.
+   * A release starts: heartbeats stop, a write in flight is no longer waited for, and the signal aborts (the release
+   * may be applied, and the lock taken, before any reply). A lock that lapsed locally, or whose release changed
+   * nothing, may still be ours in the table and can be released (again). False when there is nothing to release.
    */
   beginRelease(): boolean {
     const ended = this.#state === 'lost' && (this.endReason?.kind === 'expired' || this.#releaseUnapplied);
@@ -281,13 +278,15 @@ export class HeldLock {
   }
 
   /**
-   * DynamoDB answered the release and changed nothing: the item is still
-   * ours, but the lock had ended for its holder when the release began. It
-   * lapses after its lease unless it is released again.
+   * Its release was not confirmed: the lock lapses unless the release was applied (`unknown`), or released again
+   * (`unapplied`: the item is still ours). It ends as lost, untold to listeners: its holder hears from the release.
    */
-  releaseUnapplied(cause: unknown): void {
-    this.#releaseUnapplied = true;
-    const reason = 'its release changed nothing; it lapses after its lease unless released again';
+  releaseUnconfirmed(cause: unknown, outcome: 'unknown' | 'unapplied'): void {
+    this.#releaseUnapplied ||= outcome === 'unapplied';
+    const reason =
+      outcome === 'unknown'
+        ? 'its release got no answer; it is released or will lapse'
+        : 'its release changed nothing; it lapses unless released again';
     this.#end('lost', new LockLostError('released', reason, this, { cause }), { announce: false });
   }
 
@@ -296,10 +295,10 @@ export class HeldLock {
     if (this.#state === 'lost') {
       this.#state = 'released';
       // A lapsed lock keeps the reason it lapsed; one whose earlier release changed nothing no longer waits for another.
-      if (this.#releaseUnapplied) this.#endReason = () => new LockLostError('released', 'it was released by this client', this);
+      if (this.#releaseUnapplied) this.#endReason = this.#releasedByUs;
       return;
     }
-    this.#end('released', () => new LockLostError('released', 'it was released by this client', this));
+    this.#end('released', this.#releasedByUs);
   }
 
   /**
@@ -308,16 +307,6 @@ export class HeldLock {
    */
   loseWith(error: LockLostError): boolean {
     return this.#end('lost', error);
-  }
-
-  /**
-   * Its release got no definite answer: heartbeats have stopped, so the
-   * lock lapses unless the release was applied. It ends as lost without
-   * telling listeners; its holder hears of it from the release.
-   */
-  releaseUnconfirmed(cause: unknown): void {
-    const reason = 'its release got no answer; it is released or will lapse';
-    this.#end('lost', new LockLostError('released', reason, this, { cause }), { announce: false });
   }
 
   /** Ends the lock as lost (its signal aborts, the client tells listeners); returns the error it ended with. */
@@ -335,10 +324,7 @@ export class HeldLock {
     );
   }
 
-  /**
-   * Moves the lock to its final state and aborts its signal; only the first
-   * call counts. `reason` may be given as the function that makes it.
-   */
+  /** Moves the lock to its final state and aborts its signal; only the first call counts. `reason` may be a maker. */
   #end(state: 'released' | 'lost', reason: LockLostError | (() => LockLostError), options: { announce?: boolean } = {}): boolean {
     if (this.#state === 'released' || this.#state === 'lost') return false;
     this.#state = state;
@@ -350,9 +336,8 @@ export class HeldLock {
 
   /** Waits for a write of the lock, unless a release of it starts meanwhile. */
   unlessReleaseStarts<T>(sending: Promise<T>): Promise<T> {
-    // A release started meanwhile stops waiting for this write rather than queue behind it. Its
-    // outcome is then unknown, as after any cut-off request; the call may carry other locks' writes
-    // or a deadline shared with them, so it cannot be aborted for this lock alone.
+    // A release started meanwhile stops waiting for this write (its outcome is then unknown) rather than queue behind
+    // it; the call may carry other locks' writes or a shared deadline, so it cannot be aborted for this lock alone.
     return this.#writeQueue?.unlessCutOff(sending, releaseStarted) ?? sending;
   }
 

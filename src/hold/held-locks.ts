@@ -255,11 +255,11 @@ export class HeldLocks {
           return false;
         case 'unapplied':
           // Nothing changed: the item is still ours, to release again; the signal aborted when this release began.
-          held.releaseUnapplied(result.error);
+          held.releaseUnconfirmed(result.error, 'unapplied');
           break;
         case 'unknown':
           // Heartbeats have stopped, so the lock lapses unless the release was applied.
-          held.releaseUnconfirmed(result.error);
+          held.releaseUnconfirmed(result.error, 'unknown');
           break;
       }
       if (request.bestEffort === true) {

@@ -157,33 +157,6 @@ export function checkDuration(name: string, value: unknown, options: { min?: num
   return value;
 }
 
-/** An optional `signal` option: an `AbortSignal` (by its shape: signals of another realm count), or absent. */
-export function checkSignal(name: string, value: unknown): AbortSignal | undefined {
-  if (value === undefined) return undefined;
-  if (hasShape(value, { aborted: 'boolean', addEventListener: 'function' })) return value as AbortSignal;
-  const hint = hasShape(value, { abort: 'function', signal: 'object' }) ? ' (pass its .signal)' : '';
-  throw new InvalidArgumentError('INVALID_OPTION', `${name} must be an AbortSignal${hint}, got ${describeValue(value)}`);
-}
-
-/** A callback the caller must pass, such as a routine to run while holding a lock. */
-export function checkFunction(name: string, value: unknown): void {
-  if (typeof value !== 'function') throw new InvalidArgumentError('INVALID_OPTION', `${name} must be a function, got ${describeValue(value)}`);
-}
-
-function hasShape(value: unknown, shape: Record<string, 'boolean' | 'function' | 'object'>): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  const record = value as Record<string, unknown>;
-  return Object.entries(shape).every(([key, type]) => typeof record[key] === type);
-}
-
-function describeValue(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'function') return 'a function';
-  if (typeof value !== 'object' || value === null) return String(value);
-  const name = (Object.getPrototypeOf(value) as { constructor?: { name?: string } } | null)?.constructor?.name;
-  return name === undefined ? 'an object' : `an object (${name})`;
-}
-
 /** The longest delay Node's timers take; a longer one fires after 1 ms. */
 export const MAX_DURATION_MS = 2 ** 31 - 1;
 

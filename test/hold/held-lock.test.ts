@@ -113,7 +113,7 @@ describe('HeldLock', () => {
     expect(again.isHeld()).toBe(false);
     expect(signal.aborted).toBe(true);
     expect((signal.reason as LockLostError).kind).toBe('released');
-    again.releaseUnapplied(new Error('throttled'));
+    again.releaseUnconfirmed(new Error('throttled'), 'unapplied');
     expect(again.state).toBe('lost');
     expect(ended).toHaveBeenCalledWith(again, false); // its holder hears of it from the release
     expect(again.beginRelease()).toBe(true); // the item is still ours

@@ -5,12 +5,9 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import { hostname } from 'node:os';
 import { CLIENT_DEFAULTS } from '../../src/settings/defaults.js';
-import { thrownBy } from '../../test-kit/jest/lock-events.js';
 import { DynamoDBLockError, InvalidArgumentError, type InvalidArgumentCode } from '../../src/base/errors.js';
 import {
   checkDuration,
-  checkFunction,
-  checkSignal,
   defaultOwnerName,
   checkLockLease,
   resolveSettings,
@@ -273,29 +270,5 @@ describe('table name and safety margin', () => {
     // Twice the period, but 10 000 - 5 000 leaves no time before the first heartbeat is due.
     const error = expectCode(() => checkLockLease(10_000, resolved), 'LEASE_TOO_SHORT');
     expect(error.message).toContain('safetyMargin (5000 ms)');
-  });
-});
-
-describe('checkSignal and checkFunction', () => {
-  it('accept an AbortSignal, undefined and a function; refuse anything else with a typed error that names what came', () => {
-    const signal = new AbortController().signal;
-    expect(checkSignal('signal', signal)).toBe(signal);
-    expect(checkSignal('signal', AbortSignal.timeout(1_000))).toBeDefined();
-    expect(checkSignal('signal', undefined)).toBeUndefined();
-    expect(() => checkFunction('lead: routine', () => undefined)).not.toThrow();
-
-    const refusals: Array<[() => unknown, string]> = [
-      [() => checkSignal('signal', new AbortController()), 'signal must be an AbortSignal (pass its .signal), got an object (AbortController)'],
-      [() => checkSignal('signal', 'stop'), 'signal must be an AbortSignal, got "stop"'],
-      [() => checkSignal('signal', null), 'signal must be an AbortSignal, got null'],
-      [() => checkSignal('signal', Object.create(null)), 'signal must be an AbortSignal, got an object'],
-      [() => checkFunction('withLock: routine', 42), 'withLock: routine must be a function, got 42'],
-      [() => checkFunction('withLock: routine', { run: () => undefined }), 'withLock: routine must be a function, got an object (Object)'],
-    ];
-    for (const [refuse, message] of refusals) {
-      const error = thrownBy(refuse);
-      expect(error).toBeInstanceOf(InvalidArgumentError);
-      expect(error).toMatchObject({ code: 'INVALID_OPTION', message });
-    }
   });
 });
