@@ -1,4 +1,4 @@
-// Shared by both projects (jest project configs don't inherit from the root).
+// Shared by every project (jest project configs don't inherit from the root).
 const common = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
@@ -11,21 +11,38 @@ const common = {
   setupFiles: ['<rootDir>/test-kit/jest/realm-symbols.ts'],
 };
 
+// The projects against DynamoDB Local share one server: jest runs a global
+// setup module once however many projects name it, and only if one of their
+// tests was selected, so `npm test -- test/` doesn't start java.
+const againstDynamoDBLocal = {
+  ...common,
+  roots: ['<rootDir>/integration'],
+  globalSetup: '<rootDir>/test-kit/jest/global-setup.ts',
+  globalTeardown: '<rootDir>/test-kit/jest/global-teardown.ts',
+};
+
+// Integration files that exercise the whole system rather than a behaviour
+// that may differ by Node or SDK version: the packed package (which loads
+// itself on every Node .ci/run passes in PACKAGE_TEST_NODES), the chaos runs,
+// the examples and the demo. .ci/run runs them once, on the machine's Node.
+const endToEnd = [
+  '<rootDir>/integration/package.test.ts',
+  '<rootDir>/integration/chaos.test.ts',
+  '<rootDir>/integration/chaos-load.test.ts',
+  '<rootDir>/integration/examples.test.ts',
+  '<rootDir>/integration/election/demo.test.ts',
+];
+
 /** @type {import('jest').Config} */
 export default {
-  // Global option (not per project): generous enough for integration tests
-  // against DynamoDB Local on a busy 2-core machine.
+  // Global options (not per project). Most integration tests wait on real
+  // leases rather than compute, so two files at a time fit a 2-core machine;
+  // the timeout is generous enough for DynamoDB Local on a busy one.
+  maxWorkers: 2,
   testTimeout: 60_000,
   projects: [
     { ...common, displayName: 'unit', roots: ['<rootDir>/test'] },
-    {
-      ...common,
-      displayName: 'integration',
-      roots: ['<rootDir>/integration'],
-      // jest runs a project's globalSetup/Teardown only if one of its tests is
-      // selected, so `npm test -- test/` doesn't start DynamoDB Local.
-      globalSetup: '<rootDir>/test-kit/jest/global-setup.ts',
-      globalTeardown: '<rootDir>/test-kit/jest/global-teardown.ts',
-    },
+    { ...againstDynamoDBLocal, displayName: 'integration', testPathIgnorePatterns: ['/node_modules/', ...endToEnd] },
+    { ...againstDynamoDBLocal, displayName: 'end-to-end', testMatch: endToEnd },
   ],
 };
