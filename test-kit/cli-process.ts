@@ -1,14 +1,20 @@
 /**
- * Runs the real `dynamodb-lock` CLI (src/cli/main.ts through tsx) as a child
- * process against the DynamoDB Local of the test run, configured the way a
- * user would: AWS environment variables and flags.
+ * Runs the real `dynamodb-lock` CLI as a child process against the DynamoDB
+ * Local of the test run, configured the way a user would: AWS environment
+ * variables and flags. Inside jest it runs the CLI compiled for the run
+ * (./built-cli.ts); elsewhere, src/cli/main.ts through tsx.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { localEndpoint } from './aws.js';
-import { isRunning, REPO_ROOT, spawnTsx } from './processes.js';
+import { BUILT_CLI_ENV } from './built-cli.js';
+import { isRunning, REPO_ROOT } from './processes.js';
 
-const CLI = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
+/** The node arguments that start the CLI. */
+function cliNodeArgs(): string[] {
+  const built = process.env[BUILT_CLI_ENV];
+  return built ? [built] : ['--import', 'tsx', fileURLToPath(new URL('../src/cli/main.ts', import.meta.url))];
+}
 
 export interface CliResult {
   readonly code: number | null;
@@ -46,7 +52,7 @@ const shellQuote = (arg: string): string => `'${arg.replace(/'/g, `'\\''`)}'`;
 
 /** The command line that runs the CLI with `args`, quoted for `sh -c`. */
 export function cliShellCommand(args: readonly string[]): string {
-  return [process.execPath, '--import', 'tsx', CLI, ...args].map(shellQuote).join(' ');
+  return [process.execPath, ...cliNodeArgs(), ...args].map(shellQuote).join(' ');
 }
 
 /** A CLI process that runs in the background; the test reads its output as it comes. */
@@ -65,7 +71,7 @@ export class CliProcess {
           env: { ...env, SHELL: '/bin/sh' },
           stdio: 'pipe',
         })
-      : spawnTsx(CLI, args, { env, stdio: 'pipe' });
+      : spawn(process.execPath, [...cliNodeArgs(), ...args], { cwd: REPO_ROOT, env, stdio: 'pipe' });
     const fromTerminal = options.terminal ? (text: string) => text.replace(/\r\n/g, '\n') : (text: string) => text;
     this.child.stdout?.on('data', (chunk: Buffer) => (this.#stdout += fromTerminal(chunk.toString('utf8'))));
     this.child.stderr?.on('data', (chunk: Buffer) => (this.#stderr += chunk.toString('utf8')));

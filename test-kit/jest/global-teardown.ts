@@ -1,8 +1,12 @@
 /**
- * jest globalTeardown of the "integration" project: stops the DynamoDB Local
- * started by global-setup.ts. jest runs it after failing runs too.
+ * jest globalTeardown of the projects against DynamoDB Local: stops the
+ * DynamoDB Local started by global-setup.ts and removes the compiled CLI.
+ * jest runs it after failing runs too.
  */
 export default async function globalTeardown(): Promise<void> {
+  const cli = globalThis.__BUILT_CLI__;
+  globalThis.__BUILT_CLI__ = undefined;
+  await cli?.dispose();
   const server = globalThis.__DYNAMODB_LOCAL__;
   if (!server) return;
   globalThis.__DYNAMODB_LOCAL__ = undefined;
