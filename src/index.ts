@@ -34,6 +34,8 @@ export {
   isLockNotGrantedError,
   DynamoDBUnavailableError,
   isDynamoDBUnavailableError,
+  DynamoDBTooSlowError,
+  isDynamoDBTooSlowError,
   DynamoDBTimeoutError,
   isDynamoDBTimeoutError,
   LockCurrentlyUnavailableError,

@@ -60,5 +60,6 @@ export function unitAcquireContext(options: UnitAcquireContext): AcquireContext 
     }),
     turns: options.turns ?? new Turns(clock, 10),
     replication: undefined,
+    releaseStray: () => Promise.resolve(),
   };
 }

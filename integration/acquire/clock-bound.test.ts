@@ -123,6 +123,30 @@ describe('a lock left by a killed holder', () => {
   }, 20_000);
 });
 
+describe('clocks beyond the bound', () => {
+  /** A clock whose wall reading is `offsetMs` off true time; its monotonic reading is true. */
+  const offBy = (offsetMs: number) => ({ now: () => performance.now(), wallNow: () => Date.now() + offsetMs });
+
+  /** A stamping holder with its wall clock off by `offsetMs` takes `key` and never heartbeats; a true waiter takes it over. Is the holder's lock still held then? */
+  async function holderStillHeldAtTakeover(key: string, offsetMs: number): Promise<boolean> {
+    const settings = { leaseDuration: 2_000, clockBound: { maxSkew: SKEW } };
+    const holder = bed.client({ ownerName: 'holder', ...settings, backgroundHeartbeats: false, clock: offBy(offsetMs) });
+    const lock = await holder.acquireLock(key);
+    const waiter = bed.client({ ownerName: 'waiter', ...settings, heartbeatPeriod: 500 });
+    const taken = await waiter.acquireLock(key, { additionalTimeToWaitForLock: 5_000 });
+    const both = lock.isHeld() && taken.isHeld();
+    await taken.release();
+    return both;
+  }
+
+  it('a holder clock behind by more than the bound is the dangerous one: two holders; one ahead only delays the takeover', async () => {
+    // Behind by 1 s, its stamp says the write is 1 s older than it is: taken at 1.2 s, held by its holder until 1.8 s.
+    expect(await holderStillHeldAtTakeover('behind', -1_000)).toBe(true);
+    // Ahead by 1 s, its stamp proves nothing before the lease has run out for Java's rule too.
+    expect(await holderStillHeldAtTakeover('ahead', 1_000)).toBe(false);
+  }, 30_000);
+});
+
 describe('groups', () => {
   it('acquireLocks takes a group whose one held key was left by a holder killed an hour ago at once with the option, not within 5 s without', async () => {
     const lease = 60_000;

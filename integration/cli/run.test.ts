@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { localEndpoint } from '../../test-kit/aws.js';
 import { CliProcess, cliEnvironment, runCli } from '../../test-kit/cli-process.js';
-import { FaultProxy, dynamoDBErrorReply, refuseDeletes } from '../../test-kit/fault-proxy.js';
+import { FaultProxy, dynamoDBErrorReply, operationOf, refuseDeletes } from '../../test-kit/fault-proxy.js';
 import { isRunning } from '../../test-kit/processes.js';
 import { putForeignLock } from '../../test-kit/tamper.js';
 import { LockTestBed, sleep, text, waitUntil } from '../../test-kit/test-locks.js';
@@ -30,6 +30,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+const THROTTLED = { action: 'respond', reply: dynamoDBErrorReply('ThrottlingException') } as const;
 const connection = (): string[] => ['--endpoint', localEndpoint(), '--table', bed.tableName];
 /** `node -e SCRIPT ARGS...`: child commands that need nothing but Node. */
 const nodeScript = (script: string, ...args: string[]): string[] => [process.execPath, '-e', script, ...args];
@@ -240,6 +241,37 @@ describe('run KEY -- COMMAND', () => {
       // Not held again, to be released once more by close(), whose failure would end the run with an error of its own.
       expect(result.stderr).not.toContain('failed to release');
       expect(await bed.owner('denied-release')).toBeDefined(); // still there: it lapses
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('runs its command when the winning write was answered late and its renewal throttled: the lock won is the lock held', async () => {
+    const proxy = await FaultProxy.start(localEndpoint());
+    try {
+      // The write is applied and answered after a heartbeat period; every attempt of the renewal that follows is throttled.
+      let renewal: string | undefined;
+      proxy.setRule((request) => {
+        const operation = operationOf(request);
+        if (operation === 'PutItem' && renewal === undefined) return { action: 'forward', delayMs: 2_400 };
+        if (operation !== 'UpdateItem') return { action: 'forward' };
+        renewal ??= request.headers['amz-sdk-invocation-id'];
+        return renewal === request.headers['amz-sdk-invocation-id'] ? THROTTLED : { action: 'forward' };
+      });
+      // A DynamoDB Local just started takes seconds over its first request of each kind, more than a heartbeat period.
+      const warm = bed.client({ ownerName: 'warm-up' });
+      const warmLock = await warm.acquireLock('warm-up');
+      await warm.sendHeartbeat(warmLock);
+      await warmLock.release();
+      const marker = join(dir, 'ran');
+      const command = nodeScript("require('fs').writeFileSync(process.argv[1], 'ran')", marker);
+      const args = ['--endpoint', proxy.endpoint, '--table', bed.tableName, '--lease', '8s', '--heartbeat', '2s', 'late-win'];
+      const result = await runCli(['run', ...args, '--', ...command]);
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      expect(existsSync(marker)).toBe(true);
+      expect(renewal).toBeDefined();
+      expect(await bed.item('late-win')).toBeUndefined();
     } finally {
       await proxy.close();
     }

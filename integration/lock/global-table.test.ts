@@ -168,6 +168,23 @@ describe('the check itself', () => {
     proxy.passThrough();
     expect((await acquiring).ownerName).toBe('outage');
   });
+
+  it("an unanswered DescribeTable is abandoned after its bound and tried again within the call's wait, not ended with the SDK's AbortError", async () => {
+    const { proxy, dynamoDB } = await faults.proxied('silent', { sdkDefaults: true });
+    let silenced = false;
+    proxy.setRule((request) => {
+      if (operationOf(request) !== 'DescribeTable' || silenced) return { action: 'forward' };
+      silenced = true;
+      return { action: 'blackhole' };
+    });
+    const client = bed.client({ ownerName: 'silent' }, dynamoDB);
+
+    const lock = await client.acquireLock('job', { additionalTimeToWaitForLock: 20_000 });
+
+    expect(lock.ownerName).toBe('silent');
+    expect(operations(proxy).filter((op) => op === 'DescribeTable')).toHaveLength(2);
+    await lock.release();
+  }, 40_000);
 });
 
 describe('a global table of version 2017.11.29 (Legacy)', () => {

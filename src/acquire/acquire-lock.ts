@@ -20,7 +20,13 @@
  */
 import type { Logger } from '../base/logger.js';
 import type { MonotonicClock } from '../base/clock.js';
-import { DynamoDBUnavailableError, LockCurrentlyUnavailableError, LockNotGrantedError, type LockHolder } from '../base/errors.js';
+import {
+  DynamoDBTooSlowError,
+  DynamoDBUnavailableError,
+  LockCurrentlyUnavailableError,
+  LockNotGrantedError,
+  type LockHolder,
+} from '../base/errors.js';
 import type { AcquisitionRequests } from '../dynamodb/acquisition-requests.js';
 import { lockId, type LockKey } from '../base/lock-key.js';
 import { holderOf } from '../protocol/lock-holder.js';
@@ -42,6 +48,7 @@ import type { AcquireLockOptions, AcquireSettings } from './acquire-options.js';
 import { intendedWrite, RetryableRefusal, type Acquisition, type Decision, type Outcome, type RefusedWrite, type Step } from './steps.js';
 import { AcquisitionWrites } from './acquisition-writes.js';
 import { outcomeOfFailure } from './failed-step.js';
+import { handOver } from './late-reply.js';
 
 /** The parts of the acquirer (acquirer.ts) every call of it shares. */
 export interface AcquireContext extends AcquireSettings {
@@ -64,6 +71,8 @@ export interface AcquireContext extends AcquireSettings {
   readonly replication: ReplicationCheck | undefined;
   /** The bounded-clock takeover (client option `clockBound`); absent when off. */
   readonly clockBound?: ClockBound | undefined;
+  /** Releases, best effort, locks of the call that it will not hand over. */
+  readonly releaseStray: (acquisitions: readonly Acquisition[]) => Promise<void>;
 }
 
 export class AcquireLoop implements Disposable {
@@ -116,11 +125,7 @@ export class AcquireLoop implements Disposable {
     for (;;) {
       this.#options.signal?.throwIfAborted();
       const outcome = await this.#take(step);
-      if (outcome.kind === 'won') {
-        if (!this.#isLate(outcome.acquisition)) return outcome.acquisition;
-        step = { kind: 'renew', acquisition: outcome.acquisition };
-        continue;
-      }
+      if (outcome.kind === 'won') return outcome.acquisition;
       if (outcome.kind === 'again') {
         step = outcome.step;
         continue;
@@ -170,18 +175,6 @@ export class AcquireLoop implements Disposable {
     this.#deadline.addHolderLease(record.leaseDurationMs);
     this.#watch.observe(existing);
     return this.#judgeStaleness(refused);
-  }
-
-  /**
-   * Whether the lock's first heartbeat was already due when the write's reply
-   * arrived. Its lease counts from when the write left, and a reply held up
-   * (a socket queue, a busy server) leaves the caller little of it, or none.
-   * Nobody can have taken the lock over while its RVN stayed ours, and the
-   * caller has not acted on it yet, so a heartbeat conditioned on that RVN
-   * renews it first, in place of the one the keeper would send at once.
-   */
-  #isLate(acquisition: Acquisition): boolean {
-    return this.#ctx.clock.now() - acquisition.lookupTime >= this.#ctx.heartbeatPeriod;
   }
 
   /** Whether this call saw someone else hold the lock. */
@@ -238,16 +231,26 @@ export class AcquireLoop implements Disposable {
           attempted = { path: 'expired', recordVersionNumber: this.#watch.observation?.record.recordVersionNumber };
           won = await this.#act(this.#judgeStaleness());
           break;
-        case 'renew':
-          won = await this.#admitted((signal) => this.#writes.renew(step.acquisition, signal));
-          break;
         case 'failed':
           throw step.error;
       }
-      return won === undefined ? { kind: 'not-taken' } : { kind: 'won', acquisition: won };
+      if (won === undefined) return { kind: 'not-taken' };
+      // A refused renewal refused no write of the loop's own: its item is acted on as any refusal's.
+      attempted = undefined;
+      return { kind: 'won', acquisition: await this.#handOver(won) };
     } catch (error) {
+      if (error instanceof DynamoDBTooSlowError) throw error;
       return this.#afterFailure(error, step, attempted);
     }
+  }
+
+  /** The lock as it goes to the caller, renewed first if its reply came late (late-reply.ts); throws a refused renewal's error. */
+  async #handOver(won: Acquisition): Promise<Acquisition> {
+    const renew = (acquisition: Acquisition, _: number, bound: AbortSignal) =>
+      this.#admitted((signal) => this.#writes.renew(acquisition, AbortSignal.any([signal, bound])));
+    const handed = await handOver(this.#ctx, this.#key, [won], renew);
+    if (handed.kind === 'refused') throw handed.error;
+    return handed.acquisitions[0] as Acquisition;
   }
 
   /** A consistent read of our own, through the gate (heartbeats first). */

@@ -19,6 +19,7 @@ import { readLock, type LockObservation } from '../dynamodb/read-lock.js';
 import type { ReplicationCheck } from '../dynamodb/table-replication.js';
 import type { HeldLock } from '../hold/held-lock.js';
 import type { HeldLocks } from '../hold/held-locks.js';
+import type { LockWrite } from '../hold/lock-state.js';
 import { childAbortController, type ChildAbortController } from '../primitives/child-abort-controller.js';
 import type { LockTable } from '../protocol/index.js';
 import { ACQUIRE_DEFAULTS } from '../settings/defaults.js';
@@ -55,7 +56,8 @@ export interface AcquirerOptions {
 
 export class Acquirer {
   readonly #options: AcquirerOptions;
-  readonly #ctx: AcquireContext;
+  /** What every call shares; each call adds its own release of strays. */
+  readonly #ctx: Omit<AcquireContext, 'releaseStray'>;
   readonly #listingSchema: ListingSchemaCheck;
   /** Calls under way, acquisitions and reads; `close()` aborts them and waits for them to settle. */
   readonly #calls = new Map<ChildAbortController, Promise<unknown>>();
@@ -137,16 +139,21 @@ export class Acquirer {
       }
     }
     return this.#call(options.signal, async (signal) => {
-      const releaseStray = async (strays: readonly Acquisition[]): Promise<void> => {
-        await this.#hold(strays, options, undefined).then((held) => this.#releaseAll(held));
-      };
-      const loop = new GroupAcquireLoop({ ...this.#ctx, releaseStray }, lockKeys, { ...options, signal });
+      const loop = new GroupAcquireLoop(this.#callContext(options), lockKeys, { ...options, signal });
       try {
         return await this.#hold(await loop.run(), options, signal);
       } finally {
         loop[Symbol.dispose]();
       }
     });
+  }
+
+  /** The context of one acquisition: the shared one, and the release of locks the call will not hand over. */
+  #callContext(options: AcquireLockOptions): AcquireContext {
+    const releaseStray = async (strays: readonly Acquisition[]): Promise<void> => {
+      if (strays.length > 0) await this.#hold(strays, options, undefined).then((held) => this.#releaseAll(held));
+    };
+    return { ...this.#ctx, releaseStray };
   }
 
   /** Runs one call (an acquisition, a read, a listing's page), which `close()` aborts and waits for. */
@@ -172,8 +179,8 @@ export class Acquirer {
   async #hold(acquisitions: readonly Acquisition[], options: AcquireLockOptions, signal: AbortSignal | undefined): Promise<HeldLock[]> {
     const { holding, lifetime } = this.#options;
     const monitor = options.sessionMonitor;
-    const held = acquisitions.map(({ record, lookupTime, lookupWallTime, additionalAttributes, fencingToken }) =>
-      holding.track({
+    const held = acquisitions.map(({ record, lookupTime, lookupWallTime, additionalAttributes, fencingToken, inDoubt }) => {
+      const lock = holding.track({
         key: record,
         ownerName: record.ownerName,
         recordVersionNumber: record.recordVersionNumber,
@@ -186,8 +193,11 @@ export class Acquirer {
         fencingToken,
         sessionMonitor:
           monitor === undefined ? undefined : { safeTimeWithoutHeartbeat: monitor.safeTimeWithoutHeartbeat, callback: monitor.callback },
-      }),
-    );
+      });
+      // A renewal whose outcome is unknown: the table may hold its RVN instead.
+      if (inDoubt !== undefined) lock.rememberUncertain(writeOf(inDoubt));
+      return lock;
+    });
     if (signal?.aborted === true || lifetime.aborted) {
       // The caller gave up (or the client closed) while the winning write was in flight: do not leave the locks held.
       await this.#releaseAll(held);
@@ -214,7 +224,7 @@ export class Acquirer {
       mayWait:
         !options.shouldSkipBlockingWait && (options.additionalTimeToWaitForLock ?? ACQUIRE_DEFAULTS.additionalTimeToWaitForLock) >= refreshMs,
     });
-    const loop = new AcquireLoop(this.#ctx, key, options, turn);
+    const loop = new AcquireLoop(this.#callContext(options), key, options, turn);
     try {
       const acquisition = await loop.run();
       turns.taken(turn, acquisition.lookupTime, loop.waitedForAnother);
@@ -296,4 +306,15 @@ export class Acquirer {
 function clockBoundOf(settings: ResolvedSettings, clock: MonotonicClock): ClockBound | undefined {
   if (settings.clockBound === undefined) return undefined;
   return new ClockBound(settings.clockBound.maxSkew, clock as MonotonicClock & { wallNow(): number });
+}
+
+/** An acquisition write as the held lock counts its writes. */
+function writeOf(acquisition: Acquisition): LockWrite {
+  const { record, lookupTime, lookupWallTime } = acquisition;
+  return {
+    recordVersionNumber: record.recordVersionNumber,
+    leaseDurationMs: record.leaseDurationMs,
+    sentAt: lookupTime,
+    sentAtWall: lookupWallTime,
+  };
 }

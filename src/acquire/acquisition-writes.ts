@@ -11,11 +11,12 @@ import type { AcquisitionRequests } from '../dynamodb/acquisition-requests.js';
 import type { LockObservation } from '../dynamodb/read-lock.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
 import { toBytes } from '../primitives/bytes.js';
+import { raceAbort } from '../primitives/race-abort.js';
 import { encodeAdditionalAttributes, type AcquisitionPath, type LockItem, type LockRecord, type LockRecordToWrite } from '../protocol/index.js';
 import { ACQUIRE_DEFAULTS } from '../settings/defaults.js';
 import type { AcquireLockOptions } from './acquire-options.js';
 import type { LockObservationCache } from './observation-cache.js';
-import type { Acquisition } from './steps.js';
+import type { Acquisition, Renewal } from './steps.js';
 
 export interface AcquisitionWritesContext {
   readonly requests: AcquisitionRequests;
@@ -83,25 +84,39 @@ export class AcquisitionWrites {
 
   /**
    * Renews the lock `won` took (acquisition-requests.ts), for a caller that
-   * would otherwise get it with little of its lease left. On failure, `won`
-   * and the renewal both count as writes the table may hold: a later read
-   * that finds either one makes the lock this call's again.
+   * would otherwise get it with little of its lease left. A renewal that
+   * fails without being refused changes nothing that was won: `won` stays
+   * the lock, and a renewal whose outcome is unknown goes with it as a write
+   * the table may hold instead. Both also count as writes a later read may
+   * find, making the lock this call's again.
    */
-  async renew(won: Acquisition, signal: AbortSignal): Promise<Acquisition> {
+  async renew(won: Acquisition, signal: AbortSignal): Promise<Renewal> {
+    // The call was cut off: nothing is sent.
+    if (signal.aborted) return { kind: 'kept', acquisition: won };
     const departure = new Departure(this.#ctx.clock);
     const record = { ...won.record, recordVersionNumber: randomUUID() };
     let failure: { readonly error: unknown } | undefined;
     try {
-      await this.#ctx.requests.renew(won.record, record.recordVersionNumber, signal, departure);
+      // Not a moment past `signal`: the SDK would wait out its retry's backoff first.
+      await raceAbort(this.#ctx.requests.renew(won.record, record.recordVersionNumber, signal, departure), signal);
     } catch (error) {
       failure = { error };
     }
     const renewal: Acquisition = { ...won, record, ...departure.lookup() };
-    if (failure === undefined) return renewal;
+    if (failure === undefined) return { kind: 'renewed', acquisition: renewal };
     if (!this.#unconfirmed.includes(won)) this.#unconfirmed.push(won);
-    const applied = this.#sortFailure(renewal, failure.error);
-    if (applied === undefined) throw failure.error;
-    return applied;
+    const failed = this.#classify([renewal, ...this.#unconfirmed], failure.error);
+    switch (failed.outcome) {
+      case 'applied':
+        return { kind: 'renewed', acquisition: failed.write };
+      case 'refused':
+        return { kind: 'refused', error: failure.error };
+      case 'unapplied':
+        return { kind: 'kept', acquisition: won };
+      case 'unknown':
+        this.#unconfirmed.push(renewal);
+        return { kind: 'kept', acquisition: { ...won, inDoubt: renewal } };
+    }
   }
 
   /** The write of this call whose RVN the item carries, if the item is one this call wrote without learning so. */
@@ -116,13 +131,22 @@ export class AcquisitionWrites {
    * (this one, or one remembered before), if any.
    */
   #sortFailure(write: Acquisition, error: unknown): Acquisition | undefined {
-    const candidates = [write, ...this.#unconfirmed];
+    const failed = this.#classify([write, ...this.#unconfirmed], error);
+    if (failed.outcome === 'unknown') this.#unconfirmed.push(write);
+    return failed.outcome === 'applied' ? failed.write : undefined;
+  }
+
+  /** What the failure of the first of `candidates` did, and which of them it shows applied. */
+  #classify(
+    candidates: readonly Acquisition[],
+    error: unknown,
+  ): { readonly outcome: 'applied'; readonly write: Acquisition } | { readonly outcome: 'refused' | 'unapplied' | 'unknown' } {
     const failed = classifyFailedWrite(error, {
       ownerName: this.#ctx.ownerName,
       recordVersionNumbers: candidates.map((candidate) => candidate.record.recordVersionNumber),
     });
-    if (failed.outcome === 'unknown') this.#unconfirmed.push(write);
-    if (failed.outcome !== 'applied') return undefined;
-    return candidates.find((candidate) => candidate.record.recordVersionNumber === failed.recordVersionNumber);
+    if (failed.outcome !== 'applied') return failed;
+    const write = candidates.find((candidate) => candidate.record.recordVersionNumber === failed.recordVersionNumber);
+    return write === undefined ? { outcome: 'unknown' } : { outcome: 'applied', write };
   }
 }

@@ -5,8 +5,11 @@
  * it. If every stamping client's wall clock, and this one's, is within
  * `maxSkew` of true time, a stamp older than the lease plus twice `maxSkew`
  * on this clock proves the writer's lease over: its writer's clock may run
- * `maxSkew` ahead of true time, and ours `maxSkew` behind. Without a valid
- * stamp, nothing is proven, and Java's rule on the monotonic clock decides.
+ * `maxSkew` behind true time (a stamp earlier than the write), and ours
+ * `maxSkew` ahead. Beyond that, a holder behind or a waiter ahead lets the
+ * lock be taken while its holder still holds it; a holder ahead or a waiter
+ * behind only delays the takeover. Without a valid stamp, nothing is
+ * proven, and Java's rule on the monotonic clock decides.
  */
 import type { MonotonicClock } from '../base/clock.js';
 import type { LockRecord } from '../protocol/index.js';

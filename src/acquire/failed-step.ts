@@ -4,6 +4,7 @@
  * before the deadline, or the end of the call with a typed error.
  */
 import {
+  DynamoDBTimeoutError,
   DynamoDBUnavailableError,
   InvalidArgumentError,
   LockCurrentlyUnavailableError,
@@ -86,7 +87,7 @@ export async function outcomeOfFailure(error: unknown, step: Step, attempted: Re
       refusal: new LockNotGrantedError('another write of the lock was under way', key, call.lastHolder(), { cause: error }),
     };
   }
-  if (isThrottling(error) || isClientSideError(error) || (httpStatusOf(error) ?? 0) >= 500) {
+  if (isThrottling(error) || isClientSideError(error) || (httpStatusOf(error) ?? 0) >= 500 || error instanceof DynamoDBTimeoutError) {
     ctx.logger?.warn({ err: error, partitionKey: key.partitionKey, sortKey: key.sortKey }, 'lock acquisition attempt failed; retrying');
     return { kind: 'not-taken', refusal: new DynamoDBUnavailableError(key, error, call.lastHolder()) };
   }

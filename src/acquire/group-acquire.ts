@@ -18,6 +18,8 @@
  */
 import type { LockObservation } from '../dynamodb/read-lock.js';
 import {
+  DynamoDBTimeoutError,
+  DynamoDBTooSlowError,
   DynamoDBUnavailableError,
   InvalidArgumentError,
   LockNotGrantedError,
@@ -41,11 +43,12 @@ import type { AcquireLocksOptions } from './group-options.js';
 import { admittedForCall } from './request-bound.js';
 import { StaleWatch } from './stale-watch.js';
 import { LateTakeover } from './late-takeover.js';
+import { handOver } from './late-reply.js';
 import type { TurnPlan } from './turns.js';
 import type { Acquisition } from './steps.js';
 
 /** The acquirer's parts a group acquisition uses. */
-export interface GroupContext extends Pick<
+export type GroupContext = Pick<
   AcquireContext,
   | 'requests'
   | 'ownerName'
@@ -59,13 +62,14 @@ export interface GroupContext extends Pick<
   | 'replication'
   | 'turns'
   | 'clockBound'
-> {
-  /** Releases, best effort, the locks of an applied attempt that are still ours after others took some of its locks over. */
-  readonly releaseStray: (acquisitions: readonly Acquisition[]) => Promise<void>;
-}
+  | 'safetyMargin'
+  | 'releaseStray'
+>;
 
 /** What one round decided on the keys as read. */
 type Round =
+  /** A transaction of unknown outcome shows on every key: the group is ours. */
+  | { readonly kind: 'won'; readonly acquisitions: Acquisition[] }
   | { readonly kind: 'write'; readonly members: GroupMember[] }
   /** Someone else holds `blocker` and it is not yet stale: read again after `waitMs`. */
   | { readonly kind: 'wait'; readonly waitMs: number };
@@ -148,25 +152,21 @@ export class GroupAcquireLoop implements Disposable {
         read = true;
         const resolved = await this.#resolve(seen);
         if (resolved === 'read-again') continue;
-        if (resolved !== undefined) {
-          const handed = await this.#renewIfLate(resolved);
+        const round: Round = resolved === undefined ? this.#judge(seen) : { kind: 'won', acquisitions: resolved };
+        const won = round.kind === 'write' ? await this.#write(round.members) : round.kind === 'won' ? round.acquisitions : undefined;
+        if (won !== undefined) {
+          const handed = await this.#handOver(won);
           if (handed !== undefined) return handed;
-          continue;
-        }
-        const round = this.#judge(seen);
-        if (round.kind === 'write') {
-          const won = await this.#write(round.members);
-          if (won !== undefined) {
-            const handed = await this.#renewIfLate(won);
-            if (handed !== undefined) return handed;
-            continue;
-          }
+          // A renewal was refused: someone took a lock over while the reply was late. Read again a period later.
+          waitMs = this.#refreshMs;
+        } else if (round.kind === 'write') {
           waitMs = this.#racesInARow > 1 ? this.#refreshMs : 0;
         } else {
           this.#racesInARow = 0;
-          waitMs = round.waitMs;
+          waitMs = round.kind === 'wait' ? round.waitMs : this.#refreshMs;
         }
       } catch (error) {
+        if (error instanceof DynamoDBTooSlowError) throw error;
         await this.#sortFailure(error);
         waitMs = this.#refreshMs;
         const watches = this.#members.map(({ watch }) => watch);
@@ -275,23 +275,16 @@ export class GroupAcquireLoop implements Disposable {
   }
 
   /**
-   * The group as it goes to the caller. When its first heartbeat was already
-   * due as the transaction's answer arrived, every lock is renewed first, as
-   * a single acquisition renews a late lock (acquire-lock.ts). If any
-   * renewal fails, the renewed locks are released and the keys read again:
-   * a lock whose renewal was refused is someone else's, and one whose
-   * renewal's outcome is unknown is then watched like anyone's and taken
-   * over once stale. `undefined`: read again.
+   * The group as it goes to the caller, every lock renewed first if the
+   * transaction's answer came late (late-reply.ts). `undefined` when a
+   * renewal was refused: the other locks were released, read again.
    */
-  async #renewIfLate(won: Acquisition[]): Promise<Acquisition[] | undefined> {
-    const first = won[0];
-    if (first === undefined || this.#ctx.clock.now() - first.lookupTime < this.#ctx.heartbeatPeriod) return won;
-    const renewals = await Promise.allSettled(
-      won.map((acquisition, i) => this.#admitted((signal) => (this.#members[i] as Member).writes.renew(acquisition, signal))),
-    );
-    const renewed = renewals.flatMap((renewal) => (renewal.status === 'fulfilled' ? [renewal.value] : []));
-    if (renewed.length === won.length) return renewed;
-    await this.#ctx.releaseStray(renewed);
+  async #handOver(won: Acquisition[]): Promise<Acquisition[] | undefined> {
+    const renew = (acquisition: Acquisition, i: number, bound: AbortSignal) =>
+      this.#admitted((signal) => (this.#members[i] as Member).writes.renew(acquisition, AbortSignal.any([signal, bound])));
+    const handed = await handOver(this.#ctx, this.#firstKey, won, renew);
+    if (handed.kind === 'handed') return handed.acquisitions;
+    this.#refusal = this.#notAcquired('another client took one of the locks over', this.#firstKey, undefined, handed.error);
     return undefined;
   }
 
@@ -299,7 +292,13 @@ export class GroupAcquireLoop implements Disposable {
   async #sortFailure(error: unknown): Promise<void> {
     if (this.#options.signal?.aborted) throw this.#options.signal.reason;
     if (this.#deadline.cutOff) throw this.#unavailable(error);
-    if (isThrottling(error) || isClientSideError(error) || (httpStatusOf(error) ?? 0) >= 500 || isTransactionConflict(error)) {
+    if (
+      isThrottling(error) ||
+      isClientSideError(error) ||
+      (httpStatusOf(error) ?? 0) >= 500 ||
+      isTransactionConflict(error) ||
+      error instanceof DynamoDBTimeoutError
+    ) {
       this.#ctx.logger?.warn({ err: error, keys: this.#members.length }, 'group lock acquisition attempt failed; retrying');
       this.#refusal = this.#unavailable(error);
       return;

@@ -30,7 +30,10 @@ export type AcquireLocksOptions = Pick<
 export function groupKeysOf(keys: readonly GroupKey[]): LockKey[] {
   const list: unknown = keys;
   if (!Array.isArray(list)) throw new InvalidArgumentError('INVALID_GROUP', 'acquireLocks takes an array of keys');
-  return keys.map((key) => (typeof key === 'string' ? { partitionKey: key } : { partitionKey: key.partitionKey, sortKey: key.sortKey }));
+  // Every index, holes of a sparse array too; a key that is no string nor key object is refused by the key check, as a single lock's is.
+  return Array.from(keys, (key: GroupKey | null | undefined) =>
+    typeof key === 'object' && key !== null ? { partitionKey: key.partitionKey, sortKey: key.sortKey } : { partitionKey: key as string },
+  );
 }
 
 /**

@@ -13,7 +13,18 @@ export interface Acquisition {
   readonly additionalAttributes: LockItem;
   /** With fencing: the token this write gets if it commits, known before it is sent. */
   fencingToken?: bigint | undefined;
+  /** A renewal of this write whose outcome is unknown: the table may hold its RVN instead. */
+  readonly inDoubt?: Acquisition | undefined;
 }
+
+/** What the renewal of a won lock whose reply came late (late-reply.ts) came to. */
+export type Renewal =
+  /** Confirmed: the lock goes on from the renewal. */
+  | { readonly kind: 'renewed'; readonly acquisition: Acquisition }
+  /** Failed without being refused: the lock is still the won write (with the renewal in doubt, if it may have been applied). */
+  | { readonly kind: 'kept'; readonly acquisition: Acquisition }
+  /** Refused: someone else's item is there now, shown by `error`. */
+  | { readonly kind: 'refused'; readonly error: unknown };
 
 /** A write DynamoDB just refused, and the RVN of the item it was decided on. */
 export interface RefusedWrite {
@@ -49,8 +60,6 @@ export type Step =
     }
   /** The timed RVN has been unchanged for its lease: write the takeover now, without a read. */
   | { readonly kind: 'takeover' }
-  /** The lock is this call's, but the write's reply came late: renew it before handing it over. */
-  | { readonly kind: 'renew'; readonly acquisition: Acquisition }
   /** A poll failed; handled like a failed read of our own. */
   | { readonly kind: 'failed'; readonly error: unknown };
 

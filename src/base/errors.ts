@@ -58,8 +58,33 @@ export class LockNotGrantedError extends DynamoDBLockError {
  */
 export class DynamoDBUnavailableError extends LockNotGrantedError {
   override name = 'DynamoDBUnavailableError';
-  constructor(lock: LockKey, cause: unknown, holder?: LockHolder) {
-    super(`DynamoDB did not answer successfully (${describeCause(cause)})`, lock, holder, { cause });
+  /** `reason`: what DynamoDB's answers came to, for a subclass that knows better than "did not answer". */
+  constructor(lock: LockKey, cause: unknown, holder?: LockHolder, reason?: string) {
+    super(reason ?? `DynamoDB did not answer successfully (${describeCause(cause)})`, lock, holder, { cause });
+  }
+}
+
+/**
+ * DynamoDB answered the acquisition, but its writes took longer than the
+ * client's `heartbeatPeriod` twice in a row (or left the lock no safe time):
+ * a heartbeat gets a period at most, so the lock could not have been kept.
+ * The lock was released at once, and the call ends rather than renew for
+ * ever. A longer `heartbeatPeriod` (and `leaseDuration`) than the round trip
+ * fixes it. A subclass of {@link DynamoDBUnavailableError}: nobody else is
+ * known to hold the lock.
+ */
+export class DynamoDBTooSlowError extends DynamoDBUnavailableError {
+  override name = 'DynamoDBTooSlowError';
+  /** How long the last write took, from when it left to its answer, in milliseconds. */
+  readonly roundTripMs: number;
+  readonly heartbeatPeriodMs: number;
+  constructor(lock: LockKey, roundTripMs: number, heartbeatPeriodMs: number) {
+    const reason =
+      `DynamoDB answered in ${Math.round(roundTripMs)} ms, longer than the heartbeat period (${heartbeatPeriodMs} ms): ` +
+      'a heartbeat gets a period at most, so the lock could not be kept and was released';
+    super(lock, undefined, undefined, reason);
+    this.roundTripMs = roundTripMs;
+    this.heartbeatPeriodMs = heartbeatPeriodMs;
   }
 }
 
@@ -243,6 +268,7 @@ const LIBRARY_ERROR_NAMES: readonly string[] = [
   'DynamoDBLockError',
   'LockNotGrantedError',
   'DynamoDBUnavailableError',
+  'DynamoDBTooSlowError',
   'DynamoDBTimeoutError',
   'LockCurrentlyUnavailableError',
   'LockLostError',
@@ -262,9 +288,10 @@ const LIBRARY_ERROR_NAMES: readonly string[] = [
 
 /** Any error this library throws on purpose. */
 export const isDynamoDBLockError = guardByName<DynamoDBLockError>(...LIBRARY_ERROR_NAMES);
-/** Also true for its subclass {@link DynamoDBUnavailableError}. */
-export const isLockNotGrantedError = guardByName<LockNotGrantedError>('LockNotGrantedError', 'DynamoDBUnavailableError');
-export const isDynamoDBUnavailableError = guardByName<DynamoDBUnavailableError>('DynamoDBUnavailableError');
+/** Also true for its subclasses {@link DynamoDBUnavailableError} and {@link DynamoDBTooSlowError}. */
+export const isLockNotGrantedError = guardByName<LockNotGrantedError>('LockNotGrantedError', 'DynamoDBUnavailableError', 'DynamoDBTooSlowError');
+export const isDynamoDBUnavailableError = guardByName<DynamoDBUnavailableError>('DynamoDBUnavailableError', 'DynamoDBTooSlowError');
+export const isDynamoDBTooSlowError = guardByName<DynamoDBTooSlowError>('DynamoDBTooSlowError');
 export const isDynamoDBTimeoutError = guardByName<DynamoDBTimeoutError>('DynamoDBTimeoutError');
 export const isLockCurrentlyUnavailableError = guardByName<LockCurrentlyUnavailableError>('LockCurrentlyUnavailableError');
 export const isLockLostError = guardByName<LockLostError>('LockLostError');

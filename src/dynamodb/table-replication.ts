@@ -7,7 +7,7 @@
  * otherwise. Checked once per client, before its first acquisition.
  */
 import type { DynamoDBClient, TableDescription } from '@aws-sdk/client-dynamodb';
-import { LockTableDoesNotExistError } from '../base/errors.js';
+import { DynamoDBTimeoutError, LockTableDoesNotExistError } from '../base/errors.js';
 import { LockTableReplicationError } from '../base/lock-table-replication-error.js';
 import { deadline } from '../primitives/deadline.js';
 import { raceAbort } from '../primitives/race-abort.js';
@@ -64,7 +64,8 @@ export class ReplicationCheck {
   /**
    * Resolves once the table is known to be safe for this client's locks.
    * DescribeTable's own errors come as they are, for the acquisition to
-   * sort (an outage or a throttle is tried again within its wait).
+   * sort (an outage or a throttle is tried again within its wait), and one
+   * unanswered within its bound as a `DynamoDBTimeoutError`.
    * @throws LockTableReplicationError for an MREC table, for fencing on MRSC, or without DescribeTable permission.
    * @throws LockTableDoesNotExistError when the table is missing.
    */
@@ -97,6 +98,8 @@ export class ReplicationCheck {
       // Only a table found unsafe keeps its verdict: permissions, outages and missing tables may be fixed.
       if (!(error instanceof LockTableReplicationError)) this.#verdict = undefined;
       if (isAccessDenied(error)) throw new LockTableReplicationError('DESCRIBE_TABLE_DENIED', table.tableName, { cause: error });
+      // Abandoned unanswered: the SDK's own AbortError says nothing of why.
+      if (bound.signal.aborted && !lifetime.aborted) throw new DynamoDBTimeoutError('DescribeTable', REPLICATION_CHECK_TIMEOUT_MS, error);
       throw error;
     } finally {
       bound.clear();

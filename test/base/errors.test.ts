@@ -10,6 +10,7 @@ import {
   DynamoDBLockError,
   DynamoDBTimeoutError,
   DynamoDBUnavailableError,
+  DynamoDBTooSlowError,
   InvalidArgumentError,
   isDynamoDBUnavailableError,
   isLockCurrentlyUnavailableError,
@@ -36,6 +37,7 @@ const samples: ReadonlyArray<readonly [string, DynamoDBLockError]> = [
   ['DynamoDBLockError', new DynamoDBLockError('base', { cause })],
   ['LockNotGrantedError', new LockNotGrantedError('timed out', lock, holder, { cause })],
   ['DynamoDBUnavailableError', new DynamoDBUnavailableError(lock, cause)],
+  ['DynamoDBTooSlowError', new DynamoDBTooSlowError(lock, 1_234, 1_000)],
   ['DynamoDBTimeoutError', new DynamoDBTimeoutError('getLock("orders"/"eu-1")', 20_000, cause)],
   ['LockCurrentlyUnavailableError', new LockCurrentlyUnavailableError(lock, holder, { cause })],
   ['LockLostError', new LockLostError('taken', 'heartbeat refused', lock, { cause, holder })],
@@ -68,12 +70,13 @@ describe('error classes', () => {
     expect(error.message.length).toBeGreaterThan(0);
   });
 
-  it.each(samples.filter(([name]) => !['MalformedLockItemError', 'InvalidArgumentError', 'LockClientClosedError'].includes(name)))(
-    '%s keeps its cause',
-    (_name, error) => {
-      expect(error.cause).toBe(cause);
-    },
-  );
+  it.each(
+    samples.filter(
+      ([name]) => !['MalformedLockItemError', 'InvalidArgumentError', 'LockClientClosedError', 'DynamoDBTooSlowError'].includes(name),
+    ),
+  )('%s keeps its cause', (_name, error) => {
+    expect(error.cause).toBe(cause);
+  });
 
   it('leaves cause undefined when none is given', () => {
     expect(new LockLostError('deleted', 'r', lock).cause).toBeUndefined();
@@ -88,6 +91,15 @@ describe('error classes', () => {
     expect(isDynamoDBUnavailableError(unavailable)).toBe(true);
     expect(isDynamoDBUnavailableError(new LockNotGrantedError('r', lock))).toBe(false);
     expect(unavailable.message).toMatch(/DynamoDB did not answer successfully \(Error: ECONNREFUSED: connect ECONNREFUSED\)/);
+  });
+
+  it('DynamoDBTooSlowError is a DynamoDBUnavailableError that says the round trip against the heartbeat period', () => {
+    const slow = new DynamoDBTooSlowError(lock, 1_234.4, 1_000);
+    expect(isDynamoDBUnavailableError(slow)).toBe(true);
+    expect(isLockNotGrantedError(slow)).toBe(true);
+    expect(slow).toMatchObject({ roundTripMs: 1_234.4, heartbeatPeriodMs: 1_000, partitionKey: 'orders' });
+    expect(slow.message).toContain('answered in 1234 ms, longer than the heartbeat period (1000 ms)');
+    expect(slow.message).not.toContain('did not answer successfully');
   });
 
   it('LockCurrentlyUnavailableError is not a LockNotGrantedError (as in Java)', () => {
