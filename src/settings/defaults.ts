@@ -115,6 +115,8 @@ export const DYNAMODB_LOCAL_DEFAULTS = Object.freeze({
   killGraceMs: 2_000,
   /** The Java on the PATH. */
   java: 'java',
+  /** Tests start a server per file or per run: its start matters more than its peak. */
+  optimizeFor: 'startup' as const,
 });
 
 /** Defaults of the command line's flags, where it does not leave them to the library. */
