@@ -26,10 +26,9 @@ import {
   LockNotGrantedError,
 } from './base/errors.js';
 import type { Subscription } from './base/events.js';
-import type { HeldLock } from './hold/held-lock.js';
 import { lockId, type LockKey } from './base/lock-key.js';
 import { HeldLocks } from './hold/held-locks.js';
-import { heldLockBehind, Lock, LockSnapshot, type LockOperations, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
+import { Lock, LockHandles, LockSnapshot, type LockOperations, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
 import type { LockClientEvents } from './lock-client-events.js';
 import type { CloseOptions, ListLocksOptions, LockKeyOptions, WithLockOptions } from './lock-client-options.js';
 import { assertLockTableExists, createLockTable, lockTableExists, type CreateLockTableOptions } from './dynamodb/lock-table.js';
@@ -57,8 +56,6 @@ export class LockClient implements AsyncDisposable {
   /** Aborted by `close()` so that waiting acquisitions end at once. */
   readonly #lifetime = new AbortController();
   #closing: Promise<void> | undefined;
-  /** The user's handle of each lock held, made once per lock. */
-  readonly #handles = new WeakMap<HeldLock, Lock>();
   readonly #lockOperations: LockOperations = {
     // Async, so that bad data rejects the returned promise rather than throwing.
     releaseLock: async (held, options = {}) =>
@@ -75,6 +72,7 @@ export class LockClient implements AsyncDisposable {
     },
     guardCondition: (held) => this.#holding.guardCondition(held),
   };
+  readonly #handles = new LockHandles(this.#lockOperations);
   /** Refuses an eventually consistent global table; absent with `allowEventuallyConsistentGlobalTable`. */
   readonly #replication: ReplicationCheck | undefined;
 
@@ -123,7 +121,7 @@ export class LockClient implements AsyncDisposable {
    */
   async acquireLock(partitionKey: string, options: AcquireLockOptions & LockKeyOptions = {}): Promise<Lock> {
     this.#assertOpen();
-    return this.#handleOf(await this.#acquirer.acquire({ partitionKey, sortKey: options.sortKey }, options));
+    return this.#handles.of(await this.#acquirer.acquire({ partitionKey, sortKey: options.sortKey }, options));
   }
 
   /**
@@ -132,7 +130,7 @@ export class LockClient implements AsyncDisposable {
    */
   async acquireLocks(keys: readonly GroupKey[], options: AcquireLocksOptions = {}): Promise<LockGroup> {
     this.#assertOpen();
-    return new LockGroup((await this.#acquirer.acquireGroup(keys, options)).map((held) => this.#handleOf(held)));
+    return new LockGroup((await this.#acquirer.acquireGroup(keys, options)).map((held) => this.#handles.of(held)));
   }
 
   /**
@@ -161,7 +159,7 @@ export class LockClient implements AsyncDisposable {
   on<Name extends keyof LockClientEvents>(name: Name, listener: (event: LockClientEvents[Name]) => void): Subscription {
     return this.#holding.on(name, ({ held, ...details }) => {
       // Each event of HoldEvents is the event of LockClientEvents with the record in place of the handle.
-      listener({ ...details, lock: this.#handleOf(held) } as unknown as LockClientEvents[Name]);
+      listener({ ...details, lock: this.#handles.of(held) } as unknown as LockClientEvents[Name]);
     });
   }
 
@@ -172,7 +170,7 @@ export class LockClient implements AsyncDisposable {
    * @throws LockLostError when the lock is no longer held; it is then dropped.
    */
   async sendHeartbeat(lock: Lock, options: SendHeartbeatOptions = {}): Promise<void> {
-    return this.#lockOperations.sendHeartbeat(this.#heldLockOf(lock), options);
+    return this.#lockOperations.sendHeartbeat(this.#handles.heldBehind(lock), options);
   }
 
   /**
@@ -221,24 +219,7 @@ export class LockClient implements AsyncDisposable {
    *   no longer this client's (taken over, deleted, already released).
    */
   async releaseLock(lock: Lock, options: ReleaseLockOptions = {}): Promise<boolean> {
-    return this.#lockOperations.releaseLock(this.#heldLockOf(lock), options);
-  }
-
-  /** The user's handle on a lock this client holds: one per lock, made when it is first asked for. */
-  #handleOf(held: HeldLock): Lock {
-    let lock = this.#handles.get(held);
-    if (lock === undefined) {
-      lock = new Lock(held, this.#lockOperations);
-      this.#handles.set(held, lock);
-    }
-    return lock;
-  }
-
-  /** The record behind a handle of this client's. */
-  #heldLockOf(lock: Lock): HeldLock {
-    const held = lock instanceof Lock ? heldLockBehind(lock, this.#lockOperations) : undefined;
-    if (held !== undefined) return held;
-    throw new InvalidArgumentError('INVALID_OPTION', 'This lock was not acquired by this client; only that client can heartbeat or release it');
+    return this.#lockOperations.releaseLock(this.#handles.heldBehind(lock), options);
   }
 
   // ── Reading ──────────────────────────────────────────────────────────────
@@ -253,7 +234,7 @@ export class LockClient implements AsyncDisposable {
     const key: LockKey = { partitionKey, sortKey: options.sortKey };
     validateLockKey(this.#table, key);
     const mine = this.#holding.get(lockId(key));
-    if (mine !== undefined) return this.#handleOf(mine);
+    if (mine !== undefined) return this.#handles.of(mine);
     const observation = await this.#acquirer.readLock(key, options.signal);
     return observation === undefined || observation.record.isReleased ? undefined : new LockSnapshot(observation.record, observation.observedAt);
   }
