@@ -38,6 +38,8 @@ import { checkDuration, resolveSettings, type LockClientOptions, type ResolvedSe
 import { validateLockKey, type LockTable } from './protocol/index.js';
 import type { LockListing } from './dynamodb/list-locks.js';
 import { ReplicationCheck } from './dynamodb/table-replication.js';
+import { AbandonedItems } from './gc/abandoned-items.js';
+import type { AbandonedItemsReport, CollectAbandonedOptions } from './gc/collect-options.js';
 
 export class LockClient implements AsyncDisposable {
   /** This client's identity in the lock table. */
@@ -53,6 +55,7 @@ export class LockClient implements AsyncDisposable {
   readonly #logger: Logger | undefined;
   readonly #holding: HeldLocks;
   readonly #acquirer: Acquirer;
+  readonly #abandonedItems: AbandonedItems;
   /** Aborted by `close()` so that waiting acquisitions end at once. */
   readonly #lifetime = new AbortController();
   #closing: Promise<void> | undefined;
@@ -107,6 +110,7 @@ export class LockClient implements AsyncDisposable {
       : new ReplicationCheck({ dynamoDB, table, fencing: fencingTableName !== undefined, lifetime });
     const [fencingTable, replication, holding] = [this.#fencingTable, this.#replication, this.#holding];
     this.#acquirer = new Acquirer({ dynamoDB, table, fencingTable, settings, clock, logger, replication, holding, lifetime });
+    this.#abandonedItems = new AbandonedItems({ dynamoDB, table, settings, clock, logger, holding, lifetime });
   }
 
   // ── Acquiring ────────────────────────────────────────────────────────────
@@ -257,6 +261,14 @@ export class LockClient implements AsyncDisposable {
   async *#list(listing: LockListing, signal: AbortSignal | undefined): AsyncGenerator<LockSnapshot> {
     this.#assertOpen();
     for await (const { record, observedAt } of this.#acquirer.list(listing, signal)) yield new LockSnapshot(record, observedAt);
+  }
+
+  /**
+   * Deletes the items whose holders abandoned them: those whose RVN stood still for their lease while this pass
+   * watched, each conditioned on that RVN and owner, so that no live holder loses its lock (docs/gc.md).
+   */
+  collectAbandoned(options: CollectAbandonedOptions = {}): Promise<AbandonedItemsReport> {
+    return this.#abandonedItems.collect(options);
   }
 
   // ── The table ────────────────────────────────────────────────────────────
