@@ -5,6 +5,7 @@
  * `npm run bench -- guarded [--cycles N] [--json]`: guarded writes beside plain ones, fenced acquisitions beside plain ones; see bench/guarded.ts.
  * `npm run bench -- groups [--json]`: two-key transfers, acquireLocks beside two acquireLock calls in a fixed order; see bench/groups.ts.
  * `npm run bench -- many [--locks 10000,40000] [--held 1000] [--waiting 1000] [--rounds 2]`: taking many free locks at once; see bench/acquire-many.ts.
+ * `npm run bench -- gc [--items 100000]`: one collectAbandoned pass over a table of abandoned items; see bench/gc.ts.
  * `npm run bench -- floor [--scenarios uncontended,concurrent,heartbeat,batch] [--settings default,...|all] [--cycles N] [--rounds N] [--window S] [--cpu-profile DIR] [--signals] [--json]`:
  *   the library against bare SDK calls sending the same requests, in CPU per cycle; see bench/floor.ts.
  */
@@ -13,6 +14,7 @@ import { startDynamoDBLocal } from '../src/testing/index.js';
 import { benchAcquireMany } from './acquire-many.js';
 import { ACQUIRE_SCENARIOS, benchAcquireRelease } from './acquire-release.js';
 import { FLOOR_SCENARIOS, benchFloor } from './floor.js';
+import { benchGc } from './gc.js';
 import { benchGroups } from './groups.js';
 import { benchGuarded } from './guarded.js';
 import { benchHeartbeat, parseList, parseSetups } from './heartbeat.js';
@@ -27,6 +29,7 @@ const BENCHMARKS: Record<string, (endpoint: string, cycles: number) => Promise<R
       shapes: values.shapes?.split(','),
       runs: values.runs === undefined ? undefined : parseList(values.runs, 'runs')[0],
     }),
+  gc: (endpoint) => benchGc(endpoint, values.items === undefined ? undefined : parseList(values.items, 'items')),
   groups: (endpoint) => benchGroups(endpoint),
   guarded: benchGuarded,
   heartbeat: (endpoint) =>
@@ -73,6 +76,8 @@ const { values, positionals } = parseArgs({
     rounds: { type: 'string' },
     seconds: { type: 'string' },
     setups: { type: 'string' },
+    // gc
+    items: { type: 'string' },
     // acquire, floor
     scenarios: { type: 'string' },
     // acquire

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { PutItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { LockClient, type LockClientSettings } from '../src/index.js';
 import { newLocalClient, uniqueTableName } from '../test-kit/aws.js';
 import { createDataTable } from '../test-kit/data-table.js';
@@ -27,7 +27,8 @@ const HELD_HEARTBEAT_MS = 600;
 const tables = { locks: uniqueTableName('iam-locks'), fencing: uniqueTableName('iam-fencing'), data: '' };
 const opened: { clients: LockClient[]; dynamoDB: DynamoDBClient[] } = { clients: [], dynamoDB: [] };
 
-type Feature = 'locking' | 'batched' | 'listing' | 'guarded' | 'fencing' | 'groups' | 'fenced-groups' | 'create-table' | 'create-fencing-table';
+type Feature =
+  'locking' | 'batched' | 'listing' | 'gc' | 'guarded' | 'fencing' | 'groups' | 'fenced-groups' | 'create-table' | 'create-fencing-table';
 /** Document → table (as the documents name it) → actions. */
 type Grants = Map<string, Set<string>>;
 const recorded = new Map<Feature, Grants>();
@@ -104,6 +105,13 @@ beforeAll(async () => {
   await run('listing', {}, async (client) => {
     for await (const snapshot of client.getAllLocks()) void snapshot;
     for await (const snapshot of client.getLocksByPartitionKey('b1')) void snapshot;
+  });
+
+  await run('gc', {}, async (client) => {
+    const item = { key: { S: 'gc-abandoned' }, ownerName: { S: 'dead' }, leaseDuration: { S: '100' }, recordVersionNumber: { S: 'rvn' } };
+    await admin.send(new PutItemCommand({ TableName: tables.locks, Item: item }));
+    const report = await client.collectAbandoned({ partitionKeyPrefix: 'gc-' });
+    expect(report.deleted.map((lock) => lock.partitionKey)).toEqual(['gc-abandoned']);
   });
 
   await run('guarded', { heartbeatBatchSize: 1 }, async (client) => {
@@ -194,7 +202,7 @@ const DOCUMENTS: { name: string; grants: () => Grants; features: Feature[]; own?
   {
     name: 'locking-batched-heartbeats-listing.json',
     grants: () => policyFile('locking-batched-heartbeats-listing.json'),
-    features: ['locking', 'batched', 'groups', 'listing'],
+    features: ['locking', 'batched', 'groups', 'listing', 'gc'],
   },
   {
     name: 'guarded-writes.json with locking.json',

@@ -12,6 +12,7 @@ export { LockGroup } from './lock-group.js';
 export type { AcquireLockOptions } from './acquire/acquire-options.js';
 export type { AcquireLocksOptions, GroupKey } from './acquire/group-options.js';
 export type { CreateLockTableOptions } from './dynamodb/lock-table.js';
+export type { AbandonedItemsReport, CollectAbandonedOptions, LeftItem, LeftReason, SeenLock } from './gc/collect-options.js';
 export { NumberValue, type AdditionalAttributes, type NativeAttributeValue } from './protocol/index.js';
 
 export type { LockClientOptions, LockClientSettings, DynamoDBClientSource, DynamoDBSender } from './settings/options.js';
@@ -25,6 +26,7 @@ export {
   CREATE_TABLE_DEFAULTS,
   ELECTION_DEFAULTS,
   WATCH_DEFAULTS,
+  COLLECT_DEFAULTS,
 } from './settings/defaults.js';
 
 export {

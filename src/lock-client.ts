@@ -26,10 +26,9 @@ import {
   LockNotGrantedError,
 } from './base/errors.js';
 import type { Subscription } from './base/events.js';
-import type { HeldLock } from './hold/held-lock.js';
 import { lockId, type LockKey } from './base/lock-key.js';
 import { HeldLocks } from './hold/held-locks.js';
-import { heldLockBehind, Lock, LockSnapshot, type LockOperations, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
+import { Lock, LockHandles, LockSnapshot, type LockOperations, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
 import type { LockClientEvents } from './lock-client-events.js';
 import type { CloseOptions, ListLocksOptions, LockKeyOptions, WithLockOptions } from './lock-client-options.js';
 import { assertLockTableExists, createLockTable, lockTableExists, type CreateLockTableOptions } from './dynamodb/lock-table.js';
@@ -39,6 +38,8 @@ import { checkDuration, resolveSettings, type LockClientOptions, type ResolvedSe
 import { validateLockKey, type LockTable } from './protocol/index.js';
 import type { LockListing } from './dynamodb/list-locks.js';
 import { ReplicationCheck } from './dynamodb/table-replication.js';
+import { AbandonedItems } from './gc/abandoned-items.js';
+import type { AbandonedItemsReport, CollectAbandonedOptions } from './gc/collect-options.js';
 
 export class LockClient implements AsyncDisposable {
   /** This client's identity in the lock table. */
@@ -54,11 +55,10 @@ export class LockClient implements AsyncDisposable {
   readonly #logger: Logger | undefined;
   readonly #holding: HeldLocks;
   readonly #acquirer: Acquirer;
+  readonly #abandonedItems: AbandonedItems;
   /** Aborted by `close()` so that waiting acquisitions end at once. */
   readonly #lifetime = new AbortController();
   #closing: Promise<void> | undefined;
-  /** The user's handle of each lock held, made once per lock. */
-  readonly #handles = new WeakMap<HeldLock, Lock>();
   readonly #lockOperations: LockOperations = {
     // Async, so that bad data rejects the returned promise rather than throwing.
     releaseLock: async (held, options = {}) =>
@@ -75,6 +75,7 @@ export class LockClient implements AsyncDisposable {
     },
     guardCondition: (held) => this.#holding.guardCondition(held),
   };
+  readonly #handles = new LockHandles(this.#lockOperations);
   /** Refuses an eventually consistent global table; absent with `allowEventuallyConsistentGlobalTable`. */
   readonly #replication: ReplicationCheck | undefined;
 
@@ -109,6 +110,7 @@ export class LockClient implements AsyncDisposable {
       : new ReplicationCheck({ dynamoDB, table, fencing: fencingTableName !== undefined, lifetime });
     const [fencingTable, replication, holding] = [this.#fencingTable, this.#replication, this.#holding];
     this.#acquirer = new Acquirer({ dynamoDB, table, fencingTable, settings, clock, logger, replication, holding, lifetime });
+    this.#abandonedItems = new AbandonedItems({ dynamoDB, table, settings, clock, logger, holding, lifetime });
   }
 
   // ── Acquiring ────────────────────────────────────────────────────────────
@@ -123,7 +125,7 @@ export class LockClient implements AsyncDisposable {
    */
   async acquireLock(partitionKey: string, options: AcquireLockOptions & LockKeyOptions = {}): Promise<Lock> {
     this.#assertOpen();
-    return this.#handleOf(await this.#acquirer.acquire({ partitionKey, sortKey: options.sortKey }, options));
+    return this.#handles.of(await this.#acquirer.acquire({ partitionKey, sortKey: options.sortKey }, options));
   }
 
   /**
@@ -132,7 +134,7 @@ export class LockClient implements AsyncDisposable {
    */
   async acquireLocks(keys: readonly GroupKey[], options: AcquireLocksOptions = {}): Promise<LockGroup> {
     this.#assertOpen();
-    return new LockGroup((await this.#acquirer.acquireGroup(keys, options)).map((held) => this.#handleOf(held)));
+    return new LockGroup((await this.#acquirer.acquireGroup(keys, options)).map((held) => this.#handles.of(held)));
   }
 
   /**
@@ -161,7 +163,7 @@ export class LockClient implements AsyncDisposable {
   on<Name extends keyof LockClientEvents>(name: Name, listener: (event: LockClientEvents[Name]) => void): Subscription {
     return this.#holding.on(name, ({ held, ...details }) => {
       // Each event of HoldEvents is the event of LockClientEvents with the record in place of the handle.
-      listener({ ...details, lock: this.#handleOf(held) } as unknown as LockClientEvents[Name]);
+      listener({ ...details, lock: this.#handles.of(held) } as unknown as LockClientEvents[Name]);
     });
   }
 
@@ -172,7 +174,7 @@ export class LockClient implements AsyncDisposable {
    * @throws LockLostError when the lock is no longer held; it is then dropped.
    */
   async sendHeartbeat(lock: Lock, options: SendHeartbeatOptions = {}): Promise<void> {
-    return this.#lockOperations.sendHeartbeat(this.#heldLockOf(lock), options);
+    return this.#lockOperations.sendHeartbeat(this.#handles.heldBehind(lock), options);
   }
 
   /**
@@ -221,24 +223,7 @@ export class LockClient implements AsyncDisposable {
    *   no longer this client's (taken over, deleted, already released).
    */
   async releaseLock(lock: Lock, options: ReleaseLockOptions = {}): Promise<boolean> {
-    return this.#lockOperations.releaseLock(this.#heldLockOf(lock), options);
-  }
-
-  /** The user's handle on a lock this client holds: one per lock, made when it is first asked for. */
-  #handleOf(held: HeldLock): Lock {
-    let lock = this.#handles.get(held);
-    if (lock === undefined) {
-      lock = new Lock(held, this.#lockOperations);
-      this.#handles.set(held, lock);
-    }
-    return lock;
-  }
-
-  /** The record behind a handle of this client's. */
-  #heldLockOf(lock: Lock): HeldLock {
-    const held = lock instanceof Lock ? heldLockBehind(lock, this.#lockOperations) : undefined;
-    if (held !== undefined) return held;
-    throw new InvalidArgumentError('INVALID_OPTION', 'This lock was not acquired by this client; only that client can heartbeat or release it');
+    return this.#lockOperations.releaseLock(this.#handles.heldBehind(lock), options);
   }
 
   // ── Reading ──────────────────────────────────────────────────────────────
@@ -253,7 +238,7 @@ export class LockClient implements AsyncDisposable {
     const key: LockKey = { partitionKey, sortKey: options.sortKey };
     validateLockKey(this.#table, key);
     const mine = this.#holding.get(lockId(key));
-    if (mine !== undefined) return this.#handleOf(mine);
+    if (mine !== undefined) return this.#handles.of(mine);
     const observation = await this.#acquirer.readLock(key, options.signal);
     return observation === undefined || observation.record.isReleased ? undefined : new LockSnapshot(observation.record, observation.observedAt);
   }
@@ -276,6 +261,14 @@ export class LockClient implements AsyncDisposable {
   async *#list(listing: LockListing, signal: AbortSignal | undefined): AsyncGenerator<LockSnapshot> {
     this.#assertOpen();
     for await (const { record, observedAt } of this.#acquirer.list(listing, signal)) yield new LockSnapshot(record, observedAt);
+  }
+
+  /**
+   * Deletes the items whose holders abandoned them: those whose RVN stood still for their lease while this pass
+   * watched, each conditioned on that RVN and owner, so that no live holder loses its lock (docs/gc.md).
+   */
+  collectAbandoned(options: CollectAbandonedOptions = {}): Promise<AbandonedItemsReport> {
+    return this.#abandonedItems.collect(options);
   }
 
   // ── The table ────────────────────────────────────────────────────────────

@@ -4,7 +4,7 @@
  */
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { toBytes } from './primitives/bytes.js';
-import { SessionMonitorNotSetError, type LockHolder } from './base/errors.js';
+import { InvalidArgumentError, SessionMonitorNotSetError, type LockHolder } from './base/errors.js';
 import type { GuardedWriteOptions } from './hold/guarded-write.js';
 import type { HeldLock } from './hold/held-lock.js';
 import type { LockState } from './hold/lock-state.js';
@@ -53,11 +53,36 @@ export interface LockOperations {
   guardCondition(held: HeldLock): TransactWriteItem;
 }
 
-/**
- * The record behind a handle, if the handle was made with `ops` (that is, by
- * the client asking). Internal: the package's entry point does not export it.
- */
-export let heldLockBehind: (lock: Lock, ops: LockOperations) => HeldLock | undefined;
+/** The record behind a handle, if the handle was made with `ops` (that is, by the client asking). */
+let heldLockBehind: (lock: Lock, ops: LockOperations) => HeldLock | undefined;
+
+/** One client's handles on the locks it holds, and the way back from a handle to its record. Internal. */
+export class LockHandles {
+  /** The user's handle of each lock held, made once per lock. */
+  readonly #handles = new WeakMap<HeldLock, Lock>();
+  readonly #ops: LockOperations;
+
+  constructor(ops: LockOperations) {
+    this.#ops = ops;
+  }
+
+  /** The user's handle on a lock this client holds: one per lock, made when it is first asked for. */
+  of(held: HeldLock): Lock {
+    let lock = this.#handles.get(held);
+    if (lock === undefined) {
+      lock = new Lock(held, this.#ops);
+      this.#handles.set(held, lock);
+    }
+    return lock;
+  }
+
+  /** The record behind a handle of this client's. */
+  heldBehind(lock: Lock): HeldLock {
+    const held = lock instanceof Lock ? heldLockBehind(lock, this.#ops) : undefined;
+    if (held !== undefined) return held;
+    throw new InvalidArgumentError('INVALID_OPTION', 'This lock was not acquired by this client; only that client can heartbeat or release it');
+  }
+}
 
 /** A lock acquired by this client. Getters return copies; the state changes as heartbeats, release or loss happen. */
 export class Lock implements AsyncDisposable {

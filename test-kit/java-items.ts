@@ -4,7 +4,7 @@
  * name → type maps for comparing items, and the recorded Java requests of a
  * scenario made replayable against another table.
  */
-import type { AttributeValue, PutItemCommandInput } from '@aws-sdk/client-dynamodb';
+import type { AttributeValue, PutItemCommandInput, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import type { Item } from './aws.js';
 import { fromWireItem, fromWireRequest, wireTypeOf, type WireItem } from './dynamodb-json.js';
 import type { JavaScenario } from './java-fixtures.js';
@@ -138,4 +138,56 @@ export function javaStaleLockTakeover(scenarios: readonly JavaScenario[], tableN
   if (scenario === undefined) throw new Error('no Java fixture scenario "acquire-expired-lock"');
   const template = recordedRequest(scenario, 'B', 'PutItem', tableName);
   return { ...(template as unknown as PutItemCommandInput), ExpressionAttributeValues: { ':rvn': { S: watchedRvn } } };
+}
+
+/** A recorded Java request of `scenario`'s step `label`, aimed at the item `partitionKey` of `tableName`, with `values` over its own. */
+function javaWriteOn(
+  scenarios: readonly JavaScenario[],
+  scenario: string,
+  label: string,
+  at: { readonly tableName: string; readonly partitionKey: string },
+  values: Item,
+): UpdateItemCommandInput {
+  const found = scenarios.find((s) => s.scenario === scenario);
+  if (found === undefined) throw new Error(`no Java fixture scenario ${JSON.stringify(scenario)}`);
+  const template = recordedRequest(found, label, 'UpdateItem', at.tableName);
+  const key = { [found.table.partitionKey]: { S: at.partitionKey } };
+  return {
+    ...(template as unknown as UpdateItemCommandInput),
+    Key: key,
+    ExpressionAttributeValues: { ...template.ExpressionAttributeValues, ...values },
+  };
+}
+
+/**
+ * The Java client's heartbeat, exactly as recorded (owner-A's first
+ * UpdateItem in `heartbeat`: `SET #ld = :ld, #rvn = :newRvn` conditioned on
+ * RVN and owner), from `held.rvn` to `newRvn` on the item `partitionKey`.
+ */
+export function javaHeartbeat(
+  scenarios: readonly JavaScenario[],
+  at: { readonly tableName: string; readonly partitionKey: string },
+  held: { readonly ownerName: string; readonly leaseMs: number; readonly rvn: string },
+  newRvn: string,
+): UpdateItemCommandInput {
+  return javaWriteOn(scenarios, 'heartbeat', 'A', at, {
+    ':rvn': { S: held.rvn },
+    ':on': { S: held.ownerName },
+    ':ld': { S: String(held.leaseMs) },
+    ':newRvn': { S: newRvn },
+  });
+}
+
+/**
+ * The Java client's acquisition of a released lock with
+ * `updateExistingLockRecord`, exactly as recorded (owner-B's UpdateItem in
+ * `acquire-released-lock-update-existing`: the SET list and `REMOVE #ir`,
+ * conditioned on `#ir = :ir`), writing `newRvn` on the item `partitionKey`.
+ */
+export function javaReleasedLockUpdate(
+  scenarios: readonly JavaScenario[],
+  at: { readonly tableName: string; readonly partitionKey: string },
+  newRvn: string,
+): UpdateItemCommandInput {
+  return javaWriteOn(scenarios, 'acquire-released-lock-update-existing', 'B', at, { ':v1': { S: newRvn } });
 }

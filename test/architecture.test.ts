@@ -3,7 +3,8 @@
  * API and the client. Below the client a lock's life reads top-down:
  * acquire/, hold/, the generic scheduler/, dynamodb/ (every call to
  * DynamoDB), settings/, protocol/ (the wire format, pure) beside
- * primitives/, and base/, which every folder speaks. A folder takes only from
+ * primitives/, and base/, which every folder speaks; gc/, which collects
+ * abandoned items, sits above them all. A folder takes only from
  * the folders ranked below it. cli/, election/, testing/ and opentelemetry/
  * stand beside the client, built on it. Only dynamodb/ talks to DynamoDB.
  */
@@ -24,6 +25,7 @@ const RANK: Record<string, number> = {
   scheduler: 3,
   hold: 4,
   acquire: 5,
+  gc: 6,
 };
 /** Folders beside the client: they may use anything, and nothing ranked may use them. */
 const BESIDE = new Set(['cli', 'election', 'testing', 'opentelemetry']);

@@ -9,6 +9,7 @@ import { createTableCommand } from './create-table-command.js';
 import { signalExitCode } from './exit-codes.js';
 import { explainError } from './explain-error.js';
 import { CONNECTION_FLAGS, parseCommandLine, type CommandLine } from './flags.js';
+import { gcCommand } from './gc-command.js';
 import { getCommand } from './get-command.js';
 import { commandHelp, generalHelp } from './help.js';
 import type { CliIO } from './io.js';
@@ -27,6 +28,7 @@ export const COMMANDS: readonly Command[] = Object.freeze([
   watchCommand,
   releaseCommand,
   runCommand,
+  gcCommand,
 ]);
 
 const INTERRUPTING_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];

@@ -14,7 +14,7 @@ export const ExitCode = Object.freeze({
   cannotExecute: 126,
   /** The command was not found (shells use the same code). */
   commandNotFound: 127,
-  /** `run`: another owner holds the lock, or `--timeout` passed. */
+  /** `run`: another owner holds the lock, or `--timeout` passed; `gc`: the pass ended before it had read every item. */
   notAcquired: 75,
   /** `run`: the lock was lost while the command ran; the command was terminated. */
   lockLost: 76,
@@ -36,11 +36,14 @@ export const EXIT_CODES: readonly (readonly [code: string, meaning: string])[] =
   ['0', 'success; watch: also when stopped by SIGINT (Ctrl-C), SIGTERM or SIGHUP, its normal end'],
   [
     '1',
-    "error: DynamoDB unreachable or throttled, credentials missing or refused, table missing, … (the reason on stderr); release: also the confirmation was declined, or the delete's outcome is unknown (its first attempt got no answer, and another client holds the lock now)",
+    "error: DynamoDB unreachable or throttled, credentials missing or refused, table missing, … (the reason on stderr); release: also the confirmation was declined, or the delete's outcome is unknown (its first attempt got no answer, and another client holds the lock now); gc: also a delete failed or got no answer (the item is listed with the error)",
   ],
   ['2', 'usage error: unknown flag, missing argument, bad value'],
   ['3', 'get, release: nobody holds the lock'],
-  ['75', 'run: someone else holds the lock (at once, or still when --timeout passed); never for an outage'],
+  [
+    '75',
+    'run: someone else holds the lock (at once, or still when --timeout passed); never for an outage; gc: --max-duration passed before the pass had read every item',
+  ],
   ['76', 'run: lock lost while the command ran; the command was terminated'],
   ['77', 'release: refused, the lock changed while it was watched (its holder is alive), or differs from --rvn'],
   ['126, 127', 'run: the command could not be executed, or was not found'],

@@ -7,7 +7,15 @@ import type { LockObservation } from './read-lock.js';
 export interface LockListing {
   /** Only the locks on this partition key (a Query); every lock when absent (a Scan). */
   readonly partitionKey?: string | undefined;
+  /** With a Scan: only the locks whose partition key starts with this. */
+  readonly partitionKeyPrefix?: string | undefined;
   readonly consistentRead: boolean;
+}
+
+/** One page of a listing as stored, undecoded, and when it arrived. */
+export interface ItemPage {
+  readonly items: readonly LockItem[];
+  readonly observedAt: number;
 }
 
 /** The pages of one listing, read one at a time. */
@@ -38,15 +46,21 @@ export class LockPages {
    * throws there, after the ones before it), timed from the page's arrival.
    */
   async next(signal: AbortSignal): Promise<Iterable<LockObservation>> {
+    const { items, observedAt } = await this.nextItems(signal);
+    return this.#decoded(items, observedAt);
+  }
+
+  /** The next page's items as stored, for a caller that decodes them itself (and goes on past a malformed one). */
+  async nextItems(signal: AbortSignal): Promise<ItemPage> {
     const options = { exclusiveStartKey: this.#next ?? undefined, consistentRead: this.#listing.consistentRead };
-    const { partitionKey } = this.#listing;
+    const { partitionKey, partitionKeyPrefix } = this.#listing;
     const page =
       partitionKey === undefined
-        ? await this.#dynamoDB.send(new ScanCommand(buildScanRequest(this.#table, options)), { abortSignal: signal })
+        ? await this.#dynamoDB.send(new ScanCommand(buildScanRequest(this.#table, { ...options, partitionKeyPrefix })), { abortSignal: signal })
         : await this.#dynamoDB.send(new QueryCommand(buildQueryRequest(this.#table, partitionKey, options)), { abortSignal: signal });
     const observedAt = this.#clock.now();
     this.#next = itemOrNone(page.LastEvaluatedKey) ?? null;
-    return this.#decoded(page.Items ?? [], observedAt);
+    return { items: page.Items ?? [], observedAt };
   }
 
   *#decoded(items: readonly LockItem[], observedAt: number): Generator<LockObservation> {

@@ -33,9 +33,28 @@ const listOptions = (options: ListRequestOptions): Partial<ScanCommandInput> => 
   ...(options.exclusiveStartKey === undefined ? {} : { ExclusiveStartKey: options.exclusiveStartKey }),
 });
 
-/** One page of every lock in the table (PROTOCOL.md §4.10). */
-export function buildScanRequest(table: LockTable, options: ListRequestOptions = {}): ScanCommandInput {
-  return { TableName: table.tableName, ...listOptions(options) };
+/** Ours, not Java's: a Scan of only the locks whose partition key starts with `:prefix`. */
+export const PARTITION_KEY_PREFIX_FILTER = 'begins_with(#pk, :prefix)';
+
+export interface ScanRequestOptions extends ListRequestOptions {
+  /**
+   * Only the locks whose partition key starts with this: DynamoDB still
+   * reads (and bills) every item, but returns only those.
+   */
+  readonly partitionKeyPrefix?: string | undefined;
+}
+
+/** One page of every lock in the table (PROTOCOL.md §4.10), or of those with `partitionKeyPrefix`. */
+export function buildScanRequest(table: LockTable, options: ScanRequestOptions = {}): ScanCommandInput {
+  const prefix = options.partitionKeyPrefix;
+  if (prefix === undefined) return { TableName: table.tableName, ...listOptions(options) };
+  return {
+    TableName: table.tableName,
+    FilterExpression: PARTITION_KEY_PREFIX_FILTER,
+    ExpressionAttributeNames: { '#pk': table.partitionKeyName },
+    ExpressionAttributeValues: { ':prefix': { S: prefix } },
+    ...listOptions(options),
+  };
 }
 
 /** One page of the locks sharing a partition key (PROTOCOL.md §4.11). */

@@ -78,6 +78,16 @@ export const LIST_LOCKS_DEFAULTS = Object.freeze({
   consistentRead: true,
 });
 
+/** Defaults of `collectAbandoned` (`CollectAbandonedOptions`) and `dynamodb-lock gc`. */
+export const COLLECT_DEFAULTS = Object.freeze({
+  /** Room for leases of minutes, while a scheduled pass still ends well before the next one starts. */
+  maxDuration: 600_000,
+  /** `maxDuration` already leaves the leases it cannot wait out; a cap is for leaving long ones sooner. */
+  maxLease: Infinity,
+  /** Enough to delete thousands of items a second at DynamoDB's usual latency, few beside the acquisitions' 96. */
+  concurrency: 8,
+});
+
 /** Defaults of `createLockTable` and `createFencingTable` (`CreateLockTableOptions`). */
 export const CREATE_TABLE_DEFAULTS = Object.freeze({
   /** On-demand: a lock table's traffic follows the locks taken, with no capacity to plan or to be throttled by. */

@@ -160,7 +160,7 @@ export function checkDuration(name: string, value: unknown, options: { min?: num
 /** The longest delay Node's timers take; a longer one fires after 1 ms. */
 export const MAX_DURATION_MS = 2 ** 31 - 1;
 
-function checkCount(name: string, value: unknown, limits: { max?: number } = {}): number {
+export function checkCount(name: string, value: unknown, limits: { max?: number } = {}): number {
   const max = limits.max ?? Number.MAX_SAFE_INTEGER;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > max) {
     const range = limits.max === undefined ? '≥ 1' : `from 1 to ${max}`;
@@ -169,7 +169,7 @@ function checkCount(name: string, value: unknown, limits: { max?: number } = {})
   return value;
 }
 
-function checkFlag(name: string, value: unknown): boolean {
+export function checkFlag(name: string, value: unknown): boolean {
   if (typeof value !== 'boolean') {
     throw new InvalidArgumentError('INVALID_OPTION', `${name} must be true or false, got ${JSON.stringify(value)}`);
   }

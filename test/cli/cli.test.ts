@@ -96,7 +96,7 @@ describe('usage errors exit with 2 before anything is started', () => {
     [['list', '--table', 'locks', '--lease', '5s'], '--lease does not apply to list'],
     [
       ['run', '--table', 'locks', '--json', 'job', '--', 'true'],
-      '--json does not apply to run (the commands with --json: create-table, list, get, watch, release)',
+      '--json does not apply to run (the commands with --json: create-table, list, get, watch, release, gc)',
     ],
     [['get', '--table', 'locks'], 'get needs KEY'],
     [['get', '--table', 'locks', 'a', 'b'], 'unexpected "b"'],

@@ -11,6 +11,7 @@ const {
   ACQUIRE_DEFAULTS,
   CLI_DEFAULTS,
   CLIENT_DEFAULTS,
+  COLLECT_DEFAULTS,
   CREATE_TABLE_DEFAULTS,
   defaultSafetyMargin,
   DYNAMODB_LOCAL_DEFAULTS,
@@ -45,6 +46,7 @@ describe('defaults', () => {
     expect(CREATE_TABLE_DEFAULTS).toEqual({ billingMode: 'PAY_PER_REQUEST', activeTimeout: 300_000 });
     expect(WATCH_DEFAULTS).toEqual({ pollInterval: 1_000 });
     expect(ELECTION_DEFAULTS).toEqual({ refreshPeriod: 500, pollInterval: 1_000, recampaign: true });
+    expect(COLLECT_DEFAULTS).toEqual({ maxDuration: 600_000, maxLease: Infinity, concurrency: 8 });
     expect(CLI_DEFAULTS).toEqual({ heartbeatsPerLease: 4 });
     expect(DYNAMODB_LOCAL_DEFAULTS).toEqual({ startupTimeoutMs: 60_000, maxAttempts: 5, killGraceMs: 5_000, java: 'java' });
   });
