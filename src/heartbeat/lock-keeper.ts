@@ -22,17 +22,17 @@ import type { MonotonicClock } from '../base/clock.js';
 import { isTransient } from '../dynamodb/sdk-errors.js';
 import type { TypedEvents } from '../base/events.js';
 import { RoundTripEstimate } from './round-trip-estimate.js';
-import { DeadlineScheduler, type ScheduledTask, type TaskKind } from '../scheduler/deadline-scheduler.js';
-import { SharedDeadlines } from '../scheduler/shared-deadlines.js';
+import { DeadlineScheduler, type ScheduledTask, type TaskKind } from './deadline-scheduler.js';
+import { SharedDeadlines } from './shared-deadlines.js';
 import { BATCH_WAIT_SHARE_OF_PERIOD, FIRST_HEARTBEAT_JITTER, firstRetryBackoffMs, pauseAfterFailedRunMs } from './heartbeat-tuning.js';
 import type { Logger } from '../base/logger.js';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
 import { HeartbeatBatchPace } from './heartbeat-batch-pace.js';
 import type { HeartbeatResult, HeartbeatWriter } from './heartbeat-writer.js';
-import type { HeldLock } from './held-lock.js';
+import type { HeldLock } from '../hold/held-lock.js';
 import type { HoldEvents } from './hold-events.js';
 import { Keepings } from './keeping.js';
-import { tooLateToHeartbeat } from './loss.js';
+import { tooLateToHeartbeat } from '../hold/loss.js';
 
 export interface LockKeeperOptions {
   readonly writer: HeartbeatWriter;

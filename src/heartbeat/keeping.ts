@@ -1,6 +1,6 @@
 /** What the lock keeper (lock-keeper.ts) keeps on each held lock it keeps. */
-import type { ScheduledTask } from '../scheduler/deadline-scheduler.js';
-import type { HeldLock } from './held-lock.js';
+import type { ScheduledTask } from './deadline-scheduler.js';
+import type { HeldLock } from '../hold/held-lock.js';
 
 /** The keeper's tasks for one lock. */
 export interface KeepingTasks {

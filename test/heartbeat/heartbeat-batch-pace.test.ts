@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
-import { HeartbeatBatchPace } from '../../src/hold/heartbeat-batch-pace.js';
+import { HeartbeatBatchPace } from '../../src/heartbeat/heartbeat-batch-pace.js';
 
 const PERIOD_MS = 800;
 /** A quarter of the period. */

@@ -7,11 +7,11 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { systemClock } from '../../src/base/clock.js';
 import { TypedEvents } from '../../src/base/events.js';
-import type { HeartbeatResult, HeartbeatWriter } from '../../src/hold/heartbeat-writer.js';
+import type { HeartbeatResult, HeartbeatWriter } from '../../src/heartbeat/heartbeat-writer.js';
 import { HeldLock } from '../../src/hold/held-lock.js';
 import type { SessionMonitor } from '../../src/hold/lock-state.js';
-import type { HoldEvents } from '../../src/hold/hold-events.js';
-import { LockKeeper } from '../../src/hold/lock-keeper.js';
+import type { HoldEvents } from '../../src/heartbeat/hold-events.js';
+import { LockKeeper } from '../../src/heartbeat/lock-keeper.js';
 
 const PERIOD = 1_000;
 const LEASE = 4_000;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { RoundTripEstimate } from '../../src/hold/round-trip-estimate.js';
+import { RoundTripEstimate } from '../../src/heartbeat/round-trip-estimate.js';
 
 describe('RoundTripEstimate', () => {
   it('is 0 before any sample, then the first sample', () => {

@@ -16,12 +16,12 @@ import { checkLockLease, safetyMarginFor, type ResolvedSettings } from '../setti
 import { toBytes } from '../primitives/bytes.js';
 import { deadline } from '../primitives/deadline.js';
 import { IS_RELEASED_VALUE, LockAttribute, assembleLockItem, buildLockGuard, validateItemSize, type LockTable } from '../protocol/index.js';
-import { guardedWrite, type GuardedWriteOptions } from './guarded-write.js';
+import { guardedWrite, type GuardedWriteOptions } from '../hold/guarded-write.js';
 import { HeartbeatWriter, type HeartbeatChange } from './heartbeat-writer.js';
-import { HeldLock } from './held-lock.js';
+import { HeldLock } from '../hold/held-lock.js';
 import type { HoldEvents } from './hold-events.js';
 import { LockKeeper } from './lock-keeper.js';
-import { writeRelease } from './release-write.js';
+import { writeRelease } from '../hold/release-write.js';
 
 export interface HeldLocksOptions {
   readonly dynamoDB: Pick<DynamoDBClient, 'send'>;
