@@ -39,14 +39,24 @@ export const BATCH_WAIT_SHARE_OF_PERIOD = 1 / 50;
  */
 export const SLOW_BATCH_SHARE_OF_PERIOD = 1 / 4;
 
-/** The backoff before the first retry of a failed heartbeat: a tenth of a period, at most 100 ms. */
-export function firstRetryBackoffMs(heartbeatPeriod: number): number {
-  return Math.min(100, heartbeatPeriod / 10);
+/** The longest an attempt may wait for its answer: a period, so that a request stuck on a dead connection leaves time for a retry, and never longer than the safe time left. */
+export function attemptBoundMs(heartbeatPeriod: number, safeTimeLeftMs: number): number {
+  return Math.min(heartbeatPeriod, safeTimeLeftMs);
 }
 
-/** After a run of retries failed, the next heartbeat waits a quarter of a period, at most a second: soon, but not in a tight loop. */
-export function pauseAfterFailedRunMs(heartbeatPeriod: number): number {
-  return Math.min(heartbeatPeriod / 4, 1_000);
+/**
+ * The pause before the next attempt after `failures` failed ones in a row
+ * (at least 1): a tenth of a period, at most 100 ms, doubling with each
+ * failure, randomized 1–2× by `random` in [0, 1) so that locks failed
+ * together spread out; never above a quarter of a period or a second, the
+ * pause after a failure that is not worth retrying soon (not transient).
+ * Soon, since the safe time runs; never in a tight loop.
+ */
+export function retryBackoffMs(heartbeatPeriod: number, failures: number, transient: boolean, random: number): number {
+  const longest = Math.min(heartbeatPeriod / 4, 1_000);
+  if (!transient) return longest;
+  const first = Math.min(100, heartbeatPeriod / 10);
+  return Math.min(longest, first * 2 ** (failures - 1) * (1 + random));
 }
 
 /** A held lock's signal lags a host's resume by at most a heartbeat period, and never more than a second. */

@@ -14,7 +14,6 @@ import { BEHIND_SHARE_OF_PERIOD, suspendCheckIntervalMs, USUAL_ROUND_TRIP_WINDOW
 import type { Logger } from '../base/logger.js';
 import { checkLockLease, safetyMarginFor, type ResolvedSettings } from '../settings/options.js';
 import { toBytes } from '../primitives/bytes.js';
-import { deadline } from '../primitives/deadline.js';
 import { IS_RELEASED_VALUE, LockAttribute, assembleLockItem, buildLockGuard, validateItemSize, type LockTable } from '../protocol/index.js';
 import { guardedWrite, type GuardedWriteOptions } from '../hold/guarded-write.js';
 import { HeartbeatWriter, type HeartbeatChange } from './heartbeat-writer.js';
@@ -203,23 +202,7 @@ export class HeldLocks {
     if (data !== undefined) this.#checkItemSize(held, data, false);
     const change: HeartbeatChange = { leaseDurationMs, data, deleteData: heartbeat.deleteData };
     held.throwUnlessHeld();
-    const attempt = deadline(held.safeTimeLeft());
-    let result;
-    try {
-      result = await this.#writer.write(held, change, attempt.signal);
-    } finally {
-      attempt.clear();
-    }
-    if (result.outcome === 'confirmed') {
-      this.#keeper.confirmed(held);
-      return;
-    }
-    if (result.outcome === 'kept') {
-      this.#keeper.kept(held);
-      return;
-    }
-    this.#keeper.safeTimeChanged(held);
-    if (result.outcome === 'failed' || result.outcome === 'lost') throw result.error;
+    await this.#keeper.sendHeartbeat(held, change);
   }
 
   /** The caller's writes, committed only while the lock is held (guarded-write.ts). */

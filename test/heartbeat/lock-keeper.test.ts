@@ -120,10 +120,10 @@ function harness(options: { random?: number; backgroundHeartbeats?: boolean; ses
     batching: false,
     backgroundHeartbeats: options.backgroundHeartbeats,
     random: options.random,
-    write: async (held) => {
+    write: async (held, change) => {
       const outcome = outcomes.shift() ?? 'ok';
       if (outcome !== 'ok') return { outcome: 'failed', error: outcome };
-      confirmAt(held, performance.now());
+      confirmAt(held, performance.now(), change.leaseDurationMs);
       return CONFIRMED;
     },
   });
@@ -333,9 +333,8 @@ describe('failures', () => {
     for (let i = 0; i < 100; i++) outcomes.push(throttled());
     keeper.track(held);
     await jest.advanceTimersByTimeAsync(1_000);
-    // As a manual heartbeat with a shorter leaseDuration does.
-    confirmAt(held, performance.now(), LEASE / 2);
-    keeper.confirmed(held);
+    outcomes.length = 0;
+    await keeper.sendHeartbeat(held, { leaseDurationMs: LEASE / 2 });
     await jest.advanceTimersByTimeAsync(LEASE / 2 - MARGIN - 1);
     expect(hooks.expire).not.toHaveBeenCalled();
     await jest.advanceTimersByTimeAsync(1);
@@ -397,8 +396,7 @@ describe('session monitor', () => {
     expect(callback).toHaveBeenCalledTimes(1);
     // A confirmed write re-arms it.
     outcomes.length = 0;
-    confirmAt(held, performance.now());
-    keeper.confirmed(held);
+    await keeper.sendHeartbeat(held, {});
     await jest.advanceTimersByTimeAsync(1_000);
     expect(callback).toHaveBeenCalledTimes(1);
     expect(hooks.expire).not.toHaveBeenCalled();
