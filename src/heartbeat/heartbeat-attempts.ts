@@ -36,7 +36,7 @@ export class HeartbeatAttempts {
   constructor(options: HeartbeatAttemptsOptions) {
     this.#options = options;
     this.#deadlines = new SharedDeadlines(options.clock);
-    // An attempt gets a period at most: a longer wait says nothing of the server.
+    // A heartbeat is due again a period after it was sent: a longer reply is rare, and most likely this process's doing.
     this.#roundTrip = new RoundTripEstimate(options.heartbeatPeriod);
     this.#batchPace = new HeartbeatBatchPace(options.heartbeatBatchSize, options.heartbeatPeriod, options.clock);
   }
@@ -46,13 +46,18 @@ export class HeartbeatAttempts {
     return this.#batchPace.size;
   }
 
+  /** How long a lone heartbeat takes, in ms; 0 until one was answered. */
+  roundTripMs(): number {
+    return this.#roundTrip.estimate();
+  }
+
   /** One lock's heartbeat, alone. */
   async single(held: HeldLock): Promise<HeartbeatResult> {
     const { clock, writer } = this.#options;
     const roundTrip = this.#roundTrip.estimate();
     const safeFor = held.safeTimeLeft();
     if (safeFor < roundTrip) return { outcome: 'lost', error: held.lose('expired', tooLateToHeartbeat(safeFor, roundTrip)) };
-    const attempt = this.#deadlines.deadline(attemptBoundMs(this.#options.heartbeatPeriod, safeFor));
+    const attempt = this.#deadlines.deadline(attemptBoundMs(this.#options.heartbeatPeriod, safeFor, roundTrip));
     const sentAt = clock.now();
     let result: HeartbeatResult;
     try {
@@ -93,7 +98,7 @@ export class HeartbeatAttempts {
       if (locks[0] !== undefined) results[sent[0] as number] = await this.single(locks[0]);
       return results;
     }
-    const attempt = this.#deadlines.deadline(attemptBoundMs(this.#options.heartbeatPeriod, safeFor));
+    const attempt = this.#deadlines.deadline(attemptBoundMs(this.#options.heartbeatPeriod, safeFor, roundTrip));
     let replies: HeartbeatResult[];
     try {
       replies = await writer.writeBatch(locks, attempt.signal);

@@ -39,9 +39,27 @@ export const BATCH_WAIT_SHARE_OF_PERIOD = 1 / 50;
  */
 export const SLOW_BATCH_SHARE_OF_PERIOD = 1 / 4;
 
-/** The longest an attempt may wait for its answer: a period, so that a request stuck on a dead connection leaves time for a retry, and never longer than the safe time left. */
-export function attemptBoundMs(heartbeatPeriod: number, safeTimeLeftMs: number): number {
-  return Math.min(heartbeatPeriod, safeTimeLeftMs);
+/** What an attempt is given at least, in round trips of a heartbeat: room for a reply a little slower than usual. */
+const ROUND_TRIPS_PER_ATTEMPT = 2;
+
+/** The backoff before the first retry of a failed heartbeat (randomized 1–2×): a tenth of a period, at most 100 ms. */
+function firstRetryBackoffMs(heartbeatPeriod: number): number {
+  return Math.min(100, heartbeatPeriod / 10);
+}
+
+/**
+ * The longest an attempt waits for its answer, in ms, with `safeTimeLeftMs`
+ * of safe time left and `roundTripMs` what a heartbeat takes: all of the
+ * safe time but the room another attempt would need (the longest first
+ * backoff and its round trips), so that a request stuck on a dead
+ * connection leaves time for a retry; all of it where no retry would fit
+ * after, since only an answer can keep the lock then. An answer the safe
+ * time allows is waited for, however much longer than a period it takes.
+ */
+export function attemptBoundMs(heartbeatPeriod: number, safeTimeLeftMs: number, roundTripMs: number): number {
+  const attemptMs = ROUND_TRIPS_PER_ATTEMPT * roundTripMs;
+  const beforeRetry = safeTimeLeftMs - 2 * firstRetryBackoffMs(heartbeatPeriod) - attemptMs;
+  return beforeRetry >= attemptMs ? beforeRetry : safeTimeLeftMs;
 }
 
 /**
@@ -50,13 +68,21 @@ export function attemptBoundMs(heartbeatPeriod: number, safeTimeLeftMs: number):
  * failure, randomized 1–2× by `random` in [0, 1) so that locks failed
  * together spread out; never above a quarter of a period or a second, the
  * pause after a failure that is not worth retrying soon (not transient).
- * Soon, since the safe time runs; never in a tight loop.
+ * Soon, since the safe time runs, and never in a tight loop; and never so
+ * late that the next attempt would not get its round trips within the
+ * `safeTimeLeftMs`.
  */
-export function retryBackoffMs(heartbeatPeriod: number, failures: number, transient: boolean, random: number): number {
+export function retryBackoffMs(
+  heartbeatPeriod: number,
+  failure: { readonly failures: number; readonly transient: boolean; readonly random: number },
+  safeTimeLeftMs: number,
+  roundTripMs: number,
+): number {
   const longest = Math.min(heartbeatPeriod / 4, 1_000);
-  if (!transient) return longest;
-  const first = Math.min(100, heartbeatPeriod / 10);
-  return Math.min(longest, first * 2 ** (failures - 1) * (1 + random));
+  const backoff = failure.transient
+    ? Math.min(longest, firstRetryBackoffMs(heartbeatPeriod) * 2 ** (failure.failures - 1) * (1 + failure.random))
+    : longest;
+  return Math.max(0, Math.min(backoff, safeTimeLeftMs - ROUND_TRIPS_PER_ATTEMPT * roundTripMs));
 }
 
 /** A held lock's signal lags a host's resume by at most a heartbeat period, and never more than a second. */

@@ -190,9 +190,12 @@ export class LockKeeper {
         this.#moveExpiry(keeping, held);
         if (due === undefined) return;
         keeping.alone = true;
-        const transient = isTransient(result.error) && held.safeTimeLeft() > 0;
+        const safeTimeLeft = held.safeTimeLeft();
+        const transient = isTransient(result.error) && safeTimeLeft > 0;
         this.#failed(keeping, held, result.error, transient);
-        this.#scheduleHeartbeat(keeping, held, clock.now() + retryBackoffMs(heartbeatPeriod, keeping.failures, transient, this.#random()));
+        const failure = { failures: keeping.failures, transient, random: this.#random() };
+        const backoff = retryBackoffMs(heartbeatPeriod, failure, safeTimeLeft, this.#attempts.roundTripMs());
+        this.#scheduleHeartbeat(keeping, held, clock.now() + backoff);
       }
     }
   }

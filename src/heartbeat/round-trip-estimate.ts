@@ -11,9 +11,10 @@ export class RoundTripEstimate {
   #samples = 0;
 
   /**
-   * `longestSampleMs`: the bound an attempt gets. A reply seen later than
-   * that was held up by this process (stopped, or too busy to run its
-   * timers), not by the server, and counts as that bound.
+   * `longestSampleMs`: a reply seen later than that counts as that long.
+   * Most such replies were held up by this process (stopped, or too busy
+   * to run its timers), not by the server, and one of them would weigh on
+   * the estimate for dozens of heartbeats.
    */
   constructor(longestSampleMs = Infinity) {
     this.#longestSampleMs = longestSampleMs;

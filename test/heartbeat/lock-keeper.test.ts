@@ -250,13 +250,15 @@ describe('failures', () => {
     keeper.close();
   });
 
-  it('bounds every attempt by one period, so a request that never returns leaves time for a retry', async () => {
+  it('bounds an attempt by the safe time less the room a retry needs, so a request that never returns leaves time for one', async () => {
     const stuck = harness({ random: 0 });
     stuck.hooks.heartbeat.mockImplementationOnce(() => new Promise(() => undefined));
     stuck.keeper.track(stuck.held);
     await jest.advanceTimersByTimeAsync(PERIOD);
     const [, , firstDeadline] = stuck.hooks.heartbeat.mock.calls[0] as [HeldLock, unknown, AbortSignal];
-    await jest.advanceTimersByTimeAsync(PERIOD - 1);
+    // 2.6 periods of safe time are left; no round trip was measured yet, so a retry needs its longest first backoff, 200 ms.
+    const BOUND = LEASE - MARGIN - PERIOD - 200;
+    await jest.advanceTimersByTimeAsync(BOUND - 1);
     expect(firstDeadline.aborted).toBe(false);
     await jest.advanceTimersByTimeAsync(1);
     expect(firstDeadline.aborted).toBe(true);
@@ -267,15 +269,40 @@ describe('failures', () => {
     stuck.keeper.close();
   });
 
+  it('waits for an answer later than a period while the safe time still allows it, rather than cutting it off', async () => {
+    const { keeper, held, hooks } = harness({ random: 0 });
+    const SLOW_REPLY = 1.5 * PERIOD; // the safe time left when the heartbeat is due is 2.6 periods
+    hooks.heartbeat.mockImplementationOnce(
+      (lock, _change, until) =>
+        new Promise<HeartbeatResult>((resolve) => {
+          const answer = setTimeout(() => {
+            confirmAt(lock, performance.now());
+            resolve(CONFIRMED);
+          }, SLOW_REPLY);
+          until.addEventListener('abort', () => {
+            clearTimeout(answer);
+            resolve({ outcome: 'failed', error: until.reason });
+          });
+        }),
+    );
+    keeper.track(held);
+    await jest.advanceTimersByTimeAsync(PERIOD + SLOW_REPLY);
+    expect(hooks.heartbeatFailed).not.toHaveBeenCalled();
+    expect(hooks.heartbeatConfirmed).toHaveBeenCalledTimes(1);
+    expect(held.state).toBe('held');
+    keeper.close();
+  });
+
   it('never gives an attempt more than what is left of the safe time', async () => {
     const late = harness({ random: 0 });
     late.hooks.heartbeat.mockImplementation(() => new Promise(() => undefined));
-    // Pretend the last confirmed write was long ago: little safe time is left when the heartbeat starts.
-    confirmAt(late.held, performance.now() - (LEASE - MARGIN - 300));
+    // Pretend the last confirmed write was long ago: less safe time is left when the heartbeat starts than a retry would
+    // need, so the attempt gets all of it.
+    confirmAt(late.held, performance.now() - (LEASE - MARGIN - 150));
     late.keeper.track(late.held);
     await jest.advanceTimersByTimeAsync(1);
     const [, , attemptDeadline] = late.hooks.heartbeat.mock.calls[0] as [HeldLock, unknown, AbortSignal];
-    await jest.advanceTimersByTimeAsync(297);
+    await jest.advanceTimersByTimeAsync(146);
     expect(attemptDeadline.aborted).toBe(false);
     await jest.advanceTimersByTimeAsync(3);
     expect(attemptDeadline.aborted).toBe(true);
@@ -472,7 +499,7 @@ describe('batches', () => {
     keeper.close();
   });
 
-  it('bounds the batch by the shortest safe time of its locks and by a period', async () => {
+  it('bounds the batch by the shortest safe time of its locks', async () => {
     const { helds, hooks, keeper } = batchHarness(2);
     backdate(helds[1] as HeldLock, LEASE - MARGIN - PERIOD - 300); // 300 ms of safe time left when due
     let deadline: AbortSignal | undefined;
