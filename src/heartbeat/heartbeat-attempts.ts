@@ -99,6 +99,7 @@ export class HeartbeatAttempts {
       return results;
     }
     const attempt = this.#deadlines.deadline(attemptBoundMs(this.#options.heartbeatPeriod, safeFor, roundTrip));
+    this.#batchPace.sending(locks.length);
     let replies: HeartbeatResult[];
     try {
       replies = await writer.writeBatch(locks, attempt.signal);

@@ -35,7 +35,8 @@ export const BATCH_WAIT_SHARE_OF_PERIOD = 1 / 50;
 /**
  * A heartbeat batch answered later than this share of a period was too
  * large for the server's pace (heartbeat-batch-pace.ts): the lag the
- * benchmarks allow a heartbeat, and well inside the period an attempt gets.
+ * benchmarks allow a heartbeat, and well inside the period after which its
+ * locks are due again.
  */
 export const SLOW_BATCH_SHARE_OF_PERIOD = 1 / 4;
 
