@@ -1,8 +1,8 @@
 /**
  * The locks one client holds: it starts holding a lock where an acquisition
- * ends ({@link HeldLocks.track}), keeps it through the keeper, writes manual
- * heartbeats and releases, and hears of every lock's end from the lock
- * itself. It speaks of records (`HeldLock`); the client hands users their
+ * ends ({@link HeldLocks.track}), keeps it through the keeper (which also
+ * writes manual heartbeats), writes releases and guarded writes, and hears
+ * of every lock's end from the lock itself. It speaks of records (`HeldLock`); the client hands users their
  * `Lock` handles.
  */
 import type { DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
@@ -192,7 +192,7 @@ export class HeldLocks {
     validateItemSize(item);
   }
 
-  /** A manual heartbeat, bounded by what is left of the safe time. */
+  /** A manual heartbeat: its arguments checked here, written by the keeper. */
   async sendHeartbeat(held: HeldLock, heartbeat: ManualHeartbeat): Promise<void> {
     if (heartbeat.deleteData === true && heartbeat.data !== undefined) {
       throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'sendHeartbeat: pass data or deleteData, not both');
