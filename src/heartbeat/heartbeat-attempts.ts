@@ -46,9 +46,9 @@ export class HeartbeatAttempts {
     return this.#batchPace.size;
   }
 
-  /** How long a lone heartbeat takes, in ms; 0 until one was answered. */
-  roundTripMs(): number {
-    return this.#roundTrip.estimate();
+  /** What a slow lone heartbeat took of late, in ms: what its retry should be given. */
+  slowRoundTripMs(): number {
+    return this.#roundTrip.slow();
   }
 
   /** One lock's heartbeat, alone. */
@@ -57,7 +57,7 @@ export class HeartbeatAttempts {
     const roundTrip = this.#roundTrip.estimate();
     const safeFor = held.safeTimeLeft();
     if (safeFor < roundTrip) return { outcome: 'lost', error: held.lose('expired', tooLateToHeartbeat(safeFor, roundTrip)) };
-    const attempt = this.#deadlines.deadline(attemptBoundMs(this.#options.heartbeatPeriod, safeFor, roundTrip));
+    const attempt = this.#deadlines.deadline(attemptBoundMs(this.#options.heartbeatPeriod, safeFor, this.#roundTrip.slow()));
     const sentAt = clock.now();
     let result: HeartbeatResult;
     try {
@@ -80,7 +80,7 @@ export class HeartbeatAttempts {
   async batch(helds: readonly HeldLock[]): Promise<HeartbeatResult[]> {
     const { clock, writer } = this.#options;
     const startedAt = clock.now();
-    const roundTrip = this.#batchPace.roundTripMs();
+    const roundTrip = this.#batchPace.roundTrip.estimate();
     const results: HeartbeatResult[] = [];
     const sent: number[] = [];
     let safeFor = Infinity;
@@ -98,7 +98,7 @@ export class HeartbeatAttempts {
       if (locks[0] !== undefined) results[sent[0] as number] = await this.single(locks[0]);
       return results;
     }
-    const attempt = this.#deadlines.deadline(attemptBoundMs(this.#options.heartbeatPeriod, safeFor, roundTrip));
+    const attempt = this.#deadlines.deadline(attemptBoundMs(this.#options.heartbeatPeriod, safeFor, this.#batchPace.roundTrip.slow()));
     this.#batchPace.sending(locks.length);
     let replies: HeartbeatResult[];
     try {

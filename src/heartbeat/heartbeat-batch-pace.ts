@@ -92,9 +92,9 @@ export class HeartbeatBatchPace {
     if (this.#remeasuring && sent <= (this.#smallest?.size ?? 0)) this.#remeasuring = false;
   }
 
-  /** How long an answered batch takes, in ms; 0 until one was answered. */
-  roundTripMs(): number {
-    return this.#roundTrip.estimate();
+  /** How long an answered batch takes, and how long a slow one took of late, in ms; 0 until one was answered. */
+  get roundTrip(): Pick<RoundTripEstimate, 'estimate' | 'slow'> {
+    return this.#roundTrip;
   }
 
   /**

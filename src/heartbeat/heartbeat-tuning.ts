@@ -40,8 +40,11 @@ export const BATCH_WAIT_SHARE_OF_PERIOD = 1 / 50;
  */
 export const SLOW_BATCH_SHARE_OF_PERIOD = 1 / 4;
 
-/** What an attempt is given at least, in round trips of a heartbeat: room for a reply a little slower than usual. */
+/** What an attempt needs, in round trips of a slow heartbeat of late: a retry's new connection and its request. */
 const ROUND_TRIPS_PER_ATTEMPT = 2;
+
+/** The least share of the safe time left that an attempt leaves to its retries: a stuck request costs two thirds at most. */
+const RETRY_SHARE_OF_SAFE_TIME = 1 / 3;
 
 /** The backoff before the first retry of a failed heartbeat (randomized 1–2×): a tenth of a period, at most 100 ms. */
 function firstRetryBackoffMs(heartbeatPeriod: number): number {
@@ -50,17 +53,20 @@ function firstRetryBackoffMs(heartbeatPeriod: number): number {
 
 /**
  * The longest an attempt waits for its answer, in ms, with `safeTimeLeftMs`
- * of safe time left and `roundTripMs` what a heartbeat takes: all of the
- * safe time but the room another attempt would need (the longest first
- * backoff and its round trips), so that a request stuck on a dead
- * connection leaves time for a retry; all of it where no retry would fit
- * after, since only an answer can keep the lock then. An answer the safe
- * time allows is waited for, however much longer than a period it takes.
+ * of safe time left and `slowRoundTripMs` what a slow heartbeat took of
+ * late: all of the safe time but what is left to a retry (the longest
+ * first backoff and two such round trips, and at least a third of the safe
+ * time, since the round trips of a new client or a quiet server say little
+ * of a busy one), so that a request stuck on a dead connection leaves time
+ * for one; and all of it where the safe time does not hold a retry and as
+ * much before it, since only an answer can keep the lock then. An answer
+ * the safe time allows is waited for, however much longer than a period it
+ * takes.
  */
-export function attemptBoundMs(heartbeatPeriod: number, safeTimeLeftMs: number, roundTripMs: number): number {
-  const attemptMs = ROUND_TRIPS_PER_ATTEMPT * roundTripMs;
-  const beforeRetry = safeTimeLeftMs - 2 * firstRetryBackoffMs(heartbeatPeriod) - attemptMs;
-  return beforeRetry >= attemptMs ? beforeRetry : safeTimeLeftMs;
+export function attemptBoundMs(heartbeatPeriod: number, safeTimeLeftMs: number, slowRoundTripMs: number): number {
+  const measured = 2 * firstRetryBackoffMs(heartbeatPeriod) + ROUND_TRIPS_PER_ATTEMPT * slowRoundTripMs;
+  const retryMs = Math.max(measured, safeTimeLeftMs * RETRY_SHARE_OF_SAFE_TIME);
+  return safeTimeLeftMs >= 2 * retryMs ? safeTimeLeftMs - retryMs : safeTimeLeftMs;
 }
 
 /**
@@ -77,13 +83,13 @@ export function retryBackoffMs(
   heartbeatPeriod: number,
   failure: { readonly failures: number; readonly transient: boolean; readonly random: number },
   safeTimeLeftMs: number,
-  roundTripMs: number,
+  slowRoundTripMs: number,
 ): number {
   const longest = Math.min(heartbeatPeriod / 4, 1_000);
   const backoff = failure.transient
     ? Math.min(longest, firstRetryBackoffMs(heartbeatPeriod) * 2 ** (failure.failures - 1) * (1 + failure.random))
     : longest;
-  return Math.max(0, Math.min(backoff, safeTimeLeftMs - ROUND_TRIPS_PER_ATTEMPT * roundTripMs));
+  return Math.max(0, Math.min(backoff, safeTimeLeftMs - ROUND_TRIPS_PER_ATTEMPT * slowRoundTripMs));
 }
 
 /** A held lock's signal lags a host's resume by at most a heartbeat period, and never more than a second. */

@@ -194,7 +194,7 @@ export class LockKeeper {
         const transient = isTransient(result.error) && safeTimeLeft > 0;
         this.#failed(keeping, held, result.error, transient);
         const failure = { failures: keeping.failures, transient, random: this.#random() };
-        const backoff = retryBackoffMs(heartbeatPeriod, failure, safeTimeLeft, this.#attempts.roundTripMs());
+        const backoff = retryBackoffMs(heartbeatPeriod, failure, safeTimeLeft, this.#attempts.slowRoundTripMs());
         this.#scheduleHeartbeat(keeping, held, clock.now() + backoff);
       }
     }

@@ -49,11 +49,11 @@ describe('HeartbeatBatchPace', () => {
 
   it('estimates the round trip from answered batches only', () => {
     const pace = new HeartbeatBatchPace(25, PERIOD_MS, clock);
-    expect(pace.roundTripMs()).toBe(0);
+    expect(pace.roundTrip.estimate()).toBe(0);
     pace.unanswered(4);
-    expect(pace.roundTripMs()).toBe(0);
+    expect(pace.roundTrip.estimate()).toBe(0);
     pace.answered(2, 120, SPARE);
-    expect(pace.roundTripMs()).toBe(120);
+    expect(pace.roundTrip.estimate()).toBe(120);
   });
 
   it('keeps its size on a batch neither fast nor slow', () => {

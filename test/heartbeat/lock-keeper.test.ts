@@ -256,11 +256,11 @@ describe('failures', () => {
     stuck.keeper.track(stuck.held);
     await jest.advanceTimersByTimeAsync(PERIOD);
     const [, , firstDeadline] = stuck.hooks.heartbeat.mock.calls[0] as [HeldLock, unknown, AbortSignal];
-    // 2.6 periods of safe time are left; no round trip was measured yet, so a retry needs its longest first backoff, 200 ms.
-    const BOUND = LEASE - MARGIN - PERIOD - 200;
-    await jest.advanceTimersByTimeAsync(BOUND - 1);
+    // 2.6 periods of safe time are left, a third of them for a retry; shared deadlines end up to a twentieth early.
+    const BOUND = ((LEASE - MARGIN - PERIOD) * 2) / 3;
+    await jest.advanceTimersByTimeAsync(BOUND * 0.95 - 1);
     expect(firstDeadline.aborted).toBe(false);
-    await jest.advanceTimersByTimeAsync(1);
+    await jest.advanceTimersByTimeAsync(BOUND * 0.05 + 1);
     expect(firstDeadline.aborted).toBe(true);
     // The attempt's abort surfaces as the hook's rejection in the client; here it never settles,
     // so the run holds its slot, and the expiry (not a second heartbeat) decides.
