@@ -160,7 +160,7 @@ function holdRow(r: HoldResult, limit: ServerLimit, isDefault: boolean): Row {
     concurrency: r.concurrency,
     batchSize: r.batchSize,
     seconds: round(r.windowSeconds),
-    // Only a lock's first heartbeat is jittered early (src/hold/lock-keeper.ts): one per period after that.
+    // Only a lock's first heartbeat is jittered early (src/heartbeat/lock-keeper.ts): one per period after that.
     neededPerSecond: round(r.locks / (HEARTBEAT_PERIOD_MS / 1000)),
     heartbeatsPerSecond: round(r.heartbeatsPerSecond),
     serverLimitPerSecond: round(limit.sustainedPerSecond),

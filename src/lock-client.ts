@@ -2,7 +2,7 @@
  * `LockClient`: acquire, hold, release and inspect locks in a DynamoDB table
  * shared with the Java `AmazonDynamoDBLockClient`. A facade over two peers:
  * the acquirer (acquire/), which sends everything about locks this client
- * does not hold, and the held locks (hold/), which keep and release the ones
+ * does not hold, and the held locks (heartbeat/), which keep and release the ones
  * it does.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -27,7 +27,7 @@ import {
 } from './base/errors.js';
 import type { Subscription } from './base/events.js';
 import { lockId, type LockKey } from './base/lock-key.js';
-import { HeldLocks } from './hold/held-locks.js';
+import { HeldLocks } from './heartbeat/held-locks.js';
 import { Lock, LockHandles, LockSnapshot, type LockOperations, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
 import type { LockClientEvents } from './lock-client-events.js';
 import type { CloseOptions, ListLocksOptions, LockKeyOptions, WithLockOptions } from './lock-client-options.js';

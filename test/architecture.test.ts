@@ -1,12 +1,15 @@
 /**
  * The layout of src/ states its tiers. The top holds the package's public
  * API and the client. Below the client a lock's life reads top-down:
- * acquire/, hold/, the generic scheduler/, dynamodb/ (every call to
- * DynamoDB), settings/, protocol/ (the wire format, pure) beside
- * primitives/, and base/, which every folder speaks; gc/, which collects
- * abandoned items, sits above them all. A folder takes only from
- * the folders ranked below it. cli/, election/, testing/ and opentelemetry/
- * stand beside the client, built on it. Only dynamodb/ talks to DynamoDB.
+ * acquire/, which hands what it acquires to heartbeat/ (the held locks and
+ * the one heartbeat loop that keeps them all), which keeps records of hold/
+ * (one held lock: its state, its write queue, its release and guarded
+ * writes), dynamodb/ (every call to DynamoDB), settings/, protocol/ (the
+ * wire format, pure) beside primitives/, and base/, which every folder
+ * speaks; gc/, which collects abandoned items, sits above them all. A
+ * folder takes only from the folders ranked below it. cli/, election/,
+ * testing/ and opentelemetry/ stand beside the client, built on it. Only
+ * dynamodb/ talks to DynamoDB.
  */
 import { describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -22,10 +25,10 @@ const RANK: Record<string, number> = {
   protocol: 1,
   settings: 2,
   dynamodb: 3,
-  scheduler: 3,
   hold: 4,
-  acquire: 5,
-  gc: 6,
+  heartbeat: 5,
+  acquire: 6,
+  gc: 7,
 };
 /** Folders beside the client: they may use anything, and nothing ranked may use them. */
 const BESIDE = new Set(['cli', 'election', 'testing', 'opentelemetry']);
@@ -133,7 +136,8 @@ describe('the layout of src/', () => {
 
   it('catches an import that points up or sideways', () => {
     expect(violation(join(SRC, 'dynamodb/send-write.ts'), join(SRC, 'hold/held-lock.ts'))).toMatch(/may not take from hold/);
-    expect(violation(join(SRC, 'hold/lock-keeper.ts'), join(SRC, 'lock.ts'))).toMatch(/top of src/);
+    expect(violation(join(SRC, 'heartbeat/lock-keeper.ts'), join(SRC, 'lock.ts'))).toMatch(/top of src/);
+    expect(violation(join(SRC, 'hold/held-lock.ts'), join(SRC, 'heartbeat/lock-keeper.ts'))).toMatch(/may not take from heartbeat/);
     expect(violation(join(SRC, 'protocol/codec.ts'), join(SRC, 'primitives/bytes.ts'))).toMatch(/may not take from primitives/);
     expect(violation(join(SRC, 'base/errors.ts'), join(SRC, 'settings/options.ts'))).toMatch(/may not take from settings/);
     expect(violation(join(SRC, 'acquire/acquire-lock.ts'), join(SRC, 'election/leadership.ts'))).toMatch(/beside the client/);

@@ -7,7 +7,7 @@
  */
 import { expect, it } from '@jest/globals';
 import type { Lock, LockClient } from '../../src/index.js';
-import { USUAL_ROUND_TRIP_WINDOW_PERIODS } from '../../src/hold/heartbeat-tuning.js';
+import { USUAL_ROUND_TRIP_WINDOW_PERIODS } from '../../src/heartbeat/heartbeat-tuning.js';
 import { operationOf, type RequestFault } from '../../test-kit/fault-proxy.js';
 import { useFaultBed } from '../../test-kit/jest/fault-bed.js';
 import { recordEvents } from '../../test-kit/jest/lock-events.js';

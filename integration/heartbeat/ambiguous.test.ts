@@ -125,14 +125,14 @@ describe('a heartbeat that never gets an answer (a dead connection)', () => {
 
 describe('a release while a heartbeat hangs', () => {
   it('does not wait for the heartbeat: it is confirmed while the heartbeat is still unanswered, accepting its RVN', async () => {
-    // A long period and no SDK request timeout: only the hung heartbeat's own deadline (one period) would end it.
+    // A long period and no SDK request timeout: only the hung heartbeat's own deadline (seconds away) would end it.
     const network = await faults.proxied('release-past-hung', { requestTimeout: 0 });
     const client = faults.bed.client({ ownerName: 'release-past-hung', leaseDuration: 20_000, heartbeatPeriod: 5_000 }, network.dynamoDB);
     const events = recordEvents(client);
     const lock = await client.acquireLock('release-past-hung');
 
     const hung = await within(network.proxy.injectOnce(isUpdateItem, { action: 'blackhole' }), 10_000, 'a heartbeat is blackholed');
-    // Queued behind the heartbeat, the release would wait for that heartbeat's deadline (one period).
+    // Queued behind the heartbeat, the release would wait for that heartbeat's deadline.
     const outcome = await Promise.race([lock.release(), sleep(4_000).then(() => "still waiting at the hung heartbeat's deadline")]);
     expect(outcome).toBe(true);
 

@@ -18,7 +18,7 @@ import { explainTableError } from '../dynamodb/lock-table.js';
 import { readLock, type LockObservation } from '../dynamodb/read-lock.js';
 import type { ReplicationCheck } from '../dynamodb/table-replication.js';
 import type { HeldLock } from '../hold/held-lock.js';
-import type { HeldLocks } from '../hold/held-locks.js';
+import type { HeldLocks } from '../heartbeat/held-locks.js';
 import type { LockWrite } from '../hold/lock-state.js';
 import { childAbortController, type ChildAbortController } from '../primitives/child-abort-controller.js';
 import type { LockTable } from '../protocol/index.js';

@@ -22,7 +22,7 @@ import type { Logger } from '../base/logger.js';
 import { LockPages, type ItemPage } from '../dynamodb/list-locks.js';
 import { explainTableError } from '../dynamodb/lock-table.js';
 import { sendWrite } from '../dynamodb/send-write.js';
-import type { HeldLocks } from '../hold/held-locks.js';
+import type { HeldLocks } from '../heartbeat/held-locks.js';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
 import { BoundedRuns } from '../primitives/bounded-runs.js';
 import { childAbortController } from '../primitives/child-abort-controller.js';

@@ -48,7 +48,13 @@ describe('defaults', () => {
     expect(ELECTION_DEFAULTS).toEqual({ refreshPeriod: 500, pollInterval: 1_000, recampaign: true });
     expect(COLLECT_DEFAULTS).toEqual({ maxDuration: 600_000, maxLease: Infinity, concurrency: 8 });
     expect(CLI_DEFAULTS).toEqual({ heartbeatsPerLease: 4 });
-    expect(DYNAMODB_LOCAL_DEFAULTS).toEqual({ startupTimeoutMs: 60_000, maxAttempts: 5, killGraceMs: 5_000, java: 'java' });
+    expect(DYNAMODB_LOCAL_DEFAULTS).toEqual({
+      startupTimeoutMs: 60_000,
+      maxAttempts: 5,
+      killGraceMs: 2_000,
+      java: 'java',
+      optimizeFor: 'startup',
+    });
   });
 
   it('give a lock a tenth of its lease as safety margin, in whole milliseconds', () => {

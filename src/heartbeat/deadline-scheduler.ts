@@ -5,7 +5,7 @@
  * batch; unlimited ones run at once. The timer is unref'd: scheduled work
  * never keeps the process alive by itself.
  *
- * The lock keeper (hold/lock-keeper.ts) runs one per client: each held lock
+ * The lock keeper (lock-keeper.ts) runs one per client: each held lock
  * has a heartbeat task (limited), an expiry check and, with a session
  * monitor, a monitor check.
  *

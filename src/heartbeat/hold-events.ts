@@ -4,7 +4,7 @@
  * handle in place of the record.
  */
 import type { LockLostError } from '../base/errors.js';
-import type { HeldLock } from './held-lock.js';
+import type { HeldLock } from '../hold/held-lock.js';
 
 export interface HoldEvents {
   lost: { readonly held: HeldLock; readonly error: LockLostError };

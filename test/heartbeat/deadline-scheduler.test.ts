@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import type { Logger } from '../../src/base/logger.js';
 import { systemClock, type MonotonicClock } from '../../src/base/clock.js';
-import { DeadlineScheduler, type ScheduledTask } from '../../src/scheduler/deadline-scheduler.js';
+import { DeadlineScheduler, type ScheduledTask } from '../../src/heartbeat/deadline-scheduler.js';
 import { useFakeTime } from '../../test-kit/jest/fake-time.js';
 
 interface Deferred {

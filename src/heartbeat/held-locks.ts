@@ -1,8 +1,8 @@
 /**
  * The locks one client holds: it starts holding a lock where an acquisition
- * ends ({@link HeldLocks.track}), keeps it through the keeper, writes manual
- * heartbeats and releases, and hears of every lock's end from the lock
- * itself. It speaks of records (`HeldLock`); the client hands users their
+ * ends ({@link HeldLocks.track}), keeps it through the keeper (which also
+ * writes manual heartbeats), writes releases and guarded writes, and hears
+ * of every lock's end from the lock itself. It speaks of records (`HeldLock`); the client hands users their
  * `Lock` handles.
  */
 import type { DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
@@ -14,14 +14,13 @@ import { BEHIND_SHARE_OF_PERIOD, suspendCheckIntervalMs, USUAL_ROUND_TRIP_WINDOW
 import type { Logger } from '../base/logger.js';
 import { checkLockLease, safetyMarginFor, type ResolvedSettings } from '../settings/options.js';
 import { toBytes } from '../primitives/bytes.js';
-import { deadline } from '../primitives/deadline.js';
 import { IS_RELEASED_VALUE, LockAttribute, assembleLockItem, buildLockGuard, validateItemSize, type LockTable } from '../protocol/index.js';
-import { guardedWrite, type GuardedWriteOptions } from './guarded-write.js';
+import { guardedWrite, type GuardedWriteOptions } from '../hold/guarded-write.js';
 import { HeartbeatWriter, type HeartbeatChange } from './heartbeat-writer.js';
-import { HeldLock } from './held-lock.js';
+import { HeldLock } from '../hold/held-lock.js';
 import type { HoldEvents } from './hold-events.js';
 import { LockKeeper } from './lock-keeper.js';
-import { writeRelease } from './release-write.js';
+import { writeRelease } from '../hold/release-write.js';
 
 export interface HeldLocksOptions {
   readonly dynamoDB: Pick<DynamoDBClient, 'send'>;
@@ -193,7 +192,7 @@ export class HeldLocks {
     validateItemSize(item);
   }
 
-  /** A manual heartbeat, bounded by what is left of the safe time. */
+  /** A manual heartbeat: its arguments checked here, written by the keeper. */
   async sendHeartbeat(held: HeldLock, heartbeat: ManualHeartbeat): Promise<void> {
     if (heartbeat.deleteData === true && heartbeat.data !== undefined) {
       throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'sendHeartbeat: pass data or deleteData, not both');
@@ -203,23 +202,7 @@ export class HeldLocks {
     if (data !== undefined) this.#checkItemSize(held, data, false);
     const change: HeartbeatChange = { leaseDurationMs, data, deleteData: heartbeat.deleteData };
     held.throwUnlessHeld();
-    const attempt = deadline(held.safeTimeLeft());
-    let result;
-    try {
-      result = await this.#writer.write(held, change, attempt.signal);
-    } finally {
-      attempt.clear();
-    }
-    if (result.outcome === 'confirmed') {
-      this.#keeper.confirmed(held);
-      return;
-    }
-    if (result.outcome === 'kept') {
-      this.#keeper.kept(held);
-      return;
-    }
-    this.#keeper.safeTimeChanged(held);
-    if (result.outcome === 'failed' || result.outcome === 'lost') throw result.error;
+    await this.#keeper.sendHeartbeat(held, change);
   }
 
   /** The caller's writes, committed only while the lock is held (guarded-write.ts). */

@@ -7,11 +7,11 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { systemClock } from '../../src/base/clock.js';
 import { TypedEvents } from '../../src/base/events.js';
-import type { HeartbeatResult, HeartbeatWriter } from '../../src/hold/heartbeat-writer.js';
+import type { HeartbeatResult, HeartbeatWriter } from '../../src/heartbeat/heartbeat-writer.js';
 import { HeldLock } from '../../src/hold/held-lock.js';
 import type { SessionMonitor } from '../../src/hold/lock-state.js';
-import type { HoldEvents } from '../../src/hold/hold-events.js';
-import { LockKeeper } from '../../src/hold/lock-keeper.js';
+import type { HoldEvents } from '../../src/heartbeat/hold-events.js';
+import { LockKeeper } from '../../src/heartbeat/lock-keeper.js';
 
 const PERIOD = 1_000;
 const LEASE = 4_000;
@@ -120,10 +120,10 @@ function harness(options: { random?: number; backgroundHeartbeats?: boolean; ses
     batching: false,
     backgroundHeartbeats: options.backgroundHeartbeats,
     random: options.random,
-    write: async (held) => {
+    write: async (held, change) => {
       const outcome = outcomes.shift() ?? 'ok';
       if (outcome !== 'ok') return { outcome: 'failed', error: outcome };
-      confirmAt(held, performance.now());
+      confirmAt(held, performance.now(), change.leaseDurationMs);
       return CONFIRMED;
     },
   });
@@ -250,15 +250,17 @@ describe('failures', () => {
     keeper.close();
   });
 
-  it('bounds every attempt by one period, so a request that never returns leaves time for a retry', async () => {
+  it('bounds an attempt by the safe time less the room a retry needs, so a request that never returns leaves time for one', async () => {
     const stuck = harness({ random: 0 });
     stuck.hooks.heartbeat.mockImplementationOnce(() => new Promise(() => undefined));
     stuck.keeper.track(stuck.held);
     await jest.advanceTimersByTimeAsync(PERIOD);
     const [, , firstDeadline] = stuck.hooks.heartbeat.mock.calls[0] as [HeldLock, unknown, AbortSignal];
-    await jest.advanceTimersByTimeAsync(PERIOD - 1);
+    // 2.6 periods of safe time are left, a third of them for a retry; shared deadlines end up to a twentieth early.
+    const BOUND = ((LEASE - MARGIN - PERIOD) * 2) / 3;
+    await jest.advanceTimersByTimeAsync(BOUND * 0.95 - 1);
     expect(firstDeadline.aborted).toBe(false);
-    await jest.advanceTimersByTimeAsync(1);
+    await jest.advanceTimersByTimeAsync(BOUND * 0.05 + 1);
     expect(firstDeadline.aborted).toBe(true);
     // The attempt's abort surfaces as the hook's rejection in the client; here it never settles,
     // so the run holds its slot, and the expiry (not a second heartbeat) decides.
@@ -267,15 +269,40 @@ describe('failures', () => {
     stuck.keeper.close();
   });
 
+  it('waits for an answer later than a period while the safe time still allows it, rather than cutting it off', async () => {
+    const { keeper, held, hooks } = harness({ random: 0 });
+    const SLOW_REPLY = 1.5 * PERIOD; // the safe time left when the heartbeat is due is 2.6 periods
+    hooks.heartbeat.mockImplementationOnce(
+      (lock, _change, until) =>
+        new Promise<HeartbeatResult>((resolve) => {
+          const answer = setTimeout(() => {
+            confirmAt(lock, performance.now());
+            resolve(CONFIRMED);
+          }, SLOW_REPLY);
+          until.addEventListener('abort', () => {
+            clearTimeout(answer);
+            resolve({ outcome: 'failed', error: until.reason });
+          });
+        }),
+    );
+    keeper.track(held);
+    await jest.advanceTimersByTimeAsync(PERIOD + SLOW_REPLY);
+    expect(hooks.heartbeatFailed).not.toHaveBeenCalled();
+    expect(hooks.heartbeatConfirmed).toHaveBeenCalledTimes(1);
+    expect(held.state).toBe('held');
+    keeper.close();
+  });
+
   it('never gives an attempt more than what is left of the safe time', async () => {
     const late = harness({ random: 0 });
     late.hooks.heartbeat.mockImplementation(() => new Promise(() => undefined));
-    // Pretend the last confirmed write was long ago: little safe time is left when the heartbeat starts.
-    confirmAt(late.held, performance.now() - (LEASE - MARGIN - 300));
+    // Pretend the last confirmed write was long ago: less safe time is left when the heartbeat starts than a retry would
+    // need, so the attempt gets all of it.
+    confirmAt(late.held, performance.now() - (LEASE - MARGIN - 150));
     late.keeper.track(late.held);
     await jest.advanceTimersByTimeAsync(1);
     const [, , attemptDeadline] = late.hooks.heartbeat.mock.calls[0] as [HeldLock, unknown, AbortSignal];
-    await jest.advanceTimersByTimeAsync(297);
+    await jest.advanceTimersByTimeAsync(146);
     expect(attemptDeadline.aborted).toBe(false);
     await jest.advanceTimersByTimeAsync(3);
     expect(attemptDeadline.aborted).toBe(true);
@@ -333,9 +360,8 @@ describe('failures', () => {
     for (let i = 0; i < 100; i++) outcomes.push(throttled());
     keeper.track(held);
     await jest.advanceTimersByTimeAsync(1_000);
-    // As a manual heartbeat with a shorter leaseDuration does.
-    confirmAt(held, performance.now(), LEASE / 2);
-    keeper.confirmed(held);
+    outcomes.length = 0;
+    await keeper.sendHeartbeat(held, { leaseDurationMs: LEASE / 2 });
     await jest.advanceTimersByTimeAsync(LEASE / 2 - MARGIN - 1);
     expect(hooks.expire).not.toHaveBeenCalled();
     await jest.advanceTimersByTimeAsync(1);
@@ -397,8 +423,7 @@ describe('session monitor', () => {
     expect(callback).toHaveBeenCalledTimes(1);
     // A confirmed write re-arms it.
     outcomes.length = 0;
-    confirmAt(held, performance.now());
-    keeper.confirmed(held);
+    await keeper.sendHeartbeat(held, {});
     await jest.advanceTimersByTimeAsync(1_000);
     expect(callback).toHaveBeenCalledTimes(1);
     expect(hooks.expire).not.toHaveBeenCalled();
@@ -474,7 +499,7 @@ describe('batches', () => {
     keeper.close();
   });
 
-  it('bounds the batch by the shortest safe time of its locks and by a period', async () => {
+  it('bounds the batch by the shortest safe time of its locks', async () => {
     const { helds, hooks, keeper } = batchHarness(2);
     backdate(helds[1] as HeldLock, LEASE - MARGIN - PERIOD - 300); // 300 ms of safe time left when due
     let deadline: AbortSignal | undefined;

@@ -1,6 +1,6 @@
 /** What the lock keeper (lock-keeper.ts) keeps on each held lock it keeps. */
-import type { ScheduledTask } from '../scheduler/deadline-scheduler.js';
-import type { HeldLock } from './held-lock.js';
+import type { ScheduledTask } from './deadline-scheduler.js';
+import type { HeldLock } from '../hold/held-lock.js';
 
 /** The keeper's tasks for one lock. */
 export interface KeepingTasks {
@@ -13,10 +13,10 @@ export interface KeepingTasks {
 export interface Keeping extends KeepingTasks {
   /** The session monitor's callback ran since the last confirmed write. */
   sessionFired: boolean;
-  /** Its batched heartbeat failed: the next one goes alone, with the single heartbeat's retries. */
-  retriesAlone: boolean;
-  /** A background heartbeat failed since the last confirmed one; `endangered` is told once per such episode. */
-  endangered: boolean;
+  /** Background heartbeat attempts failed since the last confirmed one: an episode, told `endangered` once. */
+  failures: number;
+  /** Its last heartbeat failed or could not go in a batch: the next one goes alone. */
+  alone: boolean;
 }
 
 /** Each lock's keeping, made when the keeper starts keeping it. */
@@ -28,7 +28,7 @@ export class Keepings {
     let keeping = this.#byLock.get(held);
     if (keeping === undefined) {
       const { heartbeat, expiry, session } = make();
-      keeping = { heartbeat, expiry, session, sessionFired: false, retriesAlone: false, endangered: false };
+      keeping = { heartbeat, expiry, session, sessionFired: false, failures: 0, alone: false };
       this.#byLock.set(held, keeping);
     }
     return keeping;

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
-import { HeartbeatBatchPace } from '../../src/hold/heartbeat-batch-pace.js';
+import { HeartbeatBatchPace } from '../../src/heartbeat/heartbeat-batch-pace.js';
 
 const PERIOD_MS = 800;
 /** A quarter of the period. */
@@ -49,11 +49,11 @@ describe('HeartbeatBatchPace', () => {
 
   it('estimates the round trip from answered batches only', () => {
     const pace = new HeartbeatBatchPace(25, PERIOD_MS, clock);
-    expect(pace.roundTripMs()).toBe(0);
+    expect(pace.roundTrip.estimate()).toBe(0);
     pace.unanswered(4);
-    expect(pace.roundTripMs()).toBe(0);
+    expect(pace.roundTrip.estimate()).toBe(0);
     pace.answered(2, 120, SPARE);
-    expect(pace.roundTripMs()).toBe(120);
+    expect(pace.roundTrip.estimate()).toBe(120);
   });
 
   it('keeps its size on a batch neither fast nor slow', () => {
@@ -136,6 +136,30 @@ describe('HeartbeatBatchPace while due heartbeats wait for a call', () => {
     const size = new HeartbeatBatchPace(25, PERIOD_MS, clock);
     size.answered(4, SLOW_EVERY_REQUEST_MS, PERIOD_MS / 50 + 5);
     expect(size.size).toBe(2);
+  });
+
+  it('measures the smallest batches afresh once their round trip is a period old: the server may since be slow for every request', () => {
+    const pace = new HeartbeatBatchPace(25, PERIOD_MS, clock);
+    // A quiet start, batches of 4, 8 and 16 answered at once: 25. Then a burst of other work halves them.
+    for (const sent of [4, 8, 16]) pace.answered(sent, 10, SPARE);
+    pace.answered(25, SLOW_MS + 1, SPARE);
+    expect(pace.size).toBe(12);
+    // From now on every batch takes as long whatever it holds (a queue in front of the server), and due heartbeats wait for a call.
+    const sizes: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      now += PERIOD_MS / 10;
+      const sent = pace.size;
+      sizes.push(sent);
+      pace.sending(sent);
+      pace.answered(sent, SLOW_EVERY_REQUEST_MS, CROWDED);
+    }
+    // A batch of the smallest size once their round trip is more than a period old (here after the 11th answer), at
+    // most one a period, to measure it again; growth by one after it, up to the configured size.
+    const remeasured = sizes.flatMap((sent, i) => (sent === 4 ? [i] : []));
+    expect(remeasured[0]).toBe(11);
+    for (let i = 1; i < remeasured.length; i++) expect((remeasured[i] as number) - (remeasured[i - 1] as number)).toBeGreaterThan(10);
+    expect(sizes.slice(0, 11).every((sent) => sent === 12)).toBe(true);
+    expect(sizes.slice(-10).every((sent) => sent === 25)).toBe(true);
   });
 
   it('on a server slow for every request, batches halved while calls were to spare grow back once heartbeats wait', () => {

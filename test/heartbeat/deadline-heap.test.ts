@@ -3,7 +3,7 @@
  * Checked against a plain reference model under seeded random operations.
  */
 import { describe, expect, it } from '@jest/globals';
-import { DeadlineHeap, type HeapEntry } from '../../src/scheduler/deadline-heap.js';
+import { DeadlineHeap, type HeapEntry } from '../../src/heartbeat/deadline-heap.js';
 import { seededRandom as prng } from '../../chaos/random.js';
 
 interface Entry extends HeapEntry {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { RoundTripEstimate } from '../../src/hold/round-trip-estimate.js';
+import { RoundTripEstimate } from '../../src/heartbeat/round-trip-estimate.js';
 
 describe('RoundTripEstimate', () => {
   it('is 0 before any sample, then the first sample', () => {
@@ -24,9 +24,22 @@ describe('RoundTripEstimate', () => {
     expect(estimate.estimate()).toBeLessThan(100);
   });
 
-  it('counts a sample longer than the bound an attempt gets as that bound', () => {
+  it('counts a sample longer than its longest as that long', () => {
     const estimate = new RoundTripEstimate(750);
     estimate.add(3_000);
     expect(estimate.estimate()).toBe(750);
+    expect(estimate.slow()).toBe(750);
+  });
+
+  it('tells how long a slow reply took of late: raised at once by one, lowered a tenth of the way by each faster one', () => {
+    const estimate = new RoundTripEstimate();
+    for (let i = 0; i < 50; i++) estimate.add(10);
+    expect(estimate.slow()).toBe(10);
+    estimate.add(1_010);
+    expect(estimate.slow()).toBe(1_010);
+    estimate.add(10);
+    expect(estimate.slow()).toBeCloseTo(910, 5);
+    for (let i = 0; i < 60; i++) estimate.add(10);
+    expect(estimate.slow()).toBeLessThan(12);
   });
 });

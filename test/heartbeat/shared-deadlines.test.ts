@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { systemClock } from '../../src/base/clock.js';
-import { SharedDeadlines } from '../../src/scheduler/shared-deadlines.js';
+import { SharedDeadlines } from '../../src/heartbeat/shared-deadlines.js';
 
 beforeEach(() => {
   jest.useFakeTimers();
@@ -85,7 +85,7 @@ describe('SharedDeadlines', () => {
   it('lets any number of requests in flight listen to a shared signal without a leak warning', () => {
     // Jest's realm hides Node's MaxListenersExceededWarning, so this runs in a plain Node process.
     const script = `
-      import { SharedDeadlines } from './src/scheduler/shared-deadlines.ts';
+      import { SharedDeadlines } from './src/heartbeat/shared-deadlines.ts';
       import { systemClock } from './src/base/clock.ts';
       const { signal } = new SharedDeadlines(systemClock).deadline(5_000);
       for (let i = 0; i < 64; i++) signal.addEventListener('abort', () => undefined);

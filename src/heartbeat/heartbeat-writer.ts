@@ -23,9 +23,9 @@ import {
   withOldItemOnConditionFailure,
   type LockTable,
 } from '../protocol/index.js';
-import type { HeldLock } from './held-lock.js';
-import type { LockWrite } from './lock-state.js';
-import { loseByRefusal } from './loss.js';
+import type { HeldLock } from '../hold/held-lock.js';
+import type { LockWrite } from '../hold/lock-state.js';
+import { loseByRefusal } from '../hold/loss.js';
 
 /** What a heartbeat changes: the lease it writes, and data when a manual heartbeat sets or deletes it. */
 export interface HeartbeatChange {
