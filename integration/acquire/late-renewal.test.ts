@@ -7,12 +7,12 @@
  * an error that says so, once, instead of renewing for ever.
  */
 import { beforeEach, expect, it } from '@jest/globals';
-import { DynamoDBTooSlowError, DynamoDBUnavailableError, isDynamoDBLockError } from '../../src/index.js';
+import { DynamoDBTooSlowError, DynamoDBUnavailableError, LeaderElection, isDynamoDBLockError, type LockGroup } from '../../src/index.js';
 import { MOST_RENEWALS } from '../../src/acquire/late-reply.js';
 import { dynamoDBErrorReply, operationOf, type FaultProxy, type ProxiedRequest } from '../../test-kit/fault-proxy.js';
 import { useFaultBed } from '../../test-kit/jest/fault-bed.js';
 import { holdNextReply } from '../../test-kit/late-reply.js';
-import { sleep } from '../../test-kit/test-locks.js';
+import { sleep, waitUntil } from '../../test-kit/test-locks.js';
 
 const faults = useFaultBed('late-renewal');
 
@@ -76,7 +76,8 @@ it('acquireLock: a late win whose renewal is throttled is handed over with the s
   expect(lock.isHeld()).toBe(true);
   // Counted from the winning write: a lease less the late reply, and less the margin.
   expect(lock.safeTimeLeft()).toBeLessThanOrEqual(LEASE_MS - LATE_MS);
-  expect(await faults.bed.rvn('won')).toBe(lock.recordVersionNumber);
+  // The lock's first heartbeat is already due: the table may hold it a moment before the lock hears its answer.
+  await waitUntil('the table holds the lock as handed over', async () => (await faults.bed.rvn('won')) === lock.recordVersionNumber);
   network.proxy.passThrough();
   await lock.release();
   expect(await faults.bed.item('won')).toBeUndefined();
@@ -162,4 +163,65 @@ it('acquireLock with a finite wait on the same server: not "did not answer succe
   expect(error).toBeInstanceOf(DynamoDBUnavailableError);
   network.proxy.passThrough();
   expect(await faults.bed.item('slow-finite')).toBeUndefined();
+}, 40_000);
+
+it('acquireLock: a late win whose renewal was applied but never answered is handed over with the renewal in doubt', async () => {
+  const network = await faults.proxied('in-doubt', { sdkDefaults: true });
+  const client = faults.bed.client({ ownerName: 'in-doubt', leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS }, network.dynamoDB);
+  holdNextReply(network.dynamoDB, 'PutItemCommand', LATE_MS);
+  // The renewal is applied and its reply lost; its retries, and heartbeats, get no answer until the check below.
+  let updates = 0;
+  network.proxy.setRule((request) =>
+    operationOf(request) !== 'UpdateItem' ? { action: 'forward' } : updates++ === 0 ? { action: 'dropReply' } : { action: 'blackhole' },
+  );
+
+  const lock = await client.acquireLock('in-doubt');
+
+  expect(lock.safeTimeLeft()).toBeLessThanOrEqual(LEASE_MS - LATE_MS);
+  // The table holds the renewal; the lock goes on from the write that won, and accepts either RVN.
+  expect(await faults.bed.rvn('in-doubt')).not.toBe(lock.recordVersionNumber);
+  network.proxy.passThrough();
+  network.proxy.resetOpenConnections();
+  await client.sendHeartbeat(lock);
+  await waitUntil('the table holds the lock as heartbeated', async () => (await faults.bed.rvn('in-doubt')) === lock.recordVersionNumber);
+  await lock.release();
+  expect(await faults.bed.item('in-doubt')).toBeUndefined();
+}, 40_000);
+
+it("acquireLocks: a key taken over while the reply was late stays the new holder's; the group is freed and taken once it is free", async () => {
+  const network = await faults.proxied('overtaken', { requestTimeout: 8_000 });
+  const late = faults.bed.client({ ownerName: 'overtaken-late', leaseDuration: 3_000, heartbeatPeriod: 750 }, network.dynamoDB);
+  const other = faults.bed.client({ ownerName: 'overtaken-other', leaseDuration: 3_000, heartbeatPeriod: 750 });
+  // Later than a lease: the other client takes the first key over before the transaction's answer arrives.
+  holdNextReply(network.dynamoDB, 'TransactWriteItemsCommand', 5_000);
+  let group: LockGroup | undefined;
+  const call = late.acquireLocks(['overtaken-x', 'overtaken-y'], { additionalTimeToWaitForLock: 30_000 }).then((won) => (group = won));
+  await sleep(300);
+  const taken = await other.acquireLock('overtaken-x', { additionalTimeToWaitForLock: 10_000 });
+  await sleep(6_000);
+
+  expect(group).toBeUndefined();
+  expect(taken.isHeld()).toBe(true);
+  expect(await faults.bed.owner('overtaken-x')).toBe('overtaken-other');
+  expect(await faults.bed.item('overtaken-y')).toBeUndefined();
+  await taken.release();
+  expect((await call).isHeld()).toBe(true);
+  await (await call).release();
+}, 60_000);
+
+it('lead() on a server slower than a heartbeat period ends with DynamoDBTooSlowError, never leading, no item left', async () => {
+  const network = await faults.proxied('slow-lead', { requestTimeout: 3_000 });
+  const client = faults.bed.client({ ownerName: 'slow-lead', leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS }, network.dynamoDB);
+  network.proxy.addLatency(LATE_MS);
+  let led = false;
+
+  const outcome = await within(
+    new LeaderElection(client, 'slow-lead').lead(() => (led = true)),
+    25_000,
+  );
+
+  expect(outcome.settled && outcome.error).toBeInstanceOf(DynamoDBTooSlowError);
+  expect(led).toBe(false);
+  network.proxy.passThrough();
+  expect(await faults.bed.item('slow-lead')).toBeUndefined();
 }, 40_000);

@@ -7,7 +7,7 @@ import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { localEndpoint, uniqueTableName } from '../../test-kit/aws.js';
 import { CliProcess, cliEnvironment, runCli } from '../../test-kit/cli-process.js';
-import { FaultProxy, operationOf } from '../../test-kit/fault-proxy.js';
+import { FaultProxy, dynamoDBErrorReply, operationOf } from '../../test-kit/fault-proxy.js';
 import { putForeignLock } from '../../test-kit/tamper.js';
 import { LockTestBed, sleep, waitUntil } from '../../test-kit/test-locks.js';
 
@@ -299,6 +299,29 @@ describe('release --force', () => {
       expect(report).toMatchObject({ released: false, current: { ownerName: 'new-holder', recordVersionNumber: newRvn } });
       expect(await bed.owner('stuck')).toBe('new-holder');
     });
+  });
+
+  it('--now whose first delete was throttled (answered, nothing deleted) while the holder lives: refused (exit 77)', async () => {
+    const holder = bed.client({ ownerName: 'live-holder', leaseDuration: 1_500, heartbeatPeriod: 375 });
+    const lock = await holder.acquireLock('alive');
+    const proxy = await FaultProxy.start(localEndpoint());
+    try {
+      let deletes = 0;
+      // The retry leaves after the holder's next heartbeat has moved the RVN the release read.
+      proxy.setRule((request) => {
+        if (operationOf(request) !== 'DeleteItem') return { action: 'forward' };
+        return deletes++ === 0 ? { action: 'respond', reply: dynamoDBErrorReply('ThrottlingException') } : { action: 'forward', delayMs: 1_000 };
+      });
+      const result = await runCli(['release', '--endpoint', proxy.endpoint, '--table', bed.tableName, 'alive', '--force', '--yes', '--now']);
+      expect(deletes).toBeGreaterThanOrEqual(2);
+      expect(result.stdout).toContain('its holder is alive');
+      expect(result.stdout).not.toContain('got no answer');
+      expect(result.code).toBe(77);
+    } finally {
+      await proxy.close();
+    }
+    expect(await bed.owner('alive')).toBe('live-holder');
+    expect(lock.state).toBe('held');
   });
 
   it('refuses (exit 77) when the RVN is not the one given with --rvn, and the holder keeps its lock', async () => {

@@ -65,13 +65,14 @@ export class DynamoDBUnavailableError extends LockNotGrantedError {
 }
 
 /**
- * DynamoDB answered the acquisition, but its writes took longer than the
- * client's `heartbeatPeriod` twice in a row (or left the lock no safe time):
- * a heartbeat gets a period at most, so the lock could not have been kept.
+ * DynamoDB answered the acquisition, but the winning write and each of the
+ * renewals after it (three at most) took longer than the client's
+ * `heartbeatPeriod`, or they left the lock no safe time: a heartbeat gets
+ * a period at most, so the lock could not have been kept.
  * The lock was released at once, and the call ends rather than renew for
  * ever. A longer `heartbeatPeriod` (and `leaseDuration`) than the round trip
- * fixes it. A subclass of {@link DynamoDBUnavailableError}: nobody else is
- * known to hold the lock.
+ * fixes it. A subclass of {@link DynamoDBUnavailableError}: the call ended
+ * on DynamoDB's answers, not on a holder it saw.
  */
 export class DynamoDBTooSlowError extends DynamoDBUnavailableError {
   override name = 'DynamoDBTooSlowError';

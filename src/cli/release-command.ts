@@ -11,7 +11,8 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { systemClock } from '../base/clock.js';
-import { attemptsOf, isConditionalCheckFailed, itemOfFailedCondition } from '../dynamodb/sdk-errors.js';
+import { AttemptAnswers } from '../dynamodb/attempt-answers.js';
+import { isConditionalCheckFailed, isRefusedByDynamoDB, itemOfFailedCondition } from '../dynamodb/sdk-errors.js';
 import { isMalformedLockItemError, type MalformedLockItemError } from '../base/errors.js';
 import { explainTableError } from '../dynamodb/lock-table.js';
 import { LockSnapshot } from '../lock.js';
@@ -215,7 +216,7 @@ class Release {
 
   async #delete(record: LockRecord): Promise<number> {
     const request = withOldItemOnConditionFailure(buildReleaseRequest(this.#table, record, { deleteLock: true }));
-    const outcome = await this.#send(() => sendWrite(this.#dynamoDB, request, this.#choice.interrupted));
+    const outcome = await this.#send((answers) => sendWrite(this.#dynamoDB, request, this.#choice.interrupted, answers));
     if (outcome.refused && outcome.retried) return this.#reportRetried(record, outcome.current);
     if (outcome.refused) return this.#reportMoved(record, this.#heldIn(outcome.current), 'since it was read');
     return this.#report(ExitCode.ok, {
@@ -231,7 +232,9 @@ class Release {
       return this.#report(ExitCode.error, { released: false, text: 'Not released.\n', malformed: error });
     }
     const request = deleteItemAsRead(this.#table, this.#key, item);
-    const outcome = await this.#send(() => sendWrite(this.#dynamoDB, { operation: 'DeleteItem', input: request }, this.#choice.interrupted));
+    const outcome = await this.#send((answers) =>
+      sendWrite(this.#dynamoDB, { operation: 'DeleteItem', input: request }, this.#choice.interrupted, answers),
+    );
     if (outcome.refused && outcome.retried && outcome.current === undefined) {
       const text = `Released the malformed item ${this.#shown}: the first attempt got no answer, and the retry found it gone.\n`;
       return this.#report(ExitCode.ok, { released: true, text, malformed: error });
@@ -254,25 +257,22 @@ class Release {
   /**
    * Sends a conditional delete; when its condition fails, the item as it is
    * now comes with the refusal. `retried`: the refusal answered an SDK retry,
-   * so an earlier attempt, whose reply was lost, may have deleted the item.
+   * and an earlier attempt, not refused with a 4xx, may have deleted the item.
    */
   async #send(
-    write: () => Promise<unknown>,
+    write: (answers: AttemptAnswers) => Promise<unknown>,
   ): Promise<{ readonly refused: false } | { readonly refused: true; readonly current: LockItem | undefined; readonly retried: boolean }> {
+    const answers = new AttemptAnswers();
     try {
-      await write();
+      await write(answers);
       return { refused: false };
     } catch (error) {
-      if (isConditionalCheckFailed(error)) {
-        return { refused: true, current: itemOfFailedCondition(error), retried: (attemptsOf(error) ?? 1) > 1 };
-      }
-      if (!this.#choice.interrupted.aborted && classifyFailedWrite(error, NO_WRITES_OF_OURS).outcome !== 'unapplied') {
-        throw new Error(
-          `the delete of ${this.#shown} got no answer, or a server error, so it may or may not have been applied: see dynamodb-lock get`,
-          {
-            cause: error,
-          },
-        );
+      const retried = !answers.onlyLastMayHaveApplied(error);
+      if (isConditionalCheckFailed(error)) return { refused: true, current: itemOfFailedCondition(error), retried };
+      const unapplied = classifyFailedWrite(error, NO_WRITES_OF_OURS).outcome === 'unapplied' || (!retried && isRefusedByDynamoDB(error));
+      if (!this.#choice.interrupted.aborted && !unapplied) {
+        const text = `the delete of ${this.#shown} got no answer, or a server error, so it may or may not have been applied: see dynamodb-lock get`;
+        throw new Error(text, { cause: error });
       }
       throw await explainTableError(this.#dynamoDB, this.#table, error);
     }

@@ -199,7 +199,11 @@ export function httpStatusOf(error: unknown): number | undefined {
 
 /** DynamoDB answered with a 4xx: it refused the request and applied none of it (unless an earlier attempt was). */
 export function isRefusedByDynamoDB(error: unknown): boolean {
-  const status = httpStatusOf(error);
+  return isRefusalStatus(httpStatusOf(error));
+}
+
+/** An HTTP status with which DynamoDB refuses a request, applying none of it. */
+export function isRefusalStatus(status: number | undefined): boolean {
   return status !== undefined && status >= 400 && status < 500;
 }
 

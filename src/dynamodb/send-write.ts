@@ -8,19 +8,23 @@ import {
   type TransactWriteItemsCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import type { LockWriteRequest } from '../protocol/index.js';
-import type { Departure } from './departure.js';
 
-/** Sends a {@link LockWriteRequest} with the SDK command that matches its operation; `departure` notes when it first left. */
+/** Follows a command through the SDK's attempts: when it first left (departure.ts), what each attempt was answered (attempt-answers.ts). */
+export interface CommandWatch {
+  watch<Command extends { readonly input: object; readonly middlewareStack: object }>(command: Command, sender: object): Command;
+}
+
+/** Sends a {@link LockWriteRequest} with the SDK command that matches its operation; `watch` follows its attempts. */
 export async function sendWrite(
   dynamoDB: Pick<DynamoDBClient, 'send'>,
   request: LockWriteRequest,
   signal?: AbortSignal,
-  departure?: Departure,
+  watch?: CommandWatch,
 ): Promise<void> {
   // No options at all without a signal: the SDK's cacheMiddleware serves only calls without options.
   const options = signal === undefined ? undefined : { abortSignal: signal };
   const watched = <Command extends PutItemCommand | UpdateItemCommand | DeleteItemCommand>(command: Command): Command =>
-    departure?.watch(command, dynamoDB) ?? command;
+    watch?.watch(command, dynamoDB) ?? command;
   switch (request.operation) {
     case 'PutItem':
       await dynamoDB.send(watched(new PutItemCommand(request.input)), options);
