@@ -12,8 +12,6 @@ export const CLIENT_DEFAULTS = Object.freeze({
   partitionKeyName: DEFAULT_PARTITION_KEY_NAME,
   /** Java's 20 s: a dead holder's lock passes on about this long after its last heartbeat. */
   leaseDuration: 20_000,
-  /** Java's 5 s: four heartbeats per lease, so that one late heartbeat never costs the lock. */
-  heartbeatPeriod: 5_000,
   /** Java's: a held lock is kept without the caller's help. */
   backgroundHeartbeats: true,
   /**
@@ -31,6 +29,15 @@ export const CLIENT_DEFAULTS = Object.freeze({
   /** Safety first: on such a table two Regions can grant one lock; accepting that is the user's call. */
   allowEventuallyConsistentGlobalTable: false,
 });
+
+/**
+ * The `heartbeatPeriod` of a client whose lease is `leaseDuration` ms, when
+ * the option is not set: a quarter of the lease, Java's ratio (5 s in 20 s),
+ * so that one late heartbeat never costs a lock, whatever lease is chosen.
+ */
+export function defaultHeartbeatPeriod(leaseDuration: number): number {
+  return Math.max(1, Math.floor(leaseDuration / 4));
+}
 
 /**
  * The `safetyMargin` of a lock whose lease is `leaseDuration` ms, when the
@@ -112,10 +119,4 @@ export const DYNAMODB_LOCAL_DEFAULTS = Object.freeze({
   killGraceMs: 5_000,
   /** The Java on the PATH. */
   java: 'java',
-});
-
-/** Defaults of the command line's flags, where it does not leave them to the library. */
-export const CLI_DEFAULTS = Object.freeze({
-  /** `--heartbeat` when only `--lease` is given: the ratio of the client's own defaults. */
-  heartbeatsPerLease: CLIENT_DEFAULTS.leaseDuration / CLIENT_DEFAULTS.heartbeatPeriod,
 });

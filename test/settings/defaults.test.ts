@@ -9,9 +9,9 @@ import * as api from '../../src/index.js';
 
 const {
   ACQUIRE_DEFAULTS,
-  CLI_DEFAULTS,
   CLIENT_DEFAULTS,
   CREATE_TABLE_DEFAULTS,
+  defaultHeartbeatPeriod,
   defaultSafetyMargin,
   DYNAMODB_LOCAL_DEFAULTS,
   ELECTION_DEFAULTS,
@@ -25,7 +25,6 @@ describe('defaults', () => {
     expect(CLIENT_DEFAULTS).toEqual({
       partitionKeyName: 'key',
       leaseDuration: 20_000,
-      heartbeatPeriod: 5_000,
       backgroundHeartbeats: true,
       heartbeatConcurrency: 32,
       heartbeatBatchSize: 25,
@@ -45,8 +44,14 @@ describe('defaults', () => {
     expect(CREATE_TABLE_DEFAULTS).toEqual({ billingMode: 'PAY_PER_REQUEST', activeTimeout: 300_000 });
     expect(WATCH_DEFAULTS).toEqual({ pollInterval: 1_000 });
     expect(ELECTION_DEFAULTS).toEqual({ refreshPeriod: 500, pollInterval: 1_000, recampaign: true });
-    expect(CLI_DEFAULTS).toEqual({ heartbeatsPerLease: 4 });
     expect(DYNAMODB_LOCAL_DEFAULTS).toEqual({ startupTimeoutMs: 60_000, maxAttempts: 5, killGraceMs: 5_000, java: 'java' });
+  });
+
+  it('give a client a quarter of its lease as heartbeat period, Java’s 5 s of 20 s, in whole milliseconds of at least 1', () => {
+    expect(defaultHeartbeatPeriod(20_000)).toBe(5_000);
+    expect(defaultHeartbeatPeriod(5_000)).toBe(1_250);
+    expect(defaultHeartbeatPeriod(1_003)).toBe(250);
+    expect(defaultHeartbeatPeriod(3)).toBe(1);
   });
 
   it('give a lock a tenth of its lease as safety margin, in whole milliseconds', () => {
@@ -64,7 +69,7 @@ describe('defaults', () => {
     }).toThrow(TypeError);
   });
 
-  const packageWide = objects.filter(([name]) => !['CLI_DEFAULTS', 'DYNAMODB_LOCAL_DEFAULTS'].includes(name));
+  const packageWide = objects.filter(([name]) => name !== 'DYNAMODB_LOCAL_DEFAULTS');
 
   it.each(packageWide)('%s is exported from the package as the same object', (name, value) => {
     expect((api as Record<string, unknown>)[name]).toBe(value);
