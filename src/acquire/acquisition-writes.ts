@@ -12,8 +12,7 @@ import type { LockObservation } from '../dynamodb/read-lock.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
 import { toBytes } from '../primitives/bytes.js';
 import { encodeAdditionalAttributes, type AcquisitionPath, type LockItem, type LockRecord, type LockRecordToWrite } from '../protocol/index.js';
-import { ACQUIRE_DEFAULTS } from '../settings/defaults.js';
-import type { AcquireLockOptions } from './acquire-options.js';
+import type { ResolvedAcquireOptions } from './acquire-options.js';
 import type { LockObservationCache } from './observation-cache.js';
 import type { Acquisition } from './steps.js';
 
@@ -27,14 +26,14 @@ export interface AcquisitionWritesContext {
 export class AcquisitionWrites {
   readonly #ctx: AcquisitionWritesContext;
   readonly #key: LockKey;
-  readonly #options: AcquireLockOptions;
+  readonly #options: ResolvedAcquireOptions;
   readonly #leaseDurationMs: number;
   readonly #newData: Uint8Array | undefined;
   readonly #additionalAttributes: LockItem;
   /** Writes whose outcome is unknown. */
   readonly #unconfirmed: Acquisition[] = [];
 
-  constructor(ctx: AcquisitionWritesContext, key: LockKey, options: AcquireLockOptions, leaseDurationMs: number) {
+  constructor(ctx: AcquisitionWritesContext, key: LockKey, options: ResolvedAcquireOptions, leaseDurationMs: number) {
     this.#ctx = ctx;
     this.#key = key;
     this.#options = options;
@@ -45,7 +44,7 @@ export class AcquisitionWrites {
 
   /** The record a write decided on `existing` (`undefined`: no item) sends, with a new RVN. */
   recordFor(existing: LockObservation | undefined): LockRecordToWrite {
-    const replaceData = this.#options.replaceData ?? ACQUIRE_DEFAULTS.replaceData;
+    const replaceData = this.#options.replaceData;
     return {
       ...this.#key,
       ownerName: this.#ctx.ownerName,
