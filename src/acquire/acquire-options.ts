@@ -33,14 +33,15 @@ export interface AcquireLockOptions {
   /** Milliseconds between reads while waiting. @default 1000 */
   readonly refreshPeriod?: number;
   /**
-   * How long this client may keep a lock it releases and asks for again at
-   * once (within `refreshPeriod` of the release) before it stands aside:
-   * the next such call sends nothing for one `refreshPeriod` after the
-   * release, so that waiters of other clients can take the lock; while
-   * nobody takes it then, up to 32 times as long. `Infinity` never stands
-   * aside. A call that may not wait a refresh period
+   * Opt-in turns, for even shares of a lock that clients release and ask
+   * for again at once: how long this client may keep such a lock (each call
+   * within `refreshPeriod` of its release) before it stands aside: the next
+   * such call sends nothing for one `refreshPeriod` after the release, so
+   * that waiters of other clients can take the lock; while nobody takes it
+   * then, up to 32 times as long. One `refreshPeriod` evens shares out
+   * within seconds. A call that may not wait a refresh period
    * (`shouldSkipBlockingWait`, or `additionalTimeToWaitForLock` below
-   * `refreshPeriod`) never stands aside either. @default refreshPeriod
+   * `refreshPeriod`) never stands aside. @default Infinity (never stands aside, as Java)
    */
   readonly turnLength?: number;
   /**
@@ -117,7 +118,7 @@ export function resolveAcquireOptions<Options extends Pick<AcquireLockOptions, D
   return {
     ...options,
     refreshPeriod,
-    turnLength: checkDuration('turnLength', options.turnLength ?? ACQUIRE_DEFAULTS.turnLengthInRefreshPeriods * refreshPeriod, wait),
+    turnLength: checkDuration('turnLength', options.turnLength ?? ACQUIRE_DEFAULTS.turnLength, wait),
     additionalTimeToWaitForLock: checkDuration(
       'additionalTimeToWaitForLock',
       options.additionalTimeToWaitForLock ?? ACQUIRE_DEFAULTS.additionalTimeToWaitForLock,

@@ -57,14 +57,12 @@ export const ACQUIRE_DEFAULTS = Object.freeze({
   additionalTimeToWaitForLock: 1_000,
   replaceData: true,
   /**
-   * `turnLength` in refresh periods. Each hand-over leaves the lock free
-   * until the next waiter's read, about a refresh period over the number of
-   * waiters. A turn of one period keeps that near a tenth of the time with
-   * 8 waiters, and hands the lock over often enough that shares even out
-   * within seconds (BENCHMARKS.md "Contention"; two periods halved how often
-   * it changed hands for a few per cent more critical sections).
+   * Never stand aside, as Java: a client that re-takes a lock nobody else
+   * wants pays nothing, and contention on one key is rare. Turns cost a
+   * contended lock a sixth to a third of its critical sections (BENCHMARKS.md
+   * "Contention"), a price only those who need even shares should pay.
    */
-  turnLengthInRefreshPeriods: 1,
+  turnLength: Infinity,
   /** Deleting leaves the table as it was before the lock was taken. */
   deleteLockOnRelease: true,
 });

@@ -61,7 +61,7 @@ describe('resolveAcquireOptions', () => {
     expect(resolveAcquireOptions(ctx, {})).toEqual({
       refreshPeriod: ACQUIRE_DEFAULTS.refreshPeriod,
       additionalTimeToWaitForLock: ACQUIRE_DEFAULTS.additionalTimeToWaitForLock,
-      turnLength: ACQUIRE_DEFAULTS.turnLengthInRefreshPeriods * ACQUIRE_DEFAULTS.refreshPeriod,
+      turnLength: Infinity,
       leaseDuration: 20_000,
       replaceData: true,
       deleteLockOnRelease: true,

@@ -37,7 +37,7 @@ describe('defaults', () => {
       additionalTimeToWaitForLock: 1_000,
       replaceData: true,
       deleteLockOnRelease: true,
-      turnLengthInRefreshPeriods: 1,
+      turnLength: Infinity,
     });
     expect(WITH_LOCK_DEFAULTS).toEqual({ releaseTimeout: 5_000 });
     expect(LIST_LOCKS_DEFAULTS).toEqual({ consistentRead: true });
