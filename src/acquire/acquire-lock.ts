@@ -96,7 +96,7 @@ export class AcquireLoop implements Disposable {
     this.#options = options;
     this.#refreshMs = options.refreshPeriod;
     this.#leaseDurationMs = options.leaseDuration;
-    this.#writes = new AcquisitionWrites(ctx, key, options, this.#leaseDurationMs);
+    this.#writes = new AcquisitionWrites(ctx, key, options);
     this.#deadline = new AcquireDeadline({
       clock: ctx.clock,
       waitMs: options.additionalTimeToWaitForLock,

@@ -27,17 +27,15 @@ export class AcquisitionWrites {
   readonly #ctx: AcquisitionWritesContext;
   readonly #key: LockKey;
   readonly #options: ResolvedAcquireOptions;
-  readonly #leaseDurationMs: number;
   readonly #newData: Uint8Array | undefined;
   readonly #additionalAttributes: LockItem;
   /** Writes whose outcome is unknown. */
   readonly #unconfirmed: Acquisition[] = [];
 
-  constructor(ctx: AcquisitionWritesContext, key: LockKey, options: ResolvedAcquireOptions, leaseDurationMs: number) {
+  constructor(ctx: AcquisitionWritesContext, key: LockKey, options: ResolvedAcquireOptions) {
     this.#ctx = ctx;
     this.#key = key;
     this.#options = options;
-    this.#leaseDurationMs = leaseDurationMs;
     this.#newData = toBytes(options.data);
     this.#additionalAttributes = encodeAdditionalAttributes(options.additionalAttributes ?? {});
   }
@@ -48,7 +46,7 @@ export class AcquisitionWrites {
     return {
       ...this.#key,
       ownerName: this.#ctx.ownerName,
-      leaseDurationMs: this.#leaseDurationMs,
+      leaseDurationMs: this.#options.leaseDuration,
       recordVersionNumber: randomUUID(),
       data: !replaceData && existing?.record.data !== undefined ? existing.record.data : this.#newData,
       additionalAttributes: this.#options.additionalAttributes ?? {},

@@ -111,7 +111,7 @@ export class GroupAcquireLoop implements Disposable {
     };
     this.#members = keys.map((key) => ({
       key,
-      writes: new AcquisitionWrites(ctx, key, options, this.#leaseDurationMs),
+      writes: new AcquisitionWrites(ctx, key, options),
       watch: new StaleWatch(ctx.clockBound),
       turn: ctx.turns.plan(lockId(key), turn),
     }));
