@@ -59,7 +59,7 @@ export const ACQUIRE_DEFAULTS = Object.freeze({
   /**
    * Never stand aside, as Java: a client that re-takes a lock nobody else
    * wants pays nothing, and contention on one key is rare. Turns cost a
-   * contended lock a sixth to a third of its critical sections (BENCHMARKS.md
+   * contended lock up to a third of its critical sections (BENCHMARKS.md
    * "Contention"), a price only those who need even shares should pay.
    */
   turnLength: Infinity,
