@@ -39,7 +39,7 @@ export async function benchContention(
   lockSettings: LockSettings,
 ): Promise<Row> {
   const { client } = variant;
-  const settings: LockSettings = { ...lockSettings, turnsOff: variant.turnsOff };
+  const settings: LockSettings = { ...lockSettings, turnsOn: variant.turnsOn };
   const run = `${client}-${shape.workers}on${shape.keys}-${Date.now().toString(36)}`;
   const processes: BenchProcess[] = [];
   try {

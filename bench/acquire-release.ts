@@ -29,7 +29,7 @@ export const CONTENTION_SHAPES: Readonly<Record<string, ContentionShape>> = {
 
 export interface AcquireBenchOptions {
   readonly scenarios: readonly AcquireScenario[];
-  /** dynamodb-lock's turnLength in ms; `undefined`: its default. */
+  /** dynamodb-lock's turnLength in ms in its row with turns; `undefined`: one refresh period. */
   readonly turnMs?: number | undefined;
   /** dynamodb-lock's refreshPeriod in ms; `undefined`: ACQUIRE_SETTINGS' 200 ms. */
   readonly pollMs?: number | undefined;

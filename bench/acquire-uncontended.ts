@@ -2,8 +2,8 @@
  * Scenario (a): uncontended acquire + release cycles on one key, each
  * library on its own table of the same DynamoDB Local, in alternating rounds
  * so that neither profits from a warmer JVM. Each cycle re-takes the lock
- * it just released: dynamodb-lock with `turnLength: Infinity` beside it
- * shows what turns cost a client that is alone. Also our four write forms
+ * it just released: dynamodb-lock with turns on beside it shows what
+ * turns cost a client that is alone. Also our four write forms
  * (PutItem or UpdateItem acquisition, delete or mark-released release).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -42,7 +42,7 @@ export async function benchUncontended(endpoint: string, totalCycles: number, se
   const perRound = Math.max(1, Math.ceil(totalCycles / ROUNDS));
   const clients = VARIANTS.map((variant) => {
     const sample: Sample = { latencies: [], seconds: 0, calls: 0 };
-    const client = openClient(variant.client, endpoint, { ...settings, turnsOff: variant.turnsOff }, `bench-uncontended-${variant.label}`);
+    const client = openClient(variant.client, endpoint, { ...settings, turnsOn: variant.turnsOn }, `bench-uncontended-${variant.label}`);
     return { variant, client, sample };
   });
   // Each on a key of its own: the turns of one must not meet the other's holds.

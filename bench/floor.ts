@@ -389,8 +389,7 @@ function libraryCycles(base: ArmBase, callers: number, perRound: number): Arm {
     heartbeatBatchSize,
   });
   const cycle = async (caller: number): Promise<void> => {
-    // No turns: standing aside would add a read now and then, which the bare side does not send.
-    const lock = await client.acquireLock(callerKey(caller), { turnLength: Infinity });
+    const lock = await client.acquireLock(callerKey(caller));
     await lock.release();
   };
   return cyclesArm(base, callers, perRound, cycle, async () => {

@@ -39,7 +39,7 @@ const client = new LockClient({
   leaseDuration: config.settings.leaseMs,
   heartbeatPeriod: config.settings.heartbeatMs,
 });
-const waiting = { refreshPeriod: config.settings.pollMs, turnLength: config.settings.turnMs, additionalTimeToWaitForLock: Infinity };
+const waiting = { refreshPeriod: config.settings.pollMs, additionalTimeToWaitForLock: Infinity };
 const wallClock = (): number => performance.timeOrigin + performance.now();
 
 /** Both locks, or throws (the signal aborted) holding neither. */

@@ -98,7 +98,7 @@ try {
   const election = new LeaderElection(observer, KEY, { pollInterval: 250 });
   const following = (async () => {
     for await (const leader of election.observe({ signal: stop.signal })) {
-      const data = leader?.data === undefined ? undefined : (JSON.parse(new TextDecoder().decode(leader.data)) as { address?: string });
+      const data = leader?.dataText === undefined ? undefined : (JSON.parse(leader.dataText) as { address?: string });
       view.line('observer', leader === undefined ? 'sees no leader' : `sees ${leader.ownerName} lead, at address ${data?.address ?? '?'}`);
     }
   })();

@@ -6,6 +6,16 @@ export interface LockKeyOptions {
   readonly sortKey?: string;
 }
 
+export interface GetLockOptions extends LockKeyOptions {
+  /**
+   * Also return an item marked released (as Java's `getLockFromDynamoDB`),
+   * e.g. to read the data `release({ deleteLock: false, data })` left: a
+   * `LockSnapshot` whose `isReleased` is true. @default false
+   */
+  readonly includeReleased?: boolean;
+  readonly signal?: AbortSignal;
+}
+
 export interface ListLocksOptions {
   /** Read with strong consistency (Java lists eventually consistently). @default true */
   readonly consistentRead?: boolean;

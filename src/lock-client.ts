@@ -17,20 +17,13 @@ import { deadline } from './primitives/deadline.js';
 import { toBytes } from './primitives/bytes.js';
 import { sdkClientOf } from './dynamodb/dynamodb-sender.js';
 import { HeartbeatLane } from './dynamodb/heartbeat-lane.js';
-import {
-  DynamoDBUnavailableError,
-  InvalidArgumentError,
-  LockClientCloseError,
-  LockClientClosedError,
-  LockCurrentlyUnavailableError,
-  LockNotGrantedError,
-} from './base/errors.js';
+import { heldByAnother, InvalidArgumentError, LockClientCloseError, LockClientClosedError } from './base/errors.js';
 import type { Subscription } from './base/events.js';
 import { lockId, type LockKey } from './base/lock-key.js';
 import { HeldLocks } from './heartbeat/held-locks.js';
 import { Lock, LockHandles, LockSnapshot, type LockOperations, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
 import type { LockClientEvents } from './lock-client-events.js';
-import type { CloseOptions, ListLocksOptions, LockKeyOptions, WithLockOptions } from './lock-client-options.js';
+import type { CloseOptions, GetLockOptions, ListLocksOptions, LockKeyOptions, WithLockOptions } from './lock-client-options.js';
 import { assertLockTableExists, createLockTable, lockTableExists, type CreateLockTableOptions } from './dynamodb/lock-table.js';
 import { LIST_LOCKS_DEFAULTS, WITH_LOCK_DEFAULTS } from './settings/defaults.js';
 import { checkFunction } from './settings/argument-checks.js';
@@ -138,9 +131,10 @@ export class LockClient implements AsyncDisposable {
   }
 
   /**
-   * Like {@link acquireLock}, but resolves to `undefined` when someone else
-   * holds the lock (where that would throw `LockNotGrantedError` or
-   * `LockCurrentlyUnavailableError`).
+   * {@link acquireLock} as Java's "try": it waits just as long (the holder's
+   * lease plus `additionalTimeToWaitForLock`; with `shouldSkipBlockingWait`,
+   * not at all), but resolves to `undefined` where that would throw
+   * `LockNotGrantedError` or `LockCurrentlyUnavailableError`.
    *
    * @throws DynamoDBUnavailableError when DynamoDB gave no usable answer until the deadline.
    */
@@ -148,8 +142,7 @@ export class LockClient implements AsyncDisposable {
     try {
       return await this.acquireLock(partitionKey, options);
     } catch (error) {
-      if (error instanceof DynamoDBUnavailableError) throw error;
-      if (error instanceof LockNotGrantedError || error instanceof LockCurrentlyUnavailableError) return undefined;
+      if (heldByAnother(error)) return undefined;
       throw error;
     }
   }
@@ -231,16 +224,17 @@ export class LockClient implements AsyncDisposable {
   /**
    * The lock on this key: this client's {@link Lock} if it holds it, else a
    * read-only {@link LockSnapshot} of the current holder, else `undefined`
-   * (no item, or a released one).
+   * (no item, or a released one unless `includeReleased`).
    */
-  async getLock(partitionKey: string, options: LockKeyOptions & { signal?: AbortSignal } = {}): Promise<Lock | LockSnapshot | undefined> {
+  async getLock(partitionKey: string, options: GetLockOptions = {}): Promise<Lock | LockSnapshot | undefined> {
     this.#assertOpen();
     const key: LockKey = { partitionKey, sortKey: options.sortKey };
     validateLockKey(this.#table, key);
     const mine = this.#holding.get(lockId(key));
     if (mine !== undefined) return this.#handles.of(mine);
     const observation = await this.#acquirer.readLock(key, options.signal);
-    return observation === undefined || observation.record.isReleased ? undefined : new LockSnapshot(observation.record, observation.observedAt);
+    const hidden = observation?.record.isReleased === true && options.includeReleased !== true;
+    return observation === undefined || hidden ? undefined : new LockSnapshot(observation.record, observation.observedAt);
   }
 
   /** True while this client holds the lock and may act on it (`Lock.isHeld()`). No DynamoDB call. */

@@ -3,7 +3,7 @@
  * and {@link LockSnapshot}, a read-only view of a lock read from the table.
  */
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import { toBytes } from './primitives/bytes.js';
+import { textOf, toBytes } from './primitives/bytes.js';
 import { InvalidArgumentError, SessionMonitorNotSetError, type LockHolder } from './base/errors.js';
 import type { GuardedWriteOptions } from './hold/guarded-write.js';
 import type { HeldLock } from './hold/held-lock.js';
@@ -124,6 +124,10 @@ export class Lock implements AsyncDisposable {
   }
   get data(): Uint8Array | undefined {
     return toBytes(this.#held.data);
+  }
+  /** The data as text, when it is UTF-8 (as data given as a string is); `undefined` when there is none or it is binary. */
+  get dataText(): string | undefined {
+    return textOf(this.#held.data);
   }
   get additionalAttributes(): AdditionalAttributes {
     return decodeAdditionalAttributes(this.#held.additionalAttributes);
@@ -310,6 +314,10 @@ export class LockSnapshot implements LockHolder {
 
   get data(): Uint8Array | undefined {
     return toBytes(this.#data);
+  }
+  /** The data as text, when it is UTF-8 (as data given as a string is); `undefined` when there is none or it is binary. */
+  get dataText(): string | undefined {
+    return textOf(this.#data);
   }
   get additionalAttributes(): AdditionalAttributes {
     return decodeAdditionalAttributes(this.#additionalAttributes);

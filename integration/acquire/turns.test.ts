@@ -1,8 +1,9 @@
 /**
- * Turns (src/acquire/turns.ts) against DynamoDB Local: a client that
- * releases a lock and asks for it again at once stands aside once its turn
- * is over, so that another client's waiter gets the lock; alone, it takes
- * the lock back after one read; a waiter takes a lock it reads free at once.
+ * Turns (src/acquire/turns.ts) against DynamoDB Local: with `turnLength`
+ * set, a client that releases a lock and asks for it again at once stands
+ * aside once its turn is over, so that another client's waiter gets the
+ * lock; alone, it takes the lock back after one read; a waiter takes a lock
+ * it reads free at once. By default, as in Java, nobody stands aside.
  */
 import { describe, expect, it } from '@jest/globals';
 import type { AcquireLockOptions, Lock } from '../../src/index.js';
@@ -18,7 +19,8 @@ describe('turns', () => {
   it('a client re-taking a lock back to back lets the waiter of another client have it', async () => {
     const again = bed.client({ ownerName: 'again' });
     const waiter = bed.client({ ownerName: 'waiter' });
-    let lock: Lock = await again.acquireLock('shared', { refreshPeriod: REFRESH });
+    const turns = { refreshPeriod: REFRESH, turnLength: REFRESH };
+    let lock: Lock = await again.acquireLock('shared', turns);
     const waiting = watch(waiter.acquireLock('shared', { refreshPeriod: REFRESH, additionalTimeToWaitForLock: 30_000 }));
     // Turns of one refresh period: 40 sections of 50 ms are twenty turns. Without turns the waiter
     // gets the lock only when its read and write both land between a release and the re-take.
@@ -30,7 +32,7 @@ describe('turns', () => {
       await lock.release();
       sections++;
       try {
-        lock = await again.acquireLock('shared', { refreshPeriod: REFRESH, additionalTimeToWaitForLock: 30_000, signal: waiterHasIt.signal });
+        lock = await again.acquireLock('shared', { ...turns, additionalTimeToWaitForLock: 30_000, signal: waiterHasIt.signal });
       } catch (error) {
         if (!waiterHasIt.signal.aborted) throw error;
       }
@@ -100,9 +102,16 @@ describe('turns', () => {
     expect(await waitFor(second)).toEqual(['GetItem free', 'PutItem']);
   }, 30_000);
 
-  it('never stands aside with turnLength Infinity', async () => {
-    const counts = await reTakeAlone('endless', 20, 5, { refreshPeriod: 20, turnLength: Infinity });
-    expect(counts['GetItem']).toBeUndefined();
-    expect(counts['PutItem']).toBe(20);
-  }, 30_000);
+  it.each([
+    { what: 'by default', options: {} },
+    { what: 'with turnLength Infinity', options: { turnLength: Infinity } },
+  ])(
+    'never stands aside $what: a lone client re-taking its lock sends one write a hold',
+    async ({ what, options }) => {
+      const counts = await reTakeAlone(`endless ${what}`, 20, 5, { refreshPeriod: 20, ...options });
+      expect(counts['GetItem']).toBeUndefined();
+      expect(counts['PutItem']).toBe(20);
+    },
+    30_000,
+  );
 });

@@ -87,6 +87,34 @@ describe('getLock', () => {
     expect(owner.hasLock('deleted')).toBe(false);
   }, 20_000);
 
+  it('with includeReleased, reads the data a release left on an item it kept, as text too', async () => {
+    const owner = bed.client({ ownerName: 'owner', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
+    const viewer = bed.client({ ownerName: 'viewer', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
+    const lock = await owner.acquireLock('handed-on', { data: 'started' });
+    expect(lock.dataText).toBe('started');
+    await lock.release({ deleteLock: false, data: 'done: 42 rows' });
+
+    expect(await viewer.getLock('handed-on')).toBeUndefined(); // as Java's getLock
+    for (const client of [owner, viewer]) {
+      const left = await client.getLock('handed-on', { includeReleased: true });
+      expect(left).toBeInstanceOf(LockSnapshot);
+      expect(left).toMatchObject({ partitionKey: 'handed-on', ownerName: 'owner', isReleased: true, dataText: 'done: 42 rows' });
+    }
+    expect(await viewer.getLock('never-taken', { includeReleased: true })).toBeUndefined();
+  }, 20_000);
+
+  it('gives data back as text when it is UTF-8, and no text for binary data or none', async () => {
+    const owner = bed.client({ ownerName: 'owner', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
+    const viewer = bed.client({ ownerName: 'viewer', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
+    const text = await owner.acquireLock('text', { data: 'ünïcode ✓' });
+    const binary = await owner.acquireLock('binary', { data: new Uint8Array([0xff, 0xfe, 0x00]) });
+    const none = await owner.acquireLock('none');
+    expect([text.dataText, binary.dataText, none.dataText]).toEqual(['ünïcode ✓', undefined, undefined]);
+    const seen = await Promise.all(['text', 'binary', 'none'].map((key) => viewer.getLock(key) as Promise<LockSnapshot>));
+    expect(seen.map((snapshot) => snapshot.dataText)).toEqual(['ünïcode ✓', undefined, undefined]);
+    expect(seen[1]?.data).toEqual(new Uint8Array([0xff, 0xfe, 0x00]));
+  }, 20_000);
+
   it('a lock without heartbeats that outlives its lease is given up: hasLock false, getLock reads the table', async () => {
     const client = bed.client({ ownerName: 'lazy', leaseDuration: 500, heartbeatPeriod: 100, backgroundHeartbeats: false });
     const lock = await client.acquireLock('lapsing');

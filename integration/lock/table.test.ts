@@ -262,25 +262,25 @@ describe('createLockTable', () => {
       what: 'another partitionKeyName',
       existing: {},
       client: { partitionKeyName: 'lockName' },
-      message: 'has key schema (partition key "key"), but the client is configured for (partition key "lockName")',
+      message: 'The client\'s partitionKeyName "lockName" does not match lock table',
     },
     {
       what: 'a sortKeyName on a hash-only table',
       existing: {},
       client: { sortKeyName: 'sortKey' },
-      message: 'configured for (partition key "key", sort key "sortKey")',
+      message: 'The client\'s sortKeyName "sortKey" does not match lock table',
     },
     {
       what: 'no sortKeyName on a sort-key table',
       existing: { sortKeyName: 'sortKey' },
       client: {},
-      message: 'has key schema (partition key "key", sort key "sortKey"), but the client is configured for (partition key "key")',
+      message: 'The client has no sortKeyName, but lock table',
     },
     {
       what: 'another sortKeyName',
       existing: { sortKeyName: 'sortKey' },
       client: { sortKeyName: 'shard' },
-      message: 'configured for (partition key "key", sort key "shard")',
+      message: 'The client\'s sortKeyName "shard" does not match lock table',
     },
   ])('ifNotExists on a table with mismatching keys ($what) → LockTableSchemaMismatchError', async ({ existing, client: settings, message }) => {
     const tableName = uniqueTableName('lt-mismatch');

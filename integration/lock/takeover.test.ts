@@ -67,6 +67,27 @@ describe('a holder killed with SIGKILL', () => {
   }, 40_000);
 });
 
+describe('tryAcquireLock', () => {
+  it('waits as acquireLock does, Java’s “try”: the holder’s lease plus the additional wait, taking over a holder that stopped', async () => {
+    const live = bed.client({ ownerName: 'live', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
+    const stopped = bed.client({ ownerName: 'stopped', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT, backgroundHeartbeats: false });
+    const recorder = recording(bed.dynamoDBClient('trier'));
+    const trier = bed.client({ ownerName: 'trier', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT }, recorder.dynamoDB);
+    await live.acquireLock('kept');
+    await stopped.acquireLock('left');
+
+    // A holder that heartbeats: undefined, but only once a lease and the additional wait passed, reading all along.
+    const started = now();
+    expect(await trier.tryAcquireLock('kept', { refreshPeriod: REFRESH, additionalTimeToWaitForLock: 200 })).toBeUndefined();
+    expect(now() - started).toBeGreaterThanOrEqual(LEASE + 200);
+    expect(recorder.named('GetItemCommand').length).toBeGreaterThan(2);
+    // A holder that stopped: its lock is taken over within the same call, after its lease.
+    const taken = await trier.tryAcquireLock('left', { refreshPeriod: REFRESH });
+    expect(taken?.ownerName).toBe('trier');
+    expect(await bed.owner('left')).toBe('trier');
+  }, 20_000);
+});
+
 describe('shouldSkipBlockingWait', () => {
   it('fails at once with LockCurrentlyUnavailableError while the lock is held; tryAcquireLock gives undefined', async () => {
     const holder = bed.client({ ownerName: 'busy', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });

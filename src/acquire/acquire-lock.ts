@@ -31,7 +31,6 @@ import type { AcquisitionRequests } from '../dynamodb/acquisition-requests.js';
 import { lockId, type LockKey } from '../base/lock-key.js';
 import { holderOf } from '../protocol/lock-holder.js';
 import type { LockObservationCache } from './observation-cache.js';
-import { ACQUIRE_DEFAULTS } from '../settings/defaults.js';
 import type { AcquisitionPath } from '../protocol/index.js';
 import type { KeySchemaProof } from './key-schema-proof.js';
 import type { AcquisitionGate } from './acquisition-gate.js';
@@ -44,7 +43,7 @@ import type { ClockBound } from './clock-bound.js';
 import type { LockObservation } from '../dynamodb/read-lock.js';
 import type { ReplicationCheck } from '../dynamodb/table-replication.js';
 import type { TurnPlan, Turns } from './turns.js';
-import type { AcquireLockOptions, AcquireSettings } from './acquire-options.js';
+import type { AcquireSettings, ResolvedAcquireOptions } from './acquire-options.js';
 import { intendedWrite, RetryableRefusal, type Acquisition, type Decision, type Outcome, type RefusedWrite, type Step } from './steps.js';
 import { AcquisitionWrites } from './acquisition-writes.js';
 import { outcomeOfFailure } from './failed-step.js';
@@ -79,7 +78,7 @@ export class AcquireLoop implements Disposable {
   readonly #ctx: AcquireContext;
   readonly #key: LockKey;
   readonly #id: string;
-  readonly #options: AcquireLockOptions;
+  readonly #options: ResolvedAcquireOptions;
   readonly #refreshMs: number;
   readonly #leaseDurationMs: number;
   readonly #deadline: AcquireDeadline;
@@ -97,19 +96,19 @@ export class AcquireLoop implements Disposable {
   readonly #lateTakeover = new LateTakeover();
 
   /** `turn`: this client's turn on the lock, which may say to stand aside first (turns.ts). */
-  constructor(ctx: AcquireContext, key: LockKey, options: AcquireLockOptions, turn?: Pick<TurnPlan, 'standAsideMs'>) {
+  constructor(ctx: AcquireContext, key: LockKey, options: ResolvedAcquireOptions, turn?: Pick<TurnPlan, 'standAsideMs'>) {
     this.#standAsideMs = turn?.standAsideMs ?? 0;
     this.#ctx = ctx;
     this.#watch = new StaleWatch(ctx.clockBound);
     this.#key = key;
     this.#id = lockId(key);
     this.#options = options;
-    this.#refreshMs = options.refreshPeriod ?? ACQUIRE_DEFAULTS.refreshPeriod;
-    this.#leaseDurationMs = options.leaseDuration ?? ctx.defaultLeaseDuration;
-    this.#writes = new AcquisitionWrites(ctx, key, options, this.#leaseDurationMs);
+    this.#refreshMs = options.refreshPeriod;
+    this.#leaseDurationMs = options.leaseDuration;
+    this.#writes = new AcquisitionWrites(ctx, key, options);
     this.#deadline = new AcquireDeadline({
       clock: ctx.clock,
-      waitMs: options.additionalTimeToWaitForLock ?? ACQUIRE_DEFAULTS.additionalTimeToWaitForLock,
+      waitMs: options.additionalTimeToWaitForLock,
       graceMs: Math.max(this.#refreshMs, this.#leaseDurationMs),
       signal: options.signal,
       oneRequestAtATime: true,

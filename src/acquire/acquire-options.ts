@@ -12,6 +12,7 @@ import {
   type LockTable,
 } from '../protocol/index.js';
 import { checkSignal } from '../settings/argument-checks.js';
+import { ACQUIRE_DEFAULTS } from '../settings/defaults.js';
 import { checkDuration, checkLockLease } from '../settings/options.js';
 
 /** Options of one `acquireLock` call (Java's `AcquireLockOptions`, PROTOCOL.md §8.2). */
@@ -32,14 +33,15 @@ export interface AcquireLockOptions {
   /** Milliseconds between reads while waiting. @default 1000 */
   readonly refreshPeriod?: number;
   /**
-   * How long this client may keep a lock it releases and asks for again at
-   * once (within `refreshPeriod` of the release) before it stands aside:
-   * the next such call sends nothing for one `refreshPeriod` after the
-   * release, so that waiters of other clients can take the lock; while
-   * nobody takes it then, up to 32 times as long. `Infinity` never stands
-   * aside. A call that may not wait a refresh period
+   * Opt-in turns, for even shares of a lock that clients release and ask
+   * for again at once: how long this client may keep such a lock (each call
+   * within `refreshPeriod` of its release) before it stands aside: the next
+   * such call sends nothing for one `refreshPeriod` after the release, so
+   * that waiters of other clients can take the lock; while nobody takes it
+   * then, up to 32 times as long. One `refreshPeriod` evens shares out
+   * within seconds. A call that may not wait a refresh period
    * (`shouldSkipBlockingWait`, or `additionalTimeToWaitForLock` below
-   * `refreshPeriod`) never stands aside either. @default refreshPeriod
+   * `refreshPeriod`) never stands aside. @default Infinity (never stands aside, as Java)
    */
   readonly turnLength?: number;
   /**
@@ -83,29 +85,57 @@ export interface AcquireSettings {
   readonly safetyMargin: number | undefined;
 }
 
-/** Checks everything about the call that can be checked without DynamoDB. */
-export function validateAcquireOptions(ctx: AcquireSettings, key: LockKey, options: AcquireLockOptions): void {
-  validateLockKey(ctx.table, key);
+/** The options an acquisition fills in when the caller leaves them out. */
+type Defaulted = 'refreshPeriod' | 'additionalTimeToWaitForLock' | 'turnLength' | 'leaseDuration' | 'replaceData' | 'deleteLockOnRelease';
+
+/** A call's options, checked, with every default filled in (`Options`: those of one lock or of a group). */
+export type Resolved<Options extends Pick<AcquireLockOptions, Defaulted>> = Options & Required<Pick<AcquireLockOptions, Defaulted>>;
+
+export type ResolvedAcquireOptions = Resolved<AcquireLockOptions>;
+
+/**
+ * Checks what of a call's options does not depend on its key, and fills in
+ * their defaults: the one place an acquisition reads them.
+ */
+export function resolveAcquireOptions<Options extends Pick<AcquireLockOptions, Defaulted | 'signal' | 'sessionMonitor'>>(
+  ctx: AcquireSettings,
+  options: Options,
+): Resolved<Options> {
   checkSignal('signal', options.signal);
-  if (options.refreshPeriod !== undefined) checkDuration('refreshPeriod', options.refreshPeriod);
-  if (options.turnLength !== undefined) checkDuration('turnLength', options.turnLength, { allowInfinity: true });
-  if (options.additionalTimeToWaitForLock !== undefined) {
-    checkDuration('additionalTimeToWaitForLock', options.additionalTimeToWaitForLock, { allowInfinity: true });
-  }
-  const lease = options.leaseDuration === undefined ? ctx.defaultLeaseDuration : checkLockLease(options.leaseDuration, ctx);
-  // Most calls carry neither data nor attributes, and their item is far below the limit: not encoded for nothing.
-  if (options.data !== undefined || options.additionalAttributes !== undefined || !surelyFits(ctx, key)) {
-    validateItemSize(lockItemOf(ctx, key, options));
-  }
+  const leaseDuration = options.leaseDuration === undefined ? ctx.defaultLeaseDuration : checkLockLease(options.leaseDuration, ctx);
   const monitor = options.sessionMonitor;
   if (monitor !== undefined) {
     const safe = monitor.safeTimeWithoutHeartbeat;
-    if (!(typeof safe === 'number' && safe > ctx.heartbeatPeriod && safe < lease)) {
+    if (!(typeof safe === 'number' && safe > ctx.heartbeatPeriod && safe < leaseDuration)) {
       throw new InvalidArgumentError(
         'INVALID_SESSION_MONITOR',
-        `sessionMonitor.safeTimeWithoutHeartbeat (${String(safe)} ms) must be greater than heartbeatPeriod (${ctx.heartbeatPeriod} ms) and less than the lease (${lease} ms)`,
+        `sessionMonitor.safeTimeWithoutHeartbeat (${String(safe)} ms) must be greater than heartbeatPeriod (${ctx.heartbeatPeriod} ms) and less than the lease (${leaseDuration} ms)`,
       );
     }
+  }
+  const wait = { allowInfinity: true };
+  const refreshPeriod = checkDuration('refreshPeriod', options.refreshPeriod ?? ACQUIRE_DEFAULTS.refreshPeriod);
+  return {
+    ...options,
+    refreshPeriod,
+    turnLength: checkDuration('turnLength', options.turnLength ?? ACQUIRE_DEFAULTS.turnLength, wait),
+    additionalTimeToWaitForLock: checkDuration(
+      'additionalTimeToWaitForLock',
+      options.additionalTimeToWaitForLock ?? ACQUIRE_DEFAULTS.additionalTimeToWaitForLock,
+      wait,
+    ),
+    leaseDuration,
+    replaceData: options.replaceData ?? ACQUIRE_DEFAULTS.replaceData,
+    deleteLockOnRelease: options.deleteLockOnRelease ?? ACQUIRE_DEFAULTS.deleteLockOnRelease,
+  };
+}
+
+/** Checks what of a call depends on its key (the key, the size of the item it writes), without DynamoDB. */
+export function validateAcquireKey(ctx: AcquireSettings, key: LockKey, options: Resolved<AcquireLockOptions>): void {
+  validateLockKey(ctx.table, key);
+  // Most calls carry neither data nor attributes, and their item is far below the limit: not encoded for nothing.
+  if (options.data !== undefined || options.additionalAttributes !== undefined || !surelyFits(ctx, key)) {
+    validateItemSize(lockItemOf(ctx, key, options));
   }
 }
 
@@ -113,11 +143,11 @@ export function validateAcquireOptions(ctx: AcquireSettings, key: LockKey, optio
  * The item a call with checked options writes, but for its RVN (always 36
  * characters): encoding it also checks the names of its attributes.
  */
-export function lockItemOf(ctx: AcquireSettings, key: LockKey, options: AcquireLockOptions): LockItem {
+export function lockItemOf(ctx: AcquireSettings, key: LockKey, options: ResolvedAcquireOptions): LockItem {
   return encodeLockItem(ctx.table, {
     ...key,
     ownerName: ctx.ownerName,
-    leaseDurationMs: options.leaseDuration ?? ctx.defaultLeaseDuration,
+    leaseDurationMs: options.leaseDuration,
     recordVersionNumber: '00000000-0000-0000-0000-000000000000',
     data: toBytes(options.data),
     additionalAttributes: options.additionalAttributes ?? {},

@@ -22,11 +22,10 @@ import type { HeldLocks } from '../heartbeat/held-locks.js';
 import type { LockWrite } from '../hold/lock-state.js';
 import { childAbortController, type ChildAbortController } from '../primitives/child-abort-controller.js';
 import type { LockTable } from '../protocol/index.js';
-import { ACQUIRE_DEFAULTS } from '../settings/defaults.js';
 import type { ResolvedSettings } from '../settings/options.js';
 import { AcquireLoop, type AcquireContext } from './acquire-lock.js';
 import { ClockBound } from './clock-bound.js';
-import { validateAcquireOptions, type AcquireLockOptions } from './acquire-options.js';
+import { resolveAcquireOptions, validateAcquireKey, type AcquireLockOptions, type ResolvedAcquireOptions } from './acquire-options.js';
 import { ACQUISITION_REQUESTS_IN_FLIGHT, ACQUISITIONS_WHILE_BEHIND_SHARE, AcquisitionGate, type GateLane } from './acquisition-gate.js';
 import { GroupAcquireLoop } from './group-acquire.js';
 import { groupKeysOf, validateGroup, type AcquireLocksOptions, type GroupKey } from './group-options.js';
@@ -110,8 +109,9 @@ export class Acquirer {
    * Acquires the lock (acquire-lock.ts) and hands it to the held locks.
    * With `reentrant`, a lock this client holds is returned as it is.
    */
-  async acquire(key: LockKey, options: AcquireLockOptions): Promise<HeldLock> {
-    validateAcquireOptions(this.#ctx, key, options);
+  async acquire(key: LockKey, given: AcquireLockOptions): Promise<HeldLock> {
+    const options = resolveAcquireOptions(this.#ctx, given);
+    validateAcquireKey(this.#ctx, key, options);
     if (options.reentrant) {
       const mine = this.#options.holding.get(lockId(key));
       if (mine?.isHeld() === true) return mine;
@@ -127,8 +127,9 @@ export class Acquirer {
    * then held on its own. A key this client already holds is refused: a
    * group never takes, or waits for, a lock its own client holds.
    */
-  async acquireGroup(keys: readonly GroupKey[], options: AcquireLocksOptions): Promise<HeldLock[]> {
+  async acquireGroup(keys: readonly GroupKey[], given: AcquireLocksOptions): Promise<HeldLock[]> {
     const lockKeys = groupKeysOf(keys);
+    const options = resolveAcquireOptions(this.#ctx, given);
     validateGroup(this.#ctx, lockKeys, options, this.#options.fencingTable !== undefined);
     for (const key of lockKeys) {
       if (this.#options.holding.get(lockId(key))?.isHeld() === true) {
@@ -149,7 +150,7 @@ export class Acquirer {
   }
 
   /** The context of one acquisition: the shared one, and the release of locks the call will not hand over. */
-  #callContext(options: AcquireLockOptions): AcquireContext {
+  #callContext(options: Pick<ResolvedAcquireOptions, 'deleteLockOnRelease' | 'sessionMonitor'>): AcquireContext {
     const releaseStray = async (strays: readonly Acquisition[]): Promise<void> => {
       if (strays.length > 0) await this.#hold(strays, options, undefined).then((held) => this.#releaseAll(held));
     };
@@ -176,7 +177,11 @@ export class Acquirer {
    * aborted, or the client closed, while the winning write was in flight, they
    * are released at once, best effort, and the call ends.
    */
-  async #hold(acquisitions: readonly Acquisition[], options: AcquireLockOptions, signal: AbortSignal | undefined): Promise<HeldLock[]> {
+  async #hold(
+    acquisitions: readonly Acquisition[],
+    options: Pick<ResolvedAcquireOptions, 'deleteLockOnRelease' | 'sessionMonitor'>,
+    signal: AbortSignal | undefined,
+  ): Promise<HeldLock[]> {
     const { holding, lifetime } = this.#options;
     const monitor = options.sessionMonitor;
     const held = acquisitions.map(({ record, lookupTime, lookupWallTime, additionalAttributes, fencingToken, inDoubt }) => {
@@ -189,7 +194,7 @@ export class Acquirer {
         lookupWallTime,
         data: record.data,
         additionalAttributes,
-        deleteLockOnRelease: options.deleteLockOnRelease ?? ACQUIRE_DEFAULTS.deleteLockOnRelease,
+        deleteLockOnRelease: options.deleteLockOnRelease,
         fencingToken,
         sessionMonitor:
           monitor === undefined ? undefined : { safeTimeWithoutHeartbeat: monitor.safeTimeWithoutHeartbeat, callback: monitor.callback },
@@ -215,14 +220,12 @@ export class Acquirer {
    * The acquire loop, within this client's turn on the lock (turns.ts): a
    * back-to-back acquisition whose turn is over stands aside first.
    */
-  async #acquire(key: LockKey, options: AcquireLockOptions): Promise<Acquisition> {
+  async #acquire(key: LockKey, options: ResolvedAcquireOptions): Promise<Acquisition> {
     const { turns } = this.#ctx;
-    const refreshMs = options.refreshPeriod ?? ACQUIRE_DEFAULTS.refreshPeriod;
     const turn = turns.plan(lockId(key), {
-      refreshMs,
-      turnLengthMs: options.turnLength ?? ACQUIRE_DEFAULTS.turnLengthInRefreshPeriods * refreshMs,
-      mayWait:
-        !options.shouldSkipBlockingWait && (options.additionalTimeToWaitForLock ?? ACQUIRE_DEFAULTS.additionalTimeToWaitForLock) >= refreshMs,
+      refreshMs: options.refreshPeriod,
+      turnLengthMs: options.turnLength,
+      mayWait: !options.shouldSkipBlockingWait && options.additionalTimeToWaitForLock >= options.refreshPeriod,
     });
     const loop = new AcquireLoop(this.#callContext(options), key, options, turn);
     try {

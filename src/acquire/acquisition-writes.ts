@@ -13,8 +13,7 @@ import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
 import { toBytes } from '../primitives/bytes.js';
 import { raceAbort } from '../primitives/race-abort.js';
 import { encodeAdditionalAttributes, type AcquisitionPath, type LockItem, type LockRecord, type LockRecordToWrite } from '../protocol/index.js';
-import { ACQUIRE_DEFAULTS } from '../settings/defaults.js';
-import type { AcquireLockOptions } from './acquire-options.js';
+import type { ResolvedAcquireOptions } from './acquire-options.js';
 import type { LockObservationCache } from './observation-cache.js';
 import type { Acquisition, Renewal } from './steps.js';
 
@@ -28,29 +27,27 @@ export interface AcquisitionWritesContext {
 export class AcquisitionWrites {
   readonly #ctx: AcquisitionWritesContext;
   readonly #key: LockKey;
-  readonly #options: AcquireLockOptions;
-  readonly #leaseDurationMs: number;
+  readonly #options: ResolvedAcquireOptions;
   readonly #newData: Uint8Array | undefined;
   readonly #additionalAttributes: LockItem;
   /** Writes whose outcome is unknown. */
   readonly #unconfirmed: Acquisition[] = [];
 
-  constructor(ctx: AcquisitionWritesContext, key: LockKey, options: AcquireLockOptions, leaseDurationMs: number) {
+  constructor(ctx: AcquisitionWritesContext, key: LockKey, options: ResolvedAcquireOptions) {
     this.#ctx = ctx;
     this.#key = key;
     this.#options = options;
-    this.#leaseDurationMs = leaseDurationMs;
     this.#newData = toBytes(options.data);
     this.#additionalAttributes = encodeAdditionalAttributes(options.additionalAttributes ?? {});
   }
 
   /** The record a write decided on `existing` (`undefined`: no item) sends, with a new RVN. */
   recordFor(existing: LockObservation | undefined): LockRecordToWrite {
-    const replaceData = this.#options.replaceData ?? ACQUIRE_DEFAULTS.replaceData;
+    const replaceData = this.#options.replaceData;
     return {
       ...this.#key,
       ownerName: this.#ctx.ownerName,
-      leaseDurationMs: this.#leaseDurationMs,
+      leaseDurationMs: this.#options.leaseDuration,
       recordVersionNumber: randomUUID(),
       data: !replaceData && existing?.record.data !== undefined ? existing.record.data : this.#newData,
       additionalAttributes: this.#options.additionalAttributes ?? {},

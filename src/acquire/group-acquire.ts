@@ -34,11 +34,11 @@ import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
 import { encodeAdditionalAttributes, type AcquisitionPath, type GroupMember, type LockItem } from '../protocol/index.js';
 import { holderOf } from '../protocol/lock-holder.js';
-import { ACQUIRE_DEFAULTS } from '../settings/defaults.js';
 import { AcquireDeadline } from './acquire-deadline.js';
 import type { AcquireContext } from './acquire-lock.js';
 import { AcquisitionWrites } from './acquisition-writes.js';
 import { acquisitionsOf, readAttempt, type GroupAttempt } from './group-attempts.js';
+import type { Resolved } from './acquire-options.js';
 import type { AcquireLocksOptions } from './group-options.js';
 import { admittedForCall } from './request-bound.js';
 import { StaleWatch } from './stale-watch.js';
@@ -85,7 +85,7 @@ interface Member {
 export class GroupAcquireLoop implements Disposable {
   readonly #ctx: GroupContext;
   readonly #members: Member[];
-  readonly #options: AcquireLocksOptions;
+  readonly #options: Resolved<AcquireLocksOptions>;
   readonly #refreshMs: number;
   readonly #leaseDurationMs: number;
   readonly #additionalAttributes: LockItem;
@@ -101,21 +101,21 @@ export class GroupAcquireLoop implements Disposable {
   /** Whether this call saw someone else hold one of the locks. */
   #waitedForAnother = false;
 
-  constructor(ctx: GroupContext, keys: readonly LockKey[], options: AcquireLocksOptions) {
+  constructor(ctx: GroupContext, keys: readonly LockKey[], options: Resolved<AcquireLocksOptions>) {
     this.#ctx = ctx;
     this.#options = options;
-    this.#refreshMs = options.refreshPeriod ?? ACQUIRE_DEFAULTS.refreshPeriod;
-    this.#leaseDurationMs = options.leaseDuration ?? ctx.defaultLeaseDuration;
+    this.#refreshMs = options.refreshPeriod;
+    this.#leaseDurationMs = options.leaseDuration;
     this.#additionalAttributes = encodeAdditionalAttributes(options.additionalAttributes ?? {});
-    const waitMs = options.additionalTimeToWaitForLock ?? ACQUIRE_DEFAULTS.additionalTimeToWaitForLock;
+    const waitMs = options.additionalTimeToWaitForLock;
     const turn = {
       refreshMs: this.#refreshMs,
-      turnLengthMs: options.turnLength ?? ACQUIRE_DEFAULTS.turnLengthInRefreshPeriods * this.#refreshMs,
+      turnLengthMs: options.turnLength,
       mayWait: waitMs >= this.#refreshMs,
     };
     this.#members = keys.map((key) => ({
       key,
-      writes: new AcquisitionWrites(ctx, key, options, this.#leaseDurationMs),
+      writes: new AcquisitionWrites(ctx, key, options),
       watch: new StaleWatch(ctx.clockBound),
       turn: ctx.turns.plan(lockId(key), turn),
     }));

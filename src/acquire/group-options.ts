@@ -2,7 +2,7 @@
 import { InvalidArgumentError } from '../base/errors.js';
 import { describeLockKey, lockId, type LockKey } from '../base/lock-key.js';
 import { maxGroupSize, validateGroupSize } from '../protocol/index.js';
-import { lockItemOf, validateAcquireOptions, type AcquireLockOptions, type AcquireSettings } from './acquire-options.js';
+import { lockItemOf, validateAcquireKey, type AcquireLockOptions, type AcquireSettings, type Resolved } from './acquire-options.js';
 
 /** One lock of a group: its partition key, or its partition and sort key. */
 export type GroupKey = string | LockKey;
@@ -42,7 +42,7 @@ export function groupKeysOf(keys: readonly GroupKey[]): LockKey[] {
  * too), no key twice, and each key's item, and all of them together,
  * within DynamoDB's limits.
  */
-export function validateGroup(ctx: AcquireSettings, keys: readonly LockKey[], options: AcquireLocksOptions, fenced: boolean): void {
+export function validateGroup(ctx: AcquireSettings, keys: readonly LockKey[], options: Resolved<AcquireLocksOptions>, fenced: boolean): void {
   const most = maxGroupSize(fenced);
   if (keys.length === 0) throw new InvalidArgumentError('INVALID_GROUP', 'acquireLocks needs at least one key');
   if (keys.length > most) {
@@ -53,7 +53,7 @@ export function validateGroup(ctx: AcquireSettings, keys: readonly LockKey[], op
   }
   const seen = new Set<string>();
   const items = keys.map((key) => {
-    validateAcquireOptions(ctx, key, options);
+    validateAcquireKey(ctx, key, options);
     const id = lockId(key);
     if (seen.has(id)) throw new InvalidArgumentError('INVALID_GROUP', `acquireLocks got the key ${describeLockKey(key)} twice`);
     seen.add(id);

@@ -130,6 +130,12 @@ export class LockCurrentlyUnavailableError extends DynamoDBLockError {
   }
 }
 
+/** Whether `error` says that someone else holds the lock: an answer to the call, not a failure of DynamoDB. */
+export function heldByAnother(error: unknown): error is LockNotGrantedError | LockCurrentlyUnavailableError {
+  if (error instanceof DynamoDBUnavailableError) return false;
+  return error instanceof LockNotGrantedError || error instanceof LockCurrentlyUnavailableError;
+}
+
 /**
  * How a held lock was lost:
  * - `taken`: another owner holds it now;
@@ -180,12 +186,12 @@ export class LockTableAlreadyExistsError extends DynamoDBLockError {
   }
 }
 
-/** The table's key schema differs from the client's `partitionKeyName`/`sortKeyName`. */
+/** The table's key schema differs from the client's `partitionKeyName`/`sortKeyName`; `message` names the option that does not match. */
 export class LockTableSchemaMismatchError extends DynamoDBLockError {
   override name = 'LockTableSchemaMismatchError';
   readonly tableName: string;
-  constructor(tableName: string, expected: string, actual: string, options?: { cause?: unknown }) {
-    super(`Lock table ${JSON.stringify(tableName)} has key schema ${actual}, but the client is configured for ${expected}`, options);
+  constructor(tableName: string, mismatch: string, options?: { cause?: unknown }) {
+    super(mismatch, options);
     this.tableName = tableName;
   }
 }

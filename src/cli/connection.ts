@@ -5,7 +5,7 @@
  * starts a private DynamoDB Local instead.
  */
 import { DynamoDBClient, type DynamoDBClientConfig, type TableDescription } from '@aws-sdk/client-dynamodb';
-import { CLI_DEFAULTS, CLIENT_DEFAULTS } from '../settings/defaults.js';
+import { CLIENT_DEFAULTS } from '../settings/defaults.js';
 import { isClientSideError } from '../dynamodb/sdk-errors.js';
 import { LockTableDoesNotExistError } from '../base/errors.js';
 import { LockClient } from '../lock-client.js';
@@ -76,16 +76,13 @@ export function connectionSettings(flags: Flags): ConnectionSettings {
   if (tableName === undefined) throw new UsageError('--table is required: the name of the lock table');
   const partitionKeyName = flags.string('partition-key-name');
   const sortKeyName = flags.string('sort-key-name');
-  const leaseDuration = flags.duration('lease');
-  const heartbeat = flags.duration('heartbeat');
   const settings: Omit<ConnectionSettings, 'lease'> = {
     table: { tableName, partitionKeyName: partitionKeyName ?? CLIENT_DEFAULTS.partitionKeyName, sortKeyName },
     keyNamesGiven: partitionKeyName !== undefined || sortKeyName !== undefined,
     endpoint: flags.string('endpoint'),
     region: flags.string('region'),
-    leaseDuration,
-    heartbeatPeriod:
-      heartbeat ?? (leaseDuration === undefined ? undefined : Math.max(1, Math.floor(leaseDuration / CLI_DEFAULTS.heartbeatsPerLease))),
+    leaseDuration: flags.duration('lease'),
+    heartbeatPeriod: flags.duration('heartbeat'),
     ownerName: flags.string('owner'),
     local: flags.boolean('local'),
   };

@@ -37,7 +37,10 @@ export function explainError(error: unknown): Explanation {
     return { message: `${message}; create it with: dynamodb-lock create-table --table ${error.tableName}`, exitCode: ExitCode.error };
   }
   if (error instanceof LockTableSchemaMismatchError) {
-    return { message: `${message}; pass the table's key names with --partition-key-name and --sort-key-name`, exitCode: ExitCode.error };
+    return {
+      message: `${inFlagWords(message)}; pass the table's key names with --partition-key-name and --sort-key-name`,
+      exitCode: ExitCode.error,
+    };
   }
   if (error instanceof LockTableAlreadyExistsError || isResourceInUse(error)) {
     return { message: `${message} (to accept an existing table with the same keys, pass --if-not-exists)`, exitCode: ExitCode.error };

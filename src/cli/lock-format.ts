@@ -4,6 +4,7 @@
  * without control characters, else as a hex preview.
  */
 import type { LockSnapshot } from '../lock.js';
+import { textOf } from '../primitives/bytes.js';
 import { hasControlCharacters } from './text-table.js';
 
 /** The fields of a lock every command shows; a `Lock` has them too. */
@@ -25,17 +26,6 @@ export interface LockJson {
   readonly dataText: string | null;
   /** The data's bytes in base64, null when there is none. */
   readonly dataBase64: string | null;
-}
-
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-
-function textOf(data: Uint8Array | undefined): string | undefined {
-  if (data === undefined) return undefined;
-  try {
-    return strictUtf8.decode(data);
-  } catch {
-    return undefined;
-  }
 }
 
 export function lockJson(lock: ShownLock): LockJson {

@@ -14,7 +14,7 @@
 import { hostname } from 'node:os';
 import { basename } from 'node:path';
 import { deadline } from '../primitives/deadline.js';
-import { DynamoDBUnavailableError, LockCurrentlyUnavailableError, LockNotGrantedError, type LockHolder } from '../base/errors.js';
+import { heldByAnother, type LockHolder } from '../base/errors.js';
 import type { LockClient } from '../lock-client.js';
 import { describeLockKey } from '../base/lock-key.js';
 import type { Lock } from '../lock.js';
@@ -234,10 +234,7 @@ async function acquire(client: LockClient, io: CliIO, key: string, partitionKey:
     return await client.acquireLock(partitionKey, { ...options, shouldSkipBlockingWait: true, signal: choice.interrupted });
   } catch (error) {
     if (choice.interrupted.aborted) throw choice.interrupted.reason;
-    if (
-      error instanceof LockCurrentlyUnavailableError ||
-      (error instanceof LockNotGrantedError && !(error instanceof DynamoDBUnavailableError))
-    ) {
+    if (heldByAnother(error)) {
       io.err(`dynamodb-lock: ${heldMessage(key, error.holder, choice.wait)}; not running the command\n`);
       return undefined;
     }

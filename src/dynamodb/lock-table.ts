@@ -58,17 +58,41 @@ function checkKeySchema(description: TableDescription, table: LockTable, cause?:
   const hash = description.KeySchema?.find((k) => k.KeyType === 'HASH')?.AttributeName;
   const range = description.KeySchema?.find((k) => k.KeyType === 'RANGE')?.AttributeName;
   const typeOf = (name: string | undefined) => description.AttributeDefinitions?.find((d) => d.AttributeName === name)?.AttributeType;
-  const namesMatch = hash === table.partitionKeyName && range === table.sortKeyName;
   const typesMatch = typeOf(hash) === 'S' && (range === undefined || typeOf(range) === 'S');
-  if (!namesMatch || !typesMatch) {
-    const actual = namesMatch ? `${formatSchema(hash, range)} with non-string key types` : formatSchema(hash, range);
-    throw new LockTableSchemaMismatchError(
-      table.tableName,
-      formatSchema(table.partitionKeyName, table.sortKeyName),
-      actual,
-      cause === undefined ? undefined : { cause },
+  const mismatches = keyNameMismatches(table, hash, range);
+  if (mismatches.length === 0 && !typesMatch) {
+    mismatches.push(`Lock table ${JSON.stringify(table.tableName)} has key schema ${formatSchema(hash, range)} with non-string key types`);
+  }
+  if (mismatches.length > 0) {
+    throw new LockTableSchemaMismatchError(table.tableName, mismatches.join('; '), cause === undefined ? undefined : { cause });
+  }
+}
+
+/**
+ * Each of the client's key names that does not match the table's key
+ * attributes (`hash`, `range`), in a sentence that names the client's
+ * option: it is the client that is configured for another table.
+ */
+function keyNameMismatches(table: LockTable, hash: string | undefined, range: string | undefined): string[] {
+  const quote = (name: string | undefined): string => JSON.stringify(name);
+  const ofTable = `lock table ${quote(table.tableName)}`;
+  const mismatches: string[] = [];
+  if (hash !== table.partitionKeyName) {
+    mismatches.push(
+      `The client's partitionKeyName ${quote(table.partitionKeyName)} does not match ${ofTable}, whose partition key is ${quote(hash)}`,
     );
   }
+  if (range !== table.sortKeyName) {
+    const clientSortKey = `The client's sortKeyName ${quote(table.sortKeyName)} does not match ${ofTable}`;
+    mismatches.push(
+      table.sortKeyName === undefined
+        ? `The client has no sortKeyName, but ${ofTable} has sort key ${quote(range)}`
+        : range === undefined
+          ? `${clientSortKey}, which has no sort key`
+          : `${clientSortKey}, whose sort key is ${quote(range)}`,
+    );
+  }
+  return mismatches;
 }
 
 /** True when the table is ACTIVE or UPDATING, as in Java. */

@@ -5,15 +5,17 @@ import type { LockSnapshot } from '../lock.js';
  * The leader of an election: the holder of its lock, whoever wrote it (this
  * library or a Java client), as a snapshot of the lock shows it: its
  * `ownerName` (its lock client's), the `data` it stored with the lock (e.g.
- * JSON with its address), the `recordVersionNumber` of its latest write seen
- * (it changes with every heartbeat) and its `leaseDuration` in milliseconds.
+ * JSON with its address) and, when that is UTF-8, its `dataText`, the
+ * `recordVersionNumber` of its latest write seen (it changes with every
+ * heartbeat) and its `leaseDuration` in milliseconds.
  */
-export type Leader = Pick<LockSnapshot, 'ownerName' | 'data' | 'recordVersionNumber' | 'leaseDuration'>;
+export type Leader = Pick<LockSnapshot, 'ownerName' | 'data' | 'dataText' | 'recordVersionNumber' | 'leaseDuration'>;
 
 export function leaderOf(lock: Leader): Leader {
   return {
     ownerName: lock.ownerName,
     data: lock.data,
+    dataText: lock.dataText,
     recordVersionNumber: lock.recordVersionNumber,
     leaseDuration: lock.leaseDuration,
   };

@@ -30,6 +30,9 @@ export class Leadership implements AsyncDisposable {
   get data(): Uint8Array | undefined {
     return this.#lock.data;
   }
+  get dataText(): string | undefined {
+    return this.#lock.dataText;
+  }
   /** The lock's fencing token (client option `fencingTableName`): larger for every later term won by a fencing client. */
   get fencingToken(): bigint | undefined {
     return this.#lock.fencingToken;

@@ -16,7 +16,7 @@ import {
   type TracerProvider,
 } from '@opentelemetry/api';
 import type { DynamoDBSender } from '../settings/options.js';
-import { DynamoDBUnavailableError, LockCurrentlyUnavailableError, LockNotGrantedError } from '../base/errors.js';
+import { DynamoDBUnavailableError, heldByAnother, LockCurrentlyUnavailableError, LockNotGrantedError } from '../base/errors.js';
 import type { Subscription } from '../base/events.js';
 import type { Lock, ReleaseLockOptions } from '../lock.js';
 import type { LockClient } from '../lock-client.js';
@@ -210,8 +210,7 @@ export class LockClientInstrumentation {
 
 /** Someone else holding the lock is an answer, not a failure of the call. */
 function isAcquireFailure(error: unknown): boolean {
-  if (error instanceof DynamoDBUnavailableError) return true;
-  return !(error instanceof LockNotGrantedError || error instanceof LockCurrentlyUnavailableError);
+  return !heldByAnother(error);
 }
 
 function outcomeOf(error: unknown, signal: AbortSignal | undefined): AcquireOutcome {

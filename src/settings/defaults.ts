@@ -12,8 +12,6 @@ export const CLIENT_DEFAULTS = Object.freeze({
   partitionKeyName: DEFAULT_PARTITION_KEY_NAME,
   /** Java's 20 s: a dead holder's lock passes on about this long after its last heartbeat. */
   leaseDuration: 20_000,
-  /** Java's 5 s: four heartbeats per lease, so that one late heartbeat never costs the lock. */
-  heartbeatPeriod: 5_000,
   /** Java's: a held lock is kept without the caller's help. */
   backgroundHeartbeats: true,
   /**
@@ -33,6 +31,15 @@ export const CLIENT_DEFAULTS = Object.freeze({
 });
 
 /**
+ * The `heartbeatPeriod` of a client whose lease is `leaseDuration` ms, when
+ * the option is not set: a quarter of the lease, Java's ratio (5 s in 20 s),
+ * so that one late heartbeat never costs a lock, whatever lease is chosen.
+ */
+export function defaultHeartbeatPeriod(leaseDuration: number): number {
+  return Math.max(1, Math.floor(leaseDuration / 4));
+}
+
+/**
  * The `safetyMargin` of a lock whose lease is `leaseDuration` ms, when the
  * client option is not set: a tenth of the lease, room for the time between a
  * check and the act it guards that grows with the lease, while nine tenths
@@ -50,14 +57,12 @@ export const ACQUIRE_DEFAULTS = Object.freeze({
   additionalTimeToWaitForLock: 1_000,
   replaceData: true,
   /**
-   * `turnLength` in refresh periods. Each hand-over leaves the lock free
-   * until the next waiter's read, about a refresh period over the number of
-   * waiters. A turn of one period keeps that near a tenth of the time with
-   * 8 waiters, and hands the lock over often enough that shares even out
-   * within seconds (BENCHMARKS.md "Contention"; two periods halved how often
-   * it changed hands for a few per cent more critical sections).
+   * Never stand aside, as Java: a client that re-takes a lock nobody else
+   * wants pays nothing, and contention on one key is rare. Turns cost a
+   * contended lock up to a third of its critical sections (BENCHMARKS.md
+   * "Contention"), a price only those who need even shares should pay.
    */
-  turnLengthInRefreshPeriods: 1,
+  turnLength: Infinity,
   /** Deleting leaves the table as it was before the lock was taken. */
   deleteLockOnRelease: true,
 });
@@ -127,10 +132,4 @@ export const DYNAMODB_LOCAL_DEFAULTS = Object.freeze({
   java: 'java',
   /** Tests start a server per file or per run: its start matters more than its peak. */
   optimizeFor: 'startup' as const,
-});
-
-/** Defaults of the command line's flags, where it does not leave them to the library. */
-export const CLI_DEFAULTS = Object.freeze({
-  /** `--heartbeat` when only `--lease` is given: the ratio of the client's own defaults. */
-  heartbeatsPerLease: CLIENT_DEFAULTS.leaseDuration / CLIENT_DEFAULTS.heartbeatPeriod,
 });

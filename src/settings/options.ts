@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from '../base/logger.js';
 import type { MonotonicClock } from '../base/clock.js';
-import { CLIENT_DEFAULTS, defaultSafetyMargin } from './defaults.js';
+import { CLIENT_DEFAULTS, defaultHeartbeatPeriod, defaultSafetyMargin } from './defaults.js';
 import { InvalidArgumentError } from '../base/errors.js';
 import { CLOCK_STAMP_ATTRIBUTE, FencingAttribute, LockAttribute, MAX_BATCH_STATEMENTS } from '../protocol/index.js';
 
@@ -51,7 +51,7 @@ export interface LockClientSettings {
   readonly ownerName?: string;
   /** How long, in milliseconds, a lock stays valid without a heartbeat; written on each lock. @default 20000 */
   readonly leaseDuration?: number;
-  /** Milliseconds between a lock's heartbeats; at most half the lease. @default 5000 */
+  /** Milliseconds between a lock's heartbeats; at most half the lease. @default a quarter of `leaseDuration` (5000) */
   readonly heartbeatPeriod?: number;
   /**
    * Heartbeat held locks automatically (Java's `createHeartbeatBackgroundThread`).
@@ -285,13 +285,14 @@ export interface ResolvedSettings {
 
 /** Applies defaults and checks every option and their relations. */
 export function resolveSettings(options: LockClientSettings): ResolvedSettings {
+  const leaseDuration = checkDuration('leaseDuration', options.leaseDuration ?? CLIENT_DEFAULTS.leaseDuration, { min: 1 });
   const settings: ResolvedSettings = {
     tableName: checkTableName(options.tableName),
     partitionKeyName: checkKeyName('partitionKeyName', options.partitionKeyName ?? CLIENT_DEFAULTS.partitionKeyName),
     sortKeyName: options.sortKeyName === undefined ? undefined : checkKeyName('sortKeyName', options.sortKeyName),
     ownerName: options.ownerName === undefined ? defaultOwnerName() : checkName('ownerName', options.ownerName),
-    leaseDuration: checkDuration('leaseDuration', options.leaseDuration ?? CLIENT_DEFAULTS.leaseDuration, { min: 1 }),
-    heartbeatPeriod: checkDuration('heartbeatPeriod', options.heartbeatPeriod ?? CLIENT_DEFAULTS.heartbeatPeriod, { min: 1 }),
+    leaseDuration,
+    heartbeatPeriod: checkDuration('heartbeatPeriod', options.heartbeatPeriod ?? defaultHeartbeatPeriod(leaseDuration), { min: 1 }),
     backgroundHeartbeats: checkFlag('backgroundHeartbeats', options.backgroundHeartbeats ?? CLIENT_DEFAULTS.backgroundHeartbeats),
     heartbeatConcurrency: checkCount('heartbeatConcurrency', options.heartbeatConcurrency ?? CLIENT_DEFAULTS.heartbeatConcurrency),
     heartbeatBatchSize: checkCount('heartbeatBatchSize', options.heartbeatBatchSize ?? CLIENT_DEFAULTS.heartbeatBatchSize, {

@@ -8,6 +8,7 @@ import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from '@jest/globals';
 import { AcquireDeadline } from '../../src/acquire/acquire-deadline.js';
 import { AcquireLoop } from '../../src/acquire/acquire-lock.js';
+import { resolveAcquireOptions } from '../../src/acquire/acquire-options.js';
 import { TAKEOVER_MARGIN_MS } from '../../src/acquire/stale-watch.js';
 import { systemClock, type MonotonicClock } from '../../src/base/clock.js';
 import type { LockTable } from '../../src/protocol/index.js';
@@ -214,7 +215,7 @@ describe('AcquireDeadline in the acquire loop', () => {
     using loop = new AcquireLoop(
       ctx,
       { partitionKey: 'k' },
-      { additionalTimeToWaitForLock: 0, refreshPeriod: 100, acquireOnlyIfLockAlreadyExists: true },
+      resolveAcquireOptions(ctx, { additionalTimeToWaitForLock: 0, refreshPeriod: 100, acquireOnlyIfLockAlreadyExists: true }),
     );
     const taking = loop.run();
     const outcome = taking.then(
@@ -243,7 +244,7 @@ describe('AcquireDeadline in the acquire loop', () => {
     using loop = new AcquireLoop(
       ctx,
       { partitionKey: 'k' },
-      { additionalTimeToWaitForLock: 0, refreshPeriod: 100, acquireOnlyIfLockAlreadyExists: firstStep === 'read' },
+      resolveAcquireOptions(ctx, { additionalTimeToWaitForLock: 0, refreshPeriod: 100, acquireOnlyIfLockAlreadyExists: firstStep === 'read' }),
     );
     const outcome = loop.run().then(
       () => 'taken',

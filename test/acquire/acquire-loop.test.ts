@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { AcquireLoop } from '../../src/acquire/acquire-lock.js';
 import { unitAcquireContext } from '../../test-kit/acquire-context.js';
-import type { AcquireLockOptions } from '../../src/acquire/acquire-options.js';
+import { resolveAcquireOptions, type AcquireLockOptions } from '../../src/acquire/acquire-options.js';
 import { LockObservationCache } from '../../src/acquire/observation-cache.js';
 import { TAKEOVER_MARGIN_MS } from '../../src/acquire/stale-watch.js';
 import { Turns } from '../../src/acquire/turns.js';
@@ -55,7 +55,7 @@ function loopOf(
     observations: shared.observations,
     turns: shared.turns,
   });
-  const loop = new AcquireLoop(ctx, key, options);
+  const loop = new AcquireLoop(ctx, key, resolveAcquireOptions(ctx, options));
   loops.push(loop);
   return { loop, clock };
 }

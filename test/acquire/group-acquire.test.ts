@@ -5,6 +5,7 @@
  */
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from '@jest/globals';
+import { resolveAcquireOptions } from '../../src/acquire/acquire-options.js';
 import { GroupAcquireLoop } from '../../src/acquire/group-acquire.js';
 import { DynamoDBUnavailableError, LockNotGrantedError } from '../../src/base/errors.js';
 import { systemClock } from '../../src/base/clock.js';
@@ -43,10 +44,11 @@ describe('GroupAcquireLoop', () => {
     };
     // Seen at 1 ms with no wait: the deadline falls at 1 002 ms, a round at 1 002 ms sleeps a refresh period,
     // and the cut-off (a grace of one refresh period past Java's budget, 2 000 ms) falls during that sleep.
-    using loop = new GroupAcquireLoop(ctx, [{ partitionKey: 'held' }, { partitionKey: 'free' }], {
-      additionalTimeToWaitForLock: 0,
-      refreshPeriod: LEASE,
-    });
+    using loop = new GroupAcquireLoop(
+      ctx,
+      [{ partitionKey: 'held' }, { partitionKey: 'free' }],
+      resolveAcquireOptions(ctx, { additionalTimeToWaitForLock: 0, refreshPeriod: LEASE }),
+    );
     const ending = loop.run().then(
       () => undefined,
       (error: unknown) => error,
@@ -99,7 +101,7 @@ describe('GroupAcquireLoop', () => {
     using loop = new GroupAcquireLoop(
       ctx,
       keys.map((partitionKey) => ({ partitionKey })),
-      { additionalTimeToWaitForLock: waitMs, refreshPeriod: 100 },
+      resolveAcquireOptions(ctx, { additionalTimeToWaitForLock: waitMs, refreshPeriod: 100 }),
     );
     const ending = loop.run().then(
       (won) => won.map(({ record }) => record.partitionKey),

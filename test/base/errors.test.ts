@@ -43,7 +43,10 @@ const samples: ReadonlyArray<readonly [string, DynamoDBLockError]> = [
   ['LockLostError', new LockLostError('taken', 'heartbeat refused', lock, { cause, holder })],
   ['LockTableDoesNotExistError', new LockTableDoesNotExistError('locks', { cause })],
   ['LockTableAlreadyExistsError', new LockTableAlreadyExistsError('locks', { cause })],
-  ['LockTableSchemaMismatchError', new LockTableSchemaMismatchError('locks', 'key (S)', 'id (S)', { cause })],
+  [
+    'LockTableSchemaMismatchError',
+    new LockTableSchemaMismatchError('locks', 'The client has no sortKeyName, but lock table "locks" has sort key "id"', { cause }),
+  ],
   ['SessionMonitorNotSetError', new SessionMonitorNotSetError('no monitor', { cause })],
   ['MalformedLockItemError', new MalformedLockItemError('leaseDuration', 'is not a number', lock)],
   ['InvalidArgumentError', new InvalidArgumentError('EMPTY_KEY', 'empty')],
@@ -173,14 +176,13 @@ describe('error messages and fields', () => {
     expect(error.message).toContain(holder.recordVersionNumber);
   });
 
-  it('table errors name the table; the schema mismatch shows both schemas', () => {
+  it('table errors name the table; the schema mismatch says what does not match', () => {
     const missing = new LockTableDoesNotExistError('my-locks');
     expect(missing.message).toContain('my-locks');
     expect(missing.tableName).toBe('my-locks');
-    const mismatch = new LockTableSchemaMismatchError('my-locks', 'key (S)', 'id (N)');
-    expect(mismatch.message).toContain('my-locks');
-    expect(mismatch.message).toContain('key (S)');
-    expect(mismatch.message).toContain('id (N)');
+    const said = 'The client\'s sortKeyName "sk" does not match lock table "my-locks", which has no sort key';
+    const mismatch = new LockTableSchemaMismatchError('my-locks', said);
+    expect(mismatch.message).toBe(said);
     expect(mismatch.tableName).toBe('my-locks');
   });
 

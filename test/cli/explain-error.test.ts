@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { DynamoDBTimeoutError, LockTableDoesNotExistError } from '../../src/index.js';
+import { DynamoDBTimeoutError, LockTableDoesNotExistError, LockTableSchemaMismatchError } from '../../src/index.js';
 import { explainError } from '../../src/cli/explain-error.js';
 import { InterruptedError, UsageError } from '../../src/cli/usage-error.js';
 
@@ -25,5 +25,17 @@ describe('exit codes', () => {
     expect(explainError(Object.assign(new Error('Table already exists'), { name: 'ResourceInUseException' })).message).toContain(
       '--if-not-exists',
     );
+  });
+
+  it('of a key schema that does not fit, in the words of the flags that set the key names', () => {
+    const mismatch = new LockTableSchemaMismatchError(
+      'jobs',
+      'The client\'s sortKeyName "shard" does not match lock table "jobs", which has no sort key',
+    );
+    expect(explainError(mismatch)).toEqual({
+      message:
+        'The client\'s --sort-key-name "shard" does not match lock table "jobs", which has no sort key; pass the table\'s key names with --partition-key-name and --sort-key-name',
+      exitCode: 1,
+    });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { sameLeader, type Leader } from '../../src/election/leader.js';
+import { leaderOf, sameLeader, type Leader } from '../../src/election/leader.js';
 
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
 const leader = (ownerName: string, rvn: string, data?: string): Leader => ({
@@ -7,6 +7,7 @@ const leader = (ownerName: string, rvn: string, data?: string): Leader => ({
   recordVersionNumber: rvn,
   leaseDuration: 1_000,
   data: data === undefined ? undefined : bytes(data),
+  dataText: data,
 });
 
 describe('sameLeader', () => {
@@ -17,5 +18,13 @@ describe('sameLeader', () => {
     expect(sameLeader(leader('a', 'rvn-1', 'x'), leader('a', 'rvn-1'))).toBe(false);
     expect(sameLeader(undefined, undefined)).toBe(true);
     expect(sameLeader(undefined, leader('a', 'rvn-1'))).toBe(false);
+  });
+});
+
+describe('leaderOf', () => {
+  it('gives the leader’s data as bytes and as the text it was stored as', () => {
+    const seen = leaderOf(leader('a', 'rvn-1', '{"address":"http://10.0.0.7:8080"}'));
+    expect(seen.dataText).toBe('{"address":"http://10.0.0.7:8080"}');
+    expect(seen.data).toEqual(bytes('{"address":"http://10.0.0.7:8080"}'));
   });
 });

@@ -9,10 +9,10 @@ import * as api from '../../src/index.js';
 
 const {
   ACQUIRE_DEFAULTS,
-  CLI_DEFAULTS,
   CLIENT_DEFAULTS,
   COLLECT_DEFAULTS,
   CREATE_TABLE_DEFAULTS,
+  defaultHeartbeatPeriod,
   defaultSafetyMargin,
   DYNAMODB_LOCAL_DEFAULTS,
   ELECTION_DEFAULTS,
@@ -26,7 +26,6 @@ describe('defaults', () => {
     expect(CLIENT_DEFAULTS).toEqual({
       partitionKeyName: 'key',
       leaseDuration: 20_000,
-      heartbeatPeriod: 5_000,
       backgroundHeartbeats: true,
       heartbeatConcurrency: 32,
       heartbeatBatchSize: 25,
@@ -39,7 +38,7 @@ describe('defaults', () => {
       additionalTimeToWaitForLock: 1_000,
       replaceData: true,
       deleteLockOnRelease: true,
-      turnLengthInRefreshPeriods: 1,
+      turnLength: Infinity,
     });
     expect(WITH_LOCK_DEFAULTS).toEqual({ releaseTimeout: 5_000 });
     expect(LIST_LOCKS_DEFAULTS).toEqual({ consistentRead: true });
@@ -47,7 +46,6 @@ describe('defaults', () => {
     expect(WATCH_DEFAULTS).toEqual({ pollInterval: 1_000 });
     expect(ELECTION_DEFAULTS).toEqual({ refreshPeriod: 500, pollInterval: 1_000, recampaign: true });
     expect(COLLECT_DEFAULTS).toEqual({ maxDuration: 600_000, maxLease: Infinity, concurrency: 8 });
-    expect(CLI_DEFAULTS).toEqual({ heartbeatsPerLease: 4 });
     expect(DYNAMODB_LOCAL_DEFAULTS).toEqual({
       startupTimeoutMs: 60_000,
       maxAttempts: 5,
@@ -55,6 +53,13 @@ describe('defaults', () => {
       java: 'java',
       optimizeFor: 'startup',
     });
+  });
+
+  it('give a client a quarter of its lease as heartbeat period, Java’s 5 s of 20 s, in whole milliseconds of at least 1', () => {
+    expect(defaultHeartbeatPeriod(20_000)).toBe(5_000);
+    expect(defaultHeartbeatPeriod(5_000)).toBe(1_250);
+    expect(defaultHeartbeatPeriod(1_003)).toBe(250);
+    expect(defaultHeartbeatPeriod(3)).toBe(1);
   });
 
   it('give a lock a tenth of its lease as safety margin, in whole milliseconds', () => {
@@ -72,7 +77,7 @@ describe('defaults', () => {
     }).toThrow(TypeError);
   });
 
-  const packageWide = objects.filter(([name]) => !['CLI_DEFAULTS', 'DYNAMODB_LOCAL_DEFAULTS'].includes(name));
+  const packageWide = objects.filter(([name]) => name !== 'DYNAMODB_LOCAL_DEFAULTS');
 
   it.each(packageWide)('%s is exported from the package as the same object', (name, value) => {
     expect((api as Record<string, unknown>)[name]).toBe(value);

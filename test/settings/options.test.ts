@@ -46,7 +46,13 @@ function settings(extra: Record<string, unknown>): LockClientSettings {
 describe('resolveSettings: defaults', () => {
   it('applies the client defaults', () => {
     const resolved = resolveSettings({ tableName: 'locks' });
-    expect(resolved).toEqual({ tableName: 'locks', sortKeyName: undefined, ownerName: expect.any(String), ...CLIENT_DEFAULTS });
+    expect(resolved).toEqual({
+      tableName: 'locks',
+      sortKeyName: undefined,
+      ownerName: expect.any(String),
+      ...CLIENT_DEFAULTS,
+      heartbeatPeriod: 5_000,
+    });
   });
 
   it('the default owner name is the host name, a colon and a random UUID, so that one can tell where the host ends', () => {
@@ -110,7 +116,6 @@ describe('resolveSettings: lease versus heartbeat period', () => {
     const error = expectCode(() => resolveSettings({ tableName: 'locks', leaseDuration: 9_999, heartbeatPeriod: 5_000 }), 'LEASE_TOO_SHORT');
     expect(error.message).toContain('9999');
     expect(error.message).toContain('5000');
-    expectCode(() => resolveSettings({ tableName: 'locks', leaseDuration: 5_000 }), 'LEASE_TOO_SHORT'); // default period 5000
     expectCode(() => resolveSettings({ tableName: 'locks', heartbeatPeriod: 10_001 }), 'LEASE_TOO_SHORT'); // default lease 20000
     expectCode(
       () => resolveSettings({ tableName: 'locks', leaseDuration: 1_000, heartbeatPeriod: 5_000, backgroundHeartbeats: true }),
@@ -128,6 +133,28 @@ describe('resolveSettings: lease versus heartbeat period', () => {
     const resolved = resolveSettings({ tableName: 'locks', leaseDuration: 1_000, heartbeatPeriod: 5_000, backgroundHeartbeats: false });
     expect(resolved.leaseDuration).toBe(1_000);
     expect(resolved.backgroundHeartbeats).toBe(false);
+  });
+});
+
+describe('resolveSettings: the heartbeat period follows the lease', () => {
+  it('takes a lease alone: its heartbeat period is a quarter of it', () => {
+    const resolved = resolveSettings({ tableName: 'locks', leaseDuration: 5_000 });
+    expect(resolved.leaseDuration).toBe(5_000);
+    expect(resolved.heartbeatPeriod).toBe(1_250);
+  });
+
+  it('gives the default lease Java’s heartbeat period of 5 s', () => {
+    expect(resolveSettings({ tableName: 'locks' }).heartbeatPeriod).toBe(5_000);
+  });
+
+  it('keeps a heartbeat period that is set, and checks it against the lease', () => {
+    expect(resolveSettings({ tableName: 'locks', leaseDuration: 5_000, heartbeatPeriod: 2_500 }).heartbeatPeriod).toBe(2_500);
+    expectCode(() => resolveSettings({ tableName: 'locks', leaseDuration: 5_000, heartbeatPeriod: 5_000 }), 'LEASE_TOO_SHORT');
+  });
+
+  it('rounds down to whole milliseconds, never below 1', () => {
+    expect(resolveSettings({ tableName: 'locks', leaseDuration: 1_001 }).heartbeatPeriod).toBe(250);
+    expect(resolveSettings({ tableName: 'locks', leaseDuration: 3 }).heartbeatPeriod).toBe(1);
   });
 });
 
