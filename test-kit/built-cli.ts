@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 
 /** The environment variable that names the compiled CLI's main.js to test-kit/cli-process.ts. */
-export const BUILT_CLI_ENV = 'DYNAMODB_LOCK_TEST_CLI';
+export const BUILT_CLI_ENV = 'TEST_KIT_BUILT_CLI';
 
 export interface BuiltCli {
   /** The compiled src/cli/main.ts. */
