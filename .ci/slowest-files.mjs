@@ -36,7 +36,8 @@ for (const run of runs) {
   for (const file of results.testResults ?? []) {
     const seconds = (file.endTime - file.startTime) / 1000;
     if (!Number.isFinite(seconds)) continue;
-    const name = relative(process.cwd(), file.name);
+    // Named from the repository's root, also for a run in a copy of the tree.
+    const name = relative(process.cwd(), file.name).replace(/^(\.\.\/)+.*?\/(?=(test|integration)\/)/, '');
     rows.push({ label, name, seconds, budget: budgetOf(name) });
   }
 }
