@@ -67,8 +67,8 @@ export class DynamoDBUnavailableError extends LockNotGrantedError {
 /**
  * DynamoDB answered the acquisition, but the winning write and each of the
  * renewals after it (three at most) took longer than the client's
- * `heartbeatPeriod`, or they left the lock no safe time: a heartbeat gets
- * a period at most, so the lock could not have been kept.
+ * `heartbeatPeriod`, or they left the lock no safe time: the call stops
+ * renewing rather than hand over a lock whose every write arrives late.
  * The lock was released at once, and the call ends rather than renew for
  * ever. A longer `heartbeatPeriod` (and `leaseDuration`) than the round trip
  * fixes it. A subclass of {@link DynamoDBUnavailableError}: the call ended
@@ -82,7 +82,7 @@ export class DynamoDBTooSlowError extends DynamoDBUnavailableError {
   constructor(lock: LockKey, roundTripMs: number, heartbeatPeriodMs: number) {
     const reason =
       `DynamoDB answered in ${Math.round(roundTripMs)} ms, longer than the heartbeat period (${heartbeatPeriodMs} ms): ` +
-      'a heartbeat gets a period at most, so the lock could not be kept and was released';
+      'every renewal was answered as late, so the call released the lock rather than hand it over';
     super(lock, undefined, undefined, reason);
     this.roundTripMs = roundTripMs;
     this.heartbeatPeriodMs = heartbeatPeriodMs;
