@@ -9,6 +9,7 @@ import { DynamoDBTimeoutError, LockClientCloseError, LockClientClosedError, Lock
 import { useFaultBed } from '../test-kit/jest/fault-bed.js';
 import { dynamoDBErrorReply, operationOf, type ProxiedRequest } from '../test-kit/fault-proxy.js';
 import { abortOf, recordEvents, thrownBy, within, type EventLog } from '../test-kit/jest/lock-events.js';
+import { SHORT_LEASE } from '../test-kit/short-lease.js';
 import { rejectionOf } from '../test-kit/test-locks.js';
 
 const faults = useFaultBed('closing');
@@ -85,14 +86,14 @@ describe('a read that gets no answer', () => {
 });
 
 describe('a release that gets no answer', () => {
-  const LEASE_MS = 3_000;
+  const LEASE_MS = SHORT_LEASE.leaseDuration;
   const isDeleteItem = (request: ProxiedRequest): boolean => operationOf(request) === 'DeleteItem';
 
   /** A lock held through the README's client, whose DeleteItem requests then go to a connection that never answers. */
   async function heldBehindSilence(ownerName: string): Promise<{ lock: Lock; events: EventLog }> {
     // The SDK's defaults: nothing but the library ends a request that is never answered.
     const network = await faults.proxied(ownerName, { sdkDefaults: true });
-    const client = faults.bed.client({ ownerName, leaseDuration: LEASE_MS, heartbeatPeriod: 600 }, network.dynamoDB);
+    const client = faults.bed.client({ ownerName, ...SHORT_LEASE }, network.dynamoDB);
     const events = recordEvents(client);
     const lock = await client.acquireLock('job');
     network.proxy.setRule((request) => (isDeleteItem(request) ? { action: 'blackhole' } : { action: 'forward' }));

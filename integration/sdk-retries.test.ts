@@ -22,8 +22,8 @@ const HEARTBEAT_MS = 600;
  * For heartbeats retried by the SDK: each heartbeat may take at most a period,
  * so a longer one leaves room for the SDK's backoff and its retry on a busy machine.
  */
-const RETRIED_LEASE_MS = 6_000;
-const RETRIED_HEARTBEAT_MS = 1_500;
+const RETRIED_LEASE_MS = 4_000;
+const RETRIED_HEARTBEAT_MS = 1_000;
 /**
  * For a release whose retries are throttled: the SDK's backoffs took up to 5 s
  * here, and a release unanswered for the lock's lease is abandoned.
@@ -156,7 +156,7 @@ describe.each<[string, SdkRetries]>([...RETRY_SETTINGS, ['maxAttempts 10', { max
       // The first heartbeat is slow: the others fall due while it is out, and then go in one batch.
       void network.proxy.injectOnce((r) => ['UpdateItem', 'BatchExecuteStatement'].includes(operationOf(r) ?? ''), {
         action: 'forward',
-        delayMs: 1_000,
+        delayMs: 600,
       });
 
       const dropped = await within(

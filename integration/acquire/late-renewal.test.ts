@@ -12,6 +12,7 @@ import { MOST_RENEWALS } from '../../src/acquire/late-reply.js';
 import { dynamoDBErrorReply, operationOf, type FaultProxy, type ProxiedRequest } from '../../test-kit/fault-proxy.js';
 import { useFaultBed } from '../../test-kit/jest/fault-bed.js';
 import { holdNextReply } from '../../test-kit/late-reply.js';
+import { SHORT_LEASE } from '../../test-kit/short-lease.js';
 import { sleep, waitUntil } from '../../test-kit/test-locks.js';
 
 const faults = useFaultBed('late-renewal');
@@ -26,10 +27,11 @@ beforeEach(async () => {
 });
 
 // Long enough that a busy DynamoDB Local leaves the won lock some of its lease.
-const LEASE_MS = 8_000;
-const HEARTBEAT_MS = 1_500;
+const LEASE_MS = 4_000;
+// Well above a busy DynamoDB Local's own round trip, which would otherwise make every reply late.
+const HEARTBEAT_MS = 750;
 /** Longer than the heartbeat period: the winning write's reply arrives when its first heartbeat is due. */
-const LATE_MS = 1_800;
+const LATE_MS = 900;
 
 const THROTTLED = { action: 'respond', reply: dynamoDBErrorReply('ThrottlingException') } as const;
 const isOperation = (operation: string) => (request: ProxiedRequest) => operationOf(request) === operation;
@@ -141,7 +143,7 @@ it('acquireLock with an infinite wait, every round trip slower than a heartbeat 
   const error = outcome.settled ? outcome.error : undefined;
   expect(error).toBeInstanceOf(DynamoDBTooSlowError);
   expect(isDynamoDBLockError(error)).toBe(true);
-  expect((error as Error).message).toMatch(/answered in \d+ ms, longer than the heartbeat period \(1500 ms\)/);
+  expect((error as Error).message).toMatch(/answered in \d+ ms, longer than the heartbeat period \(750 ms\)/);
   network.proxy.passThrough();
   expect(await faults.bed.item('slow')).toBeUndefined();
   // A bounded number of renewals, not one after another for ever.
@@ -190,15 +192,15 @@ it('acquireLock: a late win whose renewal was applied but never answered is hand
 
 it("acquireLocks: a key taken over while the reply was late stays the new holder's; the group is freed and taken once it is free", async () => {
   const network = await faults.proxied('overtaken', { requestTimeout: 8_000 });
-  const late = faults.bed.client({ ownerName: 'overtaken-late', leaseDuration: 3_000, heartbeatPeriod: 750 }, network.dynamoDB);
-  const other = faults.bed.client({ ownerName: 'overtaken-other', leaseDuration: 3_000, heartbeatPeriod: 750 });
-  // Later than a lease: the other client takes the first key over before the transaction's answer arrives.
-  holdNextReply(network.dynamoDB, 'TransactWriteItemsCommand', 5_000);
+  const late = faults.bed.client({ ownerName: 'overtaken-late', ...SHORT_LEASE }, network.dynamoDB);
+  const other = faults.bed.client({ ownerName: 'overtaken-other', ...SHORT_LEASE });
+  // Later than a lease and the other client's reads: it takes the first key over before the transaction's answer arrives.
+  holdNextReply(network.dynamoDB, 'TransactWriteItemsCommand', 3_500);
   let group: LockGroup | undefined;
   const call = late.acquireLocks(['overtaken-x', 'overtaken-y'], { additionalTimeToWaitForLock: 30_000 }).then((won) => (group = won));
   await sleep(300);
-  const taken = await other.acquireLock('overtaken-x', { additionalTimeToWaitForLock: 10_000 });
-  await sleep(6_000);
+  const taken = await other.acquireLock('overtaken-x', { refreshPeriod: 100, additionalTimeToWaitForLock: 10_000 });
+  await sleep(4_000);
 
   expect(group).toBeUndefined();
   expect(taken.isHeld()).toBe(true);

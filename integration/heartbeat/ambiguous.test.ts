@@ -127,7 +127,7 @@ describe('a release while a heartbeat hangs', () => {
   it('does not wait for the heartbeat: it is confirmed while the heartbeat is still unanswered, accepting its RVN', async () => {
     // A long period and no SDK request timeout: only the hung heartbeat's own deadline (seconds away) would end it.
     const network = await faults.proxied('release-past-hung', { requestTimeout: 0 });
-    const client = faults.bed.client({ ownerName: 'release-past-hung', leaseDuration: 20_000, heartbeatPeriod: 5_000 }, network.dynamoDB);
+    const client = faults.bed.client({ ownerName: 'release-past-hung', leaseDuration: 10_000, heartbeatPeriod: 2_500 }, network.dynamoDB);
     const events = recordEvents(client);
     const lock = await client.acquireLock('release-past-hung');
 
