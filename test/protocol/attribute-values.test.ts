@@ -43,12 +43,22 @@ const sdkNumber = (text: string): number | SdkNumberValue => {
   return typeof n === 'number' ? n : SdkNumberValue.from(text);
 };
 
-/** Sets as arrays and both number classes as their text, so that the two readings compare. */
+/**
+ * Sets as arrays and both number classes as their text, so that the two
+ * readings compare. An SDK number class holding a safe number counts as that
+ * number: the lowest SDK the package supports takes any `wrapNumbers`
+ * function for `true` and wraps every number.
+ */
 const comparable = (read: unknown): unknown =>
   JSON.parse(
-    JSON.stringify(read, (_, v: unknown) =>
-      v instanceof Set ? [...v] : v instanceof SdkNumberValue || v instanceof NumberValue ? `number ${v.value}` : v,
-    ),
+    JSON.stringify(read, (_, v: unknown) => {
+      if (v instanceof Set) return [...(v as Set<unknown>)];
+      if (v instanceof SdkNumberValue) {
+        const n = readNumber(v.value);
+        return typeof n === 'number' ? n : `number ${v.value}`;
+      }
+      return v instanceof NumberValue ? `number ${v.value}` : v;
+    }),
   );
 
 describe('toAttributeValues and fromAttributeValues', () => {
