@@ -8,6 +8,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { LockCurrentlyUnavailableError, LockNotGrantedError, PERMITS_ATTRIBUTE, SemaphorePermitsMismatchError } from '../../src/index.js';
 import { countCalls } from '../../test-kit/call-counter.js';
+import { createDataTable, dataItem, increment } from '../../test-kit/data-table.js';
 import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
 import { putForeignLock } from '../../test-kit/tamper.js';
 import { now, rejectionOf, sleep } from '../../test-kit/test-locks.js';
@@ -48,7 +49,7 @@ describe('a semaphore of ordinary locks', () => {
     expect(granted.ownerName).toBe(waiter.ownerName);
   });
 
-  it('takes a free permit with one conditional write, and waits on a full semaphore by reads alone', async () => {
+  it('waits on a full semaphore by reads alone, after its one first write', async () => {
     const holders = [worker('holder-a'), worker('holder-b')];
     for (const holder of holders) await holder.acquirePermit('jobs', { permits: 2 });
     const dynamoDB = bed.dynamoDBClient('waiter');
@@ -72,6 +73,35 @@ describe('a semaphore of ordinary locks', () => {
     calls.reset();
     const permit = await waiter.acquirePermit('jobs', { permits: 2, refreshPeriod: REFRESH_MS });
     expect(permit.isHeld()).toBe(true);
+  });
+
+  it('takes a permit of a semaphore that is not full with one conditional write, and holds it as any lock', async () => {
+    const dynamoDB = bed.dynamoDBClient('fenced');
+    const fenced = bed.client({ ownerName: 'fenced', fencingTableName: `${bed.tableName}-fence` }, dynamoDB);
+    await fenced.createFencingTable();
+    await fenced.assertLockTableExists();
+    const data = await createDataTable(bed.raw, 'semaphore-data');
+    const calls = countCalls(dynamoDB);
+    {
+      await using permit = await fenced.acquirePermit('writers', { permits: 4 });
+      // One write: the permit's and its counter's step in one transaction (besides the client's first look at its tables).
+      expect(calls.calls.filter((operation) => !['DescribeTable', 'GetItem'].includes(operation))).toEqual(['TransactWriteItems']);
+      expect(permit.fencingToken).toBe(1n);
+      await permit.transactWrite([increment(data, 'row')]);
+      expect(await dataItem(bed.raw, data, 'row')).toMatchObject({ n: { N: '1' } });
+      expect(await bed.owner(permit.partitionKey)).toBe('fenced');
+      calls.reset();
+    }
+    expect(calls.counts()).toEqual({ DeleteItem: 1 }); // released at the end of the scope
+    expect((await permitOwners('writers', 4)).filter((owner) => owner !== undefined)).toEqual([]);
+
+    const unfencedDynamoDB = bed.dynamoDBClient('unfenced');
+    const unfenced = bed.client({ ownerName: 'unfenced' }, unfencedDynamoDB);
+    await unfenced.assertLockTableExists();
+    const unfencedCalls = countCalls(unfencedDynamoDB);
+    await unfenced.acquirePermit('readers', { permits: 4 });
+    const { DescribeTable: _tableCheckedOnce, ...lockCalls } = unfencedCalls.counts();
+    expect(lockCalls).toEqual({ PutItem: 1 });
   });
 
   it('takes count permits all or none, never holding some while it waits for the others', async () => {
