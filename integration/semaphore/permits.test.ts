@@ -6,7 +6,13 @@
  * disagree on N.
  */
 import { describe, expect, it } from '@jest/globals';
-import { LockCurrentlyUnavailableError, LockNotGrantedError, PERMITS_ATTRIBUTE, SemaphorePermitsMismatchError } from '../../src/index.js';
+import {
+  LockClientClosedError,
+  LockCurrentlyUnavailableError,
+  LockNotGrantedError,
+  PERMITS_ATTRIBUTE,
+  SemaphorePermitsMismatchError,
+} from '../../src/index.js';
 import { countCalls } from '../../test-kit/call-counter.js';
 import { createDataTable, dataItem, increment } from '../../test-kit/data-table.js';
 import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
@@ -162,6 +168,26 @@ describe('a semaphore of ordinary locks', () => {
     expect(more).toBeInstanceOf(SemaphorePermitsMismatchError);
     expect(more).toMatchObject({ permits: 4, permitsOnItem: 3 });
     expect((await permitOwners('mixed', 4)).sort()).toEqual(['java-host', 'three', 'three', 'three']);
+  });
+
+  it('ends a wait when its signal aborts, or its client closes, holding nothing', async () => {
+    await worker('holder').acquirePermit('full', { permits: 1 });
+    const waiter = worker('waiter');
+    const wait = { permits: 1, refreshPeriod: REFRESH_MS, additionalTimeToWaitForLock: Infinity };
+    const reason = new Error('caller gave up');
+    const aborted = rejectionOf(waiter.acquirePermits('full', { ...wait, count: 1, signal: AbortSignal.timeout(3 * REFRESH_MS) }));
+    const controller = new AbortController();
+    const cancelled = rejectionOf(waiter.acquirePermit('full', { ...wait, signal: controller.signal }));
+    await sleep(3 * REFRESH_MS);
+    controller.abort(reason);
+    expect(await cancelled).toBe(reason);
+    expect((await aborted) as Error).toMatchObject({ name: 'TimeoutError' });
+
+    const closing = rejectionOf(waiter.acquirePermit('full', wait));
+    await sleep(3 * REFRESH_MS);
+    await waiter.close();
+    expect(await closing).toBeInstanceOf(LockClientClosedError);
+    expect(await bed.owner('full#permit-1')).toBe('holder');
   });
 
   it('lists a permit as the lock it is', async () => {
