@@ -110,6 +110,33 @@ describe('a semaphore of ordinary locks', () => {
     expect(lockCalls).toEqual({ PutItem: 1 });
   });
 
+  it('never lets more than N sections run at once while workers take one or two permits over and over', async () => {
+    const permits = 3;
+    const sections: { start: number; end: number; taken: number }[] = [];
+    const work = async (ownerName: string, count: number): Promise<void> => {
+      const client = bed.client({ ownerName }); // the default lease: no recovery is needed here, and a loaded machine is slow
+      for (let round = 0; round < 4; round++) {
+        const group = await client.acquirePermits('busy', { permits, count, refreshPeriod: 50, additionalTimeToWaitForLock: Infinity });
+        const start = now();
+        await sleep(30);
+        sections.push({ start, end: now(), taken: count });
+        await group.release();
+      }
+    };
+    await Promise.all([1, 1, 1, 2, 2, 1].map((count, i) => work(`worker-${i}`, count)));
+    expect(sections).toHaveLength(24);
+    const edges = sections.flatMap(({ start, end, taken }) => [
+      { at: start, step: taken },
+      { at: end, step: -taken },
+    ]);
+    edges.sort((a, b) => a.at - b.at || a.step - b.step);
+    let held = 0;
+    let most = 0;
+    for (const { step } of edges) most = Math.max(most, (held += step));
+    expect(most).toBeLessThanOrEqual(permits);
+    expect(most).toBeGreaterThan(1);
+  }, 60_000);
+
   it('takes count permits all or none, never holding some while it waits for the others', async () => {
     const holder = worker('holder');
     const taker = worker('taker');
