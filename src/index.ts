@@ -12,6 +12,10 @@ export { LockGroup } from './lock-group.js';
 export type { AcquireLockOptions } from './acquire/acquire-options.js';
 export type { AcquireLocksOptions, GroupKey } from './acquire/group-options.js';
 export type { CreateLockTableOptions } from './dynamodb/lock-table.js';
+export type { AcquirePermitOptions, AcquirePermitsOptions } from './semaphore/permit-options.js';
+export { MAX_PERMITS } from './semaphore/permit-options.js';
+export { PERMITS_ATTRIBUTE } from './semaphore/permit-keys.js';
+export { SemaphorePermitsMismatchError, isSemaphorePermitsMismatchError } from './semaphore/permits-mismatch-error.js';
 export type { AbandonedItemsReport, CollectAbandonedOptions, LeftItem, LeftReason, SeenLock } from './gc/collect-options.js';
 export { NumberValue, type AdditionalAttributes, type NativeAttributeValue } from './protocol/index.js';
 

@@ -5,7 +5,7 @@
  * does not hold, and the held locks (heartbeat/), which keep and release the ones
  * it does.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { loggerWithBindings, type Logger } from './base/logger.js';
 import { Acquirer } from './acquire/acquirer.js';
 import type { AcquireLockOptions } from './acquire/acquire-options.js';
@@ -15,7 +15,7 @@ import { childAbortController } from './primitives/child-abort-controller.js';
 import { systemClock } from './base/clock.js';
 import { deadline } from './primitives/deadline.js';
 import { toBytes } from './primitives/bytes.js';
-import { sdkClientOf } from './dynamodb/dynamodb-sender.js';
+import { senderOfSource } from './dynamodb/dynamodb-sender.js';
 import { HeartbeatLane } from './dynamodb/heartbeat-lane.js';
 import { heldByAnother, InvalidArgumentError, LockClientCloseError, LockClientClosedError } from './base/errors.js';
 import type { Subscription } from './base/events.js';
@@ -33,6 +33,7 @@ import type { LockListing } from './dynamodb/list-locks.js';
 import { ReplicationCheck } from './dynamodb/table-replication.js';
 import { AbandonedItems } from './gc/abandoned-items.js';
 import type { AbandonedItemsReport, CollectAbandonedOptions } from './gc/collect-options.js';
+import { Semaphores, type AcquirePermitOptions, type AcquirePermitsOptions } from './semaphore/semaphores.js';
 
 export class LockClient implements AsyncDisposable {
   /** This client's identity in the lock table. */
@@ -49,6 +50,7 @@ export class LockClient implements AsyncDisposable {
   readonly #holding: HeldLocks;
   readonly #acquirer: Acquirer;
   readonly #abandonedItems: AbandonedItems;
+  readonly #semaphores: Semaphores;
   /** Aborted by `close()` so that waiting acquisitions end at once. */
   readonly #lifetime = new AbortController();
   #closing: Promise<void> | undefined;
@@ -79,13 +81,7 @@ export class LockClient implements AsyncDisposable {
     this.tableName = tableName;
     const table = (this.#table = { tableName, partitionKeyName, sortKeyName });
     this.#fencingTable = fencingTableName === undefined ? undefined : { ...table, tableName: fencingTableName };
-    if (options.dynamoDB !== undefined) {
-      this.#dynamoDB = sdkClientOf(options.dynamoDB);
-    } else if (options.dynamoDBConfig !== undefined) {
-      this.#dynamoDB = this.#ownedClient = new DynamoDBClient(options.dynamoDBConfig);
-    } else {
-      throw new InvalidArgumentError('INVALID_OPTION', 'Pass either dynamoDB (a DynamoDBClient) or dynamoDBConfig');
-    }
+    ({ dynamoDB: this.#dynamoDB, owned: this.#ownedClient } = senderOfSource(options));
     const clock = options.clock ?? systemClock;
     if (settings.clockBound !== undefined && clock.wallNow === undefined) {
       throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'clockBound needs a clock with wallNow(): the stamps are wall-clock times');
@@ -104,6 +100,7 @@ export class LockClient implements AsyncDisposable {
     const [fencingTable, replication, holding] = [this.#fencingTable, this.#replication, this.#holding];
     this.#acquirer = new Acquirer({ dynamoDB, table, fencingTable, settings, clock, logger, replication, holding, lifetime });
     this.#abandonedItems = new AbandonedItems({ dynamoDB, table, settings, clock, logger, holding, lifetime });
+    this.#semaphores = new Semaphores({ acquirer: this.#acquirer, dynamoDB, table, settings, clock, logger, holding, lifetime });
   }
 
   // ── Acquiring ────────────────────────────────────────────────────────────
@@ -128,6 +125,22 @@ export class LockClient implements AsyncDisposable {
   async acquireLocks(keys: readonly GroupKey[], options: AcquireLocksOptions = {}): Promise<LockGroup> {
     this.#assertOpen();
     return new LockGroup((await this.#acquirer.acquireGroup(keys, options)).map((held) => this.#handles.of(held)));
+  }
+
+  /**
+   * Takes one permit of the semaphore `name` of `options.permits` permits (docs/semaphores.md): a {@link Lock} on one
+   * permit's key. Waits and throws as {@link acquireLock}; `SemaphorePermitsMismatchError` when its clients disagree on N.
+   */
+  async acquirePermit(name: string, options: AcquirePermitOptions): Promise<Lock> {
+    this.#assertOpen();
+    const [lock] = (await this.#semaphores.acquire(name, { ...options, count: 1 })).map((held) => this.#handles.of(held));
+    return lock as Lock;
+  }
+
+  /** Takes `options.count` permits of the semaphore `name`, all or none, as {@link acquireLocks} takes locks. */
+  async acquirePermits(name: string, options: AcquirePermitsOptions): Promise<LockGroup> {
+    this.#assertOpen();
+    return new LockGroup((await this.#semaphores.acquire(name, options)).map((held) => this.#handles.of(held)));
   }
 
   /**

@@ -6,8 +6,10 @@
  * (one held lock: its state, its write queue, its release and guarded
  * writes), dynamodb/ (every call to DynamoDB), settings/, protocol/ (the
  * wire format, pure) beside primitives/, and base/, which every folder
- * speaks; gc/, which collects abandoned items, sits above them all. A
- * folder takes only from the folders ranked below it. cli/, election/,
+ * speaks; gc/, which collects abandoned items, sits above them all, and
+ * semaphore/, which takes permits as locks and recovers stopped ones as
+ * gc/ collects, above gc/. A folder takes only from the folders ranked
+ * below it. cli/, election/,
  * testing/ and opentelemetry/ stand beside the client, built on it. Only
  * dynamodb/ talks to DynamoDB.
  */
@@ -29,6 +31,7 @@ const RANK: Record<string, number> = {
   heartbeat: 5,
   acquire: 6,
   gc: 7,
+  semaphore: 8,
 };
 /** Folders beside the client: they may use anything, and nothing ranked may use them. */
 const BESIDE = new Set(['cli', 'election', 'testing', 'opentelemetry']);

@@ -291,6 +291,7 @@ const LIBRARY_ERROR_NAMES: readonly string[] = [
   'GuardedWriteOutcomeUnknownError',
   'AlreadyCampaigningError',
   'LockTableReplicationError',
+  'SemaphorePermitsMismatchError',
 ];
 
 /** Any error this library throws on purpose. */

@@ -69,6 +69,7 @@ export const FLAGS = Object.freeze({
   },
   owner: { type: 'string', value: 'NAME', description: 'owner name written on the lock (default: host name + a random UUID)' },
   data: { type: 'string', value: 'TEXT', description: 'data stored with the lock (default: JSON with host, pid and command name)' },
+  permits: { type: 'string', value: 'N', description: 'take one of N permits of the semaphore KEY instead of the lock KEY' },
   'dry-run': { type: 'boolean', description: 'watch and report, delete nothing' },
   prefix: { type: 'string', value: 'PREFIX', description: 'only the locks whose key starts with this' },
   'max-duration': { type: 'string', value: 'DURATION', description: 'longest the pass lasts (default 10m)' },

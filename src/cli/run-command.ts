@@ -15,7 +15,8 @@ import { hostname } from 'node:os';
 import { basename } from 'node:path';
 import { deadline } from '../primitives/deadline.js';
 import { heldByAnother, type LockHolder } from '../base/errors.js';
-import type { LockClient } from '../lock-client.js';
+import type { AcquireLockOptions } from '../acquire/acquire-options.js';
+import { permitKey } from '../semaphore/permit-keys.js';
 import { describeLockKey } from '../base/lock-key.js';
 import type { Lock } from '../lock.js';
 import type { LockTable } from '../protocol/index.js';
@@ -35,7 +36,7 @@ import { WITH_LOCK_DEFAULTS } from '../settings/defaults.js';
 export const runCommand: Command = {
   name: 'run',
   synopsis:
-    'KEY [--wait | --timeout DURATION] [--lease DURATION] [--heartbeat DURATION] [--grace DURATION] [--owner NAME] [--data TEXT] [--sort-key VALUE] -- COMMAND [ARGS...]',
+    'KEY [--permits N] [--wait | --timeout DURATION] [--lease DURATION] [--heartbeat DURATION] [--grace DURATION] [--owner NAME] [--data TEXT] [--sort-key VALUE] -- COMMAND [ARGS...]',
   summary: 'run a command while holding a lock (flock across machines)',
   description:
     'Takes the lock KEY, runs COMMAND while heartbeats keep the lock, releases the lock when COMMAND\n' +
@@ -57,8 +58,12 @@ export const runCommand: Command = {
     'client can take the lock; dynamodb-lock then exits with 76. A watchdog process does this even\n' +
     'when dynamodb-lock is killed (SIGKILL too) or stopped. When COMMAND exits, whatever it left\n' +
     'running in its process group is killed before the lock is released. The lock stores --data, by\n' +
-    'default JSON with the host name, pid and command name, which list and get show.',
-  flags: ['sort-key', 'wait', 'timeout', 'grace', 'lease', 'heartbeat', 'owner', 'data'],
+    'default JSON with the host name, pid and command name, which list and get show.\n' +
+    '\n' +
+    'With --permits N, KEY names a semaphore of N permits (docs/semaphores.md): at most N copies of\n' +
+    'COMMAND run at once across the fleet, each while it holds one permit, the lock KEY#permit-k, with\n' +
+    'every guarantee above; 75 then means that all N permits are held. Every copy must pass the same N.',
+  flags: ['sort-key', 'permits', 'wait', 'timeout', 'grace', 'lease', 'heartbeat', 'owner', 'data'],
   arguments: { min: 1, max: 1, names: 'KEY' },
   exitCodes: [
     ['75', 'someone else holds the lock (at once, or still when --timeout passed)'],
@@ -70,6 +75,8 @@ export const runCommand: Command = {
   examples: [
     '# crontab on every machine: the report runs once per night, wherever the lock is free',
     '0 2 * * * dynamodb-lock run --table locks --region eu-west-1 nightly-report -- /opt/report/run.sh',
+    '# at most 3 exports at once, on whichever machines',
+    'dynamodb-lock run --table locks --permits 3 --wait exports -- ./export.sh',
     'dynamodb-lock run --table locks --timeout 5m --lease 30s db-migration -- npm run migrate',
   ],
   handlesSignals: true,
@@ -78,21 +85,28 @@ export const runCommand: Command = {
     if (program === undefined) throw new UsageError('run needs a command after --: dynamodb-lock run KEY -- COMMAND [ARGS...]', 'run');
     const partitionKey = positionals[0] as string;
     const sortKey = flags.string('sort-key');
+    const permits = flags.count('permits');
     const wait = flags.boolean('wait');
     const timeout = flags.duration('timeout');
     if (wait && timeout !== undefined) throw new UsageError('pass --wait or --timeout, not both', 'run');
     const graceMs = graceOf(flags.duration('grace'), lease);
     const data = flags.string('data') ?? JSON.stringify({ host: hostname(), pid: process.pid, command: basename(program) });
-    const key = describeLockKey({ partitionKey, sortKey });
+    const key = permits === undefined ? lockTarget(describeLockKey({ partitionKey, sortKey })) : semaphoreTarget(partitionKey, permits);
 
     const interrupt = new AbortController();
     const signals = new SignalRelay(RELAYED_SIGNALS, (signal) => interrupt.abort(new InterruptedError(signal)));
     try {
       const connection = await connect({ signal: interrupt.signal });
       try {
-        connection.lockKey(partitionKey, sortKey);
+        // The longest key it may take: its last permit's.
+        connection.lockKey(permits === undefined ? partitionKey : permitKey(partitionKey, permits, sortKey).partitionKey, sortKey);
         interrupt.signal.throwIfAborted();
-        const lock = await acquire(connection.client, io, key, partitionKey, {
+        const { client } = connection;
+        const take: Take =
+          permits === undefined
+            ? (options) => client.acquireLock(partitionKey, options)
+            : (options) => client.acquirePermit(partitionKey, { ...options, permits });
+        const lock = await acquire(take, io, key, {
           sortKey,
           data,
           wait: wait ? 'forever' : (timeout ?? 'no'),
@@ -198,6 +212,33 @@ async function release(lock: Lock, io: CliIO): Promise<void> {
   }
 }
 
+/** `acquireLock` of the lock KEY, or `acquirePermit` of the semaphore KEY, with the options `run` gives either. */
+type Take = (
+  options: Pick<AcquireLockOptions, 'sortKey' | 'data' | 'additionalTimeToWaitForLock' | 'shouldSkipBlockingWait' | 'signal'>,
+) => Promise<Lock>;
+
+/** What `run` takes, as its messages name it. */
+interface Target {
+  /** What it did not get: `the lock "KEY"`. */
+  readonly name: string;
+  /** That it is held, by `by` (among others, for a semaphore). */
+  held(by: string): string;
+  /** What a holder that is gone leaves to be taken over. */
+  readonly takenOver: string;
+}
+
+const lockTarget = (key: string): Target => ({
+  name: `the lock ${key}`,
+  held: (by) => `the lock ${key} is held by ${by}`,
+  takenOver: 'the lock',
+});
+
+const semaphoreTarget = (name: string, permits: number): Target => ({
+  name: `a permit of the semaphore ${JSON.stringify(name)}`,
+  held: (by) => `all ${permits} permits of the semaphore ${JSON.stringify(name)} are held (one by ${by})`,
+  takenOver: 'its permit',
+});
+
 interface AcquireChoice {
   readonly sortKey: string | undefined;
   readonly data: string;
@@ -213,12 +254,12 @@ interface AcquireChoice {
  * someone else from a DynamoDB that does not answer, which rejects (with
  * `DynamoDBUnavailableError`) and ends the command with 1, not 75.
  */
-async function acquire(client: LockClient, io: CliIO, key: string, partitionKey: string, choice: AcquireChoice): Promise<Lock | undefined> {
+async function acquire(take: Take, io: CliIO, key: Target, choice: AcquireChoice): Promise<Lock | undefined> {
   const options = { sortKey: choice.sortKey, data: choice.data };
   if (choice.wait !== 'no') {
     const timeout = typeof choice.wait === 'number' ? longDeadline(choice.wait) : undefined;
     try {
-      return await client.acquireLock(partitionKey, {
+      return await take({
         ...options,
         additionalTimeToWaitForLock: Infinity,
         signal: timeout === undefined ? choice.interrupted : AbortSignal.any([choice.interrupted, timeout.signal]),
@@ -231,7 +272,7 @@ async function acquire(client: LockClient, io: CliIO, key: string, partitionKey:
     }
   }
   try {
-    return await client.acquireLock(partitionKey, { ...options, shouldSkipBlockingWait: true, signal: choice.interrupted });
+    return await take({ ...options, shouldSkipBlockingWait: true, signal: choice.interrupted });
   } catch (error) {
     if (choice.interrupted.aborted) throw choice.interrupted.reason;
     if (heldByAnother(error)) {
@@ -242,12 +283,12 @@ async function acquire(client: LockClient, io: CliIO, key: string, partitionKey:
   }
 }
 
-function heldMessage(key: string, holder: LockHolder | undefined, wait: AcquireChoice['wait']): string {
-  const by = `held by ${holder?.ownerName ?? 'someone else'}`;
-  if (typeof wait === 'number') return `did not get the lock ${key} within ${formatDuration(wait)} (${by})`;
+function heldMessage(target: Target, holder: LockHolder | undefined, wait: AcquireChoice['wait']): string {
+  const by = holder?.ownerName ?? 'someone else';
+  if (typeof wait === 'number') return `did not get ${target.name} within ${formatDuration(wait)} (held by ${by})`;
   const takeover =
     holder === undefined
       ? ''
-      : `; if that holder is gone, --wait or a --timeout longer than its lease (${formatDuration(holder.leaseDuration)}) takes the lock over`;
-  return `the lock ${key} is ${by}${takeover}`;
+      : `; if that holder is gone, --wait or a --timeout longer than its lease (${formatDuration(holder.leaseDuration)}) takes ${target.takenOver} over`;
+  return `${target.held(by)}${takeover}`;
 }

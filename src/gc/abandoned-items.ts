@@ -16,7 +16,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ListingSchemaCheck } from '../acquire/listing-schema-check.js';
 import { withinBound } from '../acquire/request-bound.js';
 import type { MonotonicClock } from '../base/clock.js';
-import { DynamoDBTimeoutError, LockClientClosedError } from '../base/errors.js';
+import { DynamoDBTimeoutError } from '../base/errors.js';
 import { describeLockKey, lockId } from '../base/lock-key.js';
 import type { Logger } from '../base/logger.js';
 import { LockPages, type ItemPage } from '../dynamodb/list-locks.js';
@@ -25,7 +25,7 @@ import { sendWrite } from '../dynamodb/send-write.js';
 import type { HeldLocks } from '../heartbeat/held-locks.js';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
 import { BoundedRuns } from '../primitives/bounded-runs.js';
-import { childAbortController } from '../primitives/child-abort-controller.js';
+import { runWithinLifetime } from '../primitives/lifetime-call.js';
 import { buildReleaseRequest, withOldItemOnConditionFailure, type LockTable } from '../protocol/index.js';
 import { MAX_DURATION_MS, type ResolvedSettings } from '../settings/options.js';
 import {
@@ -61,22 +61,12 @@ export class AbandonedItems {
     this.#schema = new ListingSchemaCheck({ dynamoDB, table, boundMs: settings.leaseDuration, lifetime, logger });
   }
 
-  async collect(options: CollectAbandonedOptions): Promise<AbandonedItemsReport> {
+  collect(options: CollectAbandonedOptions): Promise<AbandonedItemsReport> {
     const resolved = resolveCollectOptions(options);
-    const { lifetime } = this.#options;
-    if (lifetime.aborted) throw new LockClientClosedError();
-    const call = childAbortController(resolved.signal);
-    const onClose = (): void => call.abort(new LockClientClosedError());
-    lifetime.addEventListener('abort', onClose, { once: true });
-    try {
-      await this.#schema.ensure(call.signal);
-      return await new Pass(this.#options, resolved, call.signal).run();
-    } catch (error) {
-      throw call.signal.aborted ? call.signal.reason : error;
-    } finally {
-      lifetime.removeEventListener('abort', onClose);
-      call.dispose();
-    }
+    return runWithinLifetime(this.#options.lifetime, resolved.signal, async (signal) => {
+      await this.#schema.ensure(signal);
+      return new Pass(this.#options, resolved, signal).run();
+    });
   }
 }
 

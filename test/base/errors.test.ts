@@ -219,6 +219,7 @@ describe('is… guards', () => {
     ['GuardedWriteOutcomeUnknownError', api.isGuardedWriteOutcomeUnknownError, new api.GuardedWriteOutcomeUnknownError(key, cause)],
     ['AlreadyCampaigningError', api.isAlreadyCampaigningError, new api.AlreadyCampaigningError(key, 'it already leads')],
     ['LockTableReplicationError', api.isLockTableReplicationError, new api.LockTableReplicationError('EVENTUAL_CONSISTENCY', 'locks')],
+    ['SemaphorePermitsMismatchError', api.isSemaphorePermitsMismatchError, new api.SemaphorePermitsMismatchError(3, key, 5)],
   ];
   const byName = guarded.filter(([name]) => name !== 'DynamoDBLockError');
 
