@@ -1,7 +1,8 @@
 /**
  * The acquire loop's context (src/acquire/acquire-lock.ts) for unit tests
  * that drive an `AcquireLoop` without a `LockClient`: one owner, a gate
- * that never holds a request back, no replication check, no logger.
+ * that never holds a request back, no replication check, no logger. And the
+ * observations those tests judge.
  */
 import type { AcquireContext } from '../src/acquire/acquire-lock.js';
 import { AcquisitionGate } from '../src/acquire/acquisition-gate.js';
@@ -12,7 +13,8 @@ import { Turns } from '../src/acquire/turns.js';
 import type { MonotonicClock } from '../src/base/clock.js';
 import { AcquisitionRequests } from '../src/dynamodb/acquisition-requests.js';
 import { sdkClientOf } from '../src/dynamodb/dynamodb-sender.js';
-import type { LockTable } from '../src/protocol/index.js';
+import type { LockObservation } from '../src/dynamodb/read-lock.js';
+import type { LockRecord, LockTable } from '../src/protocol/index.js';
 import type { DynamoDBSender } from '../src/settings/options.js';
 
 export interface UnitAcquireContext {
@@ -61,5 +63,22 @@ export function unitAcquireContext(options: UnitAcquireContext): AcquireContext 
     turns: options.turns ?? new Turns(clock, 10),
     replication: undefined,
     releaseStray: () => Promise.resolve(),
+  };
+}
+
+/** An observation at `observedAt` of lock `k` held by `other` with RVN `rvn-1` and `leaseDurationMs`, but for `fields`. */
+export function lockObservation(observedAt: number, leaseDurationMs: number, fields: Partial<LockRecord> = {}): LockObservation {
+  return {
+    record: {
+      partitionKey: 'k',
+      ownerName: 'other',
+      leaseDurationMs,
+      recordVersionNumber: 'rvn-1',
+      isReleased: false,
+      data: undefined,
+      additionalAttributes: {},
+      ...fields,
+    },
+    observedAt,
   };
 }

@@ -32,11 +32,12 @@ import { Departure } from '../dynamodb/departure.js';
 import { httpStatusOf, isClientSideError, isGroupRace, isThrottling, isTransactionConflict } from '../dynamodb/sdk-errors.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
-import { encodeAdditionalAttributes, type AcquisitionPath, type GroupMember, type LockItem } from '../protocol/index.js';
+import { encodeAdditionalAttributes, type GroupMember, type LockItem } from '../protocol/index.js';
 import { holderOf } from '../protocol/lock-holder.js';
 import { AcquireDeadline } from './acquire-deadline.js';
 import type { AcquireContext } from './acquire-lock.js';
 import { AcquisitionWrites } from './acquisition-writes.js';
+import { decide, heldByAnother, type Decision } from './acquisition-rule.js';
 import { acquisitionsOf, readAttempt, type GroupAttempt } from './group-attempts.js';
 import type { Resolved } from './acquire-options.js';
 import type { AcquireLocksOptions } from './group-options.js';
@@ -214,12 +215,12 @@ export class GroupAcquireLoop implements Disposable {
     const members = this.#members.map((member, i): GroupMember | undefined => {
       const existing = seen[i];
       if (existing !== undefined && !existing.record.isReleased) longestLease = Math.max(longestLease, existing.record.leaseDurationMs);
-      const path = this.#pathFor(member, existing, now);
-      if (path === undefined) {
+      const decision = this.#decide(member, existing, now);
+      if (decision.kind !== 'write') {
         takeoverAt = Math.max(takeoverAt, member.watch.takeoverAt());
         return undefined;
       }
-      return { record: member.writes.recordFor(path.kind === 'expired' ? member.watch.observation : existing), path };
+      return { record: member.writes.recordFor(decision.existing), path: decision.path };
     });
     // The first round that finds holders adds the longest of their leases: the group is taken only once every one of them is over.
     if (longestLease > 0) this.#deadline.addHolderLease(longestLease);
@@ -227,24 +228,20 @@ export class GroupAcquireLoop implements Disposable {
     return { kind: 'wait', waitMs: Math.min(this.#refreshMs, Math.max(0, takeoverAt - now)) };
   }
 
-  /** The write a single acquisition would send on `existing`; `undefined` while someone else holds it and it is not yet stale. */
-  #pathFor(member: Member, existing: LockObservation | undefined, now: number): AcquisitionPath | undefined {
-    if (existing === undefined || existing.record.isReleased) member.watch.forget();
-    if (existing === undefined) return { kind: 'absent' };
-    const { record } = existing;
-    if (record.isReleased) {
-      return {
-        kind: 'released',
-        readRecordVersionNumber: this.#options.acquireReleasedLocksConsistently ? record.recordVersionNumber : undefined,
-      };
+  /**
+   * Java's decision on one key as read (acquisition-rule.ts): a write, or a
+   * wait while someone else holds it and it is not yet stale. A group neither
+   * skips the wait nor takes only existing locks, and judges its own writes
+   * of unknown outcome across its keys (#resolve).
+   */
+  #decide(member: Member, existing: LockObservation | undefined, now: number): Decision {
+    const watched = member.watch.take(existing, now);
+    if (heldByAnother(existing, this.#ctx.ownerName)) this.#waitedForAnother = true;
+    const decision = decide({ existing, watched }, this.#options);
+    if (decision.kind !== 'write' && existing !== undefined) {
+      this.#refusal = this.#notAcquired('another client holds one of the locks', member.key, holderOf(existing.record));
     }
-    if (record.ownerName !== this.#ctx.ownerName) this.#waitedForAnother = true;
-    member.watch.observe(existing);
-    const timed = member.watch.observation;
-    if (timed !== undefined && member.watch.isStale(now))
-      return { kind: 'expired', watchedRecordVersionNumber: timed.record.recordVersionNumber };
-    this.#refusal = this.#notAcquired('another client holds one of the locks', member.key, holderOf(record));
-    return undefined;
+    return decision;
   }
 
   /**

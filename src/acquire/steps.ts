@@ -1,5 +1,5 @@
-/** What an acquisition's loop (acquire-lock.ts) decides, does next, and comes to. */
-import type { LockNotGrantedError, LockCurrentlyUnavailableError } from '../base/errors.js';
+/** What an acquisition's loop (acquire-lock.ts) wins, does next, and comes to. */
+import type { LockNotGrantedError } from '../base/errors.js';
 import type { LockObservation } from '../dynamodb/read-lock.js';
 import type { AcquisitionPath, LockItem, LockRecordToWrite } from '../protocol/index.js';
 
@@ -31,19 +31,6 @@ export interface RefusedWrite {
   readonly path: AcquisitionPath['kind'];
   readonly recordVersionNumber: string | undefined;
 }
-
-/** What the loop does about one observation of the lock, or about its stale timer running out. */
-export type Decision =
-  /** The item is a write of this call whose outcome was unknown: it was applied, so the lock is ours. */
-  | { readonly kind: 'ours'; readonly acquisition: Acquisition }
-  /** Send this write, decided on `existing` (`undefined`: no item). */
-  | { readonly kind: 'write'; readonly path: AcquisitionPath; readonly existing: LockObservation | undefined }
-  /** Someone else holds it and its RVN has not yet stayed unchanged for its lease: wait. */
-  | { readonly kind: 'wait' }
-  /** Not this time; a later observation may do before the deadline. */
-  | { readonly kind: 'retry'; readonly refusal: LockNotGrantedError }
-  /** `shouldSkipBlockingWait`, and someone else holds it: the call ends. */
-  | { readonly kind: 'unavailable'; readonly error: LockCurrentlyUnavailableError };
 
 /** What the loop acts on next. */
 export type Step =
