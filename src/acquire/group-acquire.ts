@@ -17,19 +17,9 @@
  * (group-attempts.ts) and judged by every later read of the keys.
  */
 import type { LockObservation } from '../dynamodb/read-lock.js';
-import {
-  DynamoDBTimeoutError,
-  DynamoDBTooSlowError,
-  DynamoDBUnavailableError,
-  InvalidArgumentError,
-  LockNotGrantedError,
-  isMalformedLockItemError,
-  type LockHolder,
-} from '../base/errors.js';
+import { DynamoDBTooSlowError, DynamoDBUnavailableError, LockNotGrantedError, type LockHolder } from '../base/errors.js';
 import { lockId, type LockKey } from '../base/lock-key.js';
-import { LockTableReplicationError } from '../base/lock-table-replication-error.js';
 import { Departure } from '../dynamodb/departure.js';
-import { httpStatusOf, isClientSideError, isGroupRace, isThrottling, isTransactionConflict } from '../dynamodb/sdk-errors.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
 import { encodeAdditionalAttributes, type GroupMember, type LockItem } from '../protocol/index.js';
@@ -38,6 +28,7 @@ import { AcquireDeadline } from './acquire-deadline.js';
 import type { AcquireContext } from './acquire-lock.js';
 import { AcquisitionWrites } from './acquisition-writes.js';
 import { decide, heldByAnother, type Decision } from './acquisition-rule.js';
+import { kindOfFailure } from './failure-kind.js';
 import { acquisitionsOf, readAttempt, type GroupAttempt } from './group-attempts.js';
 import type { Resolved } from './acquire-options.js';
 import type { AcquireLocksOptions } from './group-options.js';
@@ -256,7 +247,7 @@ export class GroupAcquireLoop implements Disposable {
     try {
       await this.#admitted((signal) => this.#ctx.requests.writeGroup(members, signal, (chosen) => (tokens = chosen), departure));
     } catch (error) {
-      if (isGroupRace(error) || isTransactionConflict(error)) {
+      if (kindOfFailure(error, 'group') === 'race') {
         // Canceled, so nothing of it was applied (the SDK's retries share its ClientRequestToken).
         this.#racesInARow++;
         this.#refusal = this.#notAcquired('another client wrote one of the locks first', this.#members[0]?.key, undefined, error);
@@ -289,19 +280,14 @@ export class GroupAcquireLoop implements Disposable {
   async #sortFailure(error: unknown): Promise<void> {
     if (this.#options.signal?.aborted) throw this.#options.signal.reason;
     if (this.#deadline.cutOff) throw this.#unavailable(error);
-    if (
-      isThrottling(error) ||
-      isClientSideError(error) ||
-      (httpStatusOf(error) ?? 0) >= 500 ||
-      isTransactionConflict(error) ||
-      error instanceof DynamoDBTimeoutError
-    ) {
+    const kind = kindOfFailure(error, 'group');
+    // A conflict with another transaction on a key is worth trying again, as throttling is.
+    if (kind === 'transient' || kind === 'race') {
       this.#ctx.logger?.warn({ err: error, keys: this.#members.length }, 'group lock acquisition attempt failed; retrying');
       this.#refusal = this.#unavailable(error);
       return;
     }
-    if (isMalformedLockItemError(error) || error instanceof InvalidArgumentError || error instanceof LockTableReplicationError) throw error;
-    throw await this.#ctx.explain(error);
+    throw kind === 'final' ? error : await this.#ctx.explain(error);
   }
 
   /** Runs a request once the gate lets it through, bounded like every request of an acquisition (request-bound.ts). */
