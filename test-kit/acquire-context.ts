@@ -1,10 +1,11 @@
 /**
- * The acquire loop's context (src/acquire/acquire-lock.ts) for unit tests
- * that drive an `AcquireLoop` without a `LockClient`: one owner, a gate
+ * The parts of an acquisition (src/acquire/acquisition-parts.ts) for unit
+ * tests that drive an acquire loop without a `LockClient`: one owner, a gate
  * that never holds a request back, no replication check, no logger. And the
  * observations those tests judge.
  */
-import type { AcquireContext } from '../src/acquire/acquire-lock.js';
+import type { AcquisitionParts } from '../src/acquire/acquisition-parts.js';
+import type { LateReplyContext } from '../src/acquire/late-reply.js';
 import { AcquisitionGate } from '../src/acquire/acquisition-gate.js';
 import { KeySchemaProof } from '../src/acquire/key-schema-proof.js';
 import { LockPollers } from '../src/acquire/lock-poller.js';
@@ -31,7 +32,7 @@ export interface UnitAcquireContext {
   readonly turns?: Turns;
 }
 
-export function unitAcquireContext(options: UnitAcquireContext): AcquireContext {
+export function unitAcquireContext(options: UnitAcquireContext): AcquisitionParts & LateReplyContext {
   const { table, clock } = options;
   const requests = new AcquisitionRequests({ dynamoDB: sdkClientOf(options.dynamoDB), table, clock, batching: false, logger: undefined });
   return {
@@ -62,6 +63,7 @@ export function unitAcquireContext(options: UnitAcquireContext): AcquireContext 
     }),
     turns: options.turns ?? new Turns(clock, 10),
     replication: undefined,
+    clockBound: undefined,
     releaseStray: () => Promise.resolve(),
   };
 }

@@ -18,8 +18,6 @@
  * stands aside waits until a refresh period after its client's release
  * before its first request.
  */
-import type { Logger } from '../base/logger.js';
-import type { MonotonicClock } from '../base/clock.js';
 import {
   DynamoDBTooSlowError,
   DynamoDBUnavailableError,
@@ -27,10 +25,8 @@ import {
   LockNotGrantedError,
   type LockHolder,
 } from '../base/errors.js';
-import type { AcquisitionRequests } from '../dynamodb/acquisition-requests.js';
 import { lockId, type LockKey } from '../base/lock-key.js';
 import { holderOf } from '../protocol/lock-holder.js';
-import type { LockObservationCache } from './observation-cache.js';
 import type { AcquisitionPath } from '../protocol/index.js';
 import type { KeySchemaProof } from './key-schema-proof.js';
 import type { AcquisitionGate } from './acquisition-gate.js';
@@ -42,41 +38,35 @@ import { LateTakeover } from './late-takeover.js';
 import type { ClockBound } from './clock-bound.js';
 import type { LockObservation } from '../dynamodb/read-lock.js';
 import type { ReplicationCheck } from '../dynamodb/table-replication.js';
-import type { TurnPlan, Turns } from './turns.js';
-import type { AcquireSettings, ResolvedAcquireOptions } from './acquire-options.js';
+import type { TurnPlan } from './turns.js';
+import type { ResolvedAcquireOptions } from './acquire-options.js';
 import { intendedWrite, RetryableRefusal, type Acquisition, type Outcome, type RefusedWrite, type Step } from './steps.js';
 import { decide, heldByAnother, type Decision } from './acquisition-rule.js';
-import { AcquisitionWrites } from './acquisition-writes.js';
-import { outcomeOfFailure } from './failed-step.js';
-import { handOver } from './late-reply.js';
+import { AcquisitionWrites, type AcquisitionWritesContext } from './acquisition-writes.js';
+import { outcomeOfFailure, type FailureContext } from './failed-step.js';
+import { handOver, type LateReplyContext } from './late-reply.js';
 
-/** The parts of the acquirer (acquirer.ts) every call of it shares. */
-export interface AcquireContext extends AcquireSettings {
-  /** The reads and writes of an acquisition, fenced when the client fences. */
-  readonly requests: AcquisitionRequests;
-  readonly clock: MonotonicClock;
-  readonly observations: LockObservationCache;
+/**
+ * What one `acquireLock` call works with, each part by name: its writes'
+ * (acquisition-writes.ts), its late reply's (late-reply.ts) and its failures'
+ * (failed-step.ts), and the client's parts below. The acquirer (acquirer.ts)
+ * shares them among the client's calls.
+ */
+export interface AcquireLoopParts extends AcquisitionWritesContext, LateReplyContext, Omit<FailureContext, 'requests'> {
   /** The client's polling loops, shared by its acquisitions waiting for the same lock. */
   readonly pollers: LockPollers;
   /** Whether the table is known to have this client's key schema, so that the new-lock write may go first. */
   readonly keySchema: KeySchemaProof;
-  readonly logger: Logger | undefined;
-  /** Maps errors about the table itself to typed errors. */
-  readonly explain: (error: unknown) => Promise<unknown>;
   /** Holds acquisition requests back while the client's heartbeats are behind. */
   readonly gate: AcquisitionGate;
-  /** This client's turns on the locks it releases and asks for again at once. */
-  readonly turns: Turns;
   /** The lock table's replication, checked before the client's first lock write; absent when the user opted out. */
   readonly replication: ReplicationCheck | undefined;
   /** The bounded-clock takeover (client option `clockBound`); absent when off. */
   readonly clockBound?: ClockBound | undefined;
-  /** Releases, best effort, locks of the call that it will not hand over. */
-  readonly releaseStray: (acquisitions: readonly Acquisition[]) => Promise<void>;
 }
 
 export class AcquireLoop implements Disposable {
-  readonly #ctx: AcquireContext;
+  readonly #ctx: AcquireLoopParts;
   readonly #key: LockKey;
   readonly #id: string;
   readonly #options: ResolvedAcquireOptions;
@@ -97,7 +87,7 @@ export class AcquireLoop implements Disposable {
   readonly #lateTakeover = new LateTakeover();
 
   /** `turn`: this client's turn on the lock, which may say to stand aside first (turns.ts). */
-  constructor(ctx: AcquireContext, key: LockKey, options: ResolvedAcquireOptions, turn?: Pick<TurnPlan, 'standAsideMs'>) {
+  constructor(ctx: AcquireLoopParts, key: LockKey, options: ResolvedAcquireOptions, turn?: Pick<TurnPlan, 'standAsideMs'>) {
     this.#standAsideMs = turn?.standAsideMs ?? 0;
     this.#ctx = ctx;
     this.#watch = new StaleWatch(ctx.clockBound);

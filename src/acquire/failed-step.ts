@@ -13,15 +13,18 @@ import type { AcquireLockOptions } from './acquire-options.js';
 import { RetryableRefusal, type Outcome, type RefusedWrite, type Step } from './steps.js';
 import { kindOfFailure } from './failure-kind.js';
 
+/** What sorting a failed step takes of the client's parts. */
+export interface FailureContext {
+  readonly clock: MonotonicClock;
+  readonly requests: Pick<AcquisitionRequests, 'observationOfRefusal'>;
+  readonly logger: Logger | undefined;
+  /** Maps errors about the table itself to typed errors. */
+  readonly explain: (error: unknown) => Promise<unknown>;
+}
+
 /** The call whose step failed. */
 export interface FailedCall {
-  readonly ctx: {
-    readonly clock: MonotonicClock;
-    readonly requests: Pick<AcquisitionRequests, 'observationOfRefusal'>;
-    readonly logger: Logger | undefined;
-    /** Maps errors about the table itself to typed errors. */
-    readonly explain: (error: unknown) => Promise<unknown>;
-  };
+  readonly ctx: FailureContext;
   readonly key: LockKey;
   readonly options: AcquireLockOptions;
   /** The call's deadline has cut its requests off. */

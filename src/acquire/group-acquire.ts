@@ -17,6 +17,8 @@
  * (group-attempts.ts) and judged by every later read of the keys.
  */
 import type { LockObservation } from '../dynamodb/read-lock.js';
+import type { ReplicationCheck } from '../dynamodb/table-replication.js';
+import type { Logger } from '../base/logger.js';
 import { DynamoDBTooSlowError, DynamoDBUnavailableError, LockNotGrantedError, type LockHolder } from '../base/errors.js';
 import { lockId, type LockKey } from '../base/lock-key.js';
 import { Departure } from '../dynamodb/departure.js';
@@ -25,8 +27,9 @@ import { abortableSleep } from '../primitives/abortable-sleep.js';
 import { encodeAdditionalAttributes, type GroupMember, type LockItem } from '../protocol/index.js';
 import { holderOf } from '../protocol/lock-holder.js';
 import { AcquireDeadline } from './acquire-deadline.js';
-import type { AcquireContext } from './acquire-lock.js';
-import { AcquisitionWrites } from './acquisition-writes.js';
+import type { AcquisitionGate } from './acquisition-gate.js';
+import type { ClockBound } from './clock-bound.js';
+import { AcquisitionWrites, type AcquisitionWritesContext } from './acquisition-writes.js';
 import { decide, heldByAnother, type Decision } from './acquisition-rule.js';
 import { kindOfFailure } from './failure-kind.js';
 import { acquisitionsOf, readAttempt, type GroupAttempt } from './group-attempts.js';
@@ -35,28 +38,28 @@ import type { AcquireLocksOptions } from './group-options.js';
 import { admittedForCall } from './request-bound.js';
 import { StaleWatch } from './stale-watch.js';
 import { LateTakeover } from './late-takeover.js';
-import { handOver } from './late-reply.js';
-import type { TurnPlan } from './turns.js';
+import { handOver, type LateReplyContext } from './late-reply.js';
+import type { TurnPlan, Turns } from './turns.js';
 import type { Acquisition } from './steps.js';
 
-/** The acquirer's parts a group acquisition uses. */
-export type GroupContext = Pick<
-  AcquireContext,
-  | 'requests'
-  | 'ownerName'
-  | 'defaultLeaseDuration'
-  | 'heartbeatPeriod'
-  | 'clock'
-  | 'observations'
-  | 'logger'
-  | 'explain'
-  | 'gate'
-  | 'replication'
-  | 'turns'
-  | 'clockBound'
-  | 'safetyMargin'
-  | 'releaseStray'
->;
+/**
+ * What one `acquireLocks` call works with, each part by name: its writes'
+ * (acquisition-writes.ts), its late reply's (late-reply.ts), and the
+ * client's parts below, shared among the client's calls (acquirer.ts).
+ */
+export interface GroupAcquireParts extends AcquisitionWritesContext, LateReplyContext {
+  readonly logger: Logger | undefined;
+  /** Maps errors about the table itself to typed errors. */
+  readonly explain: (error: unknown) => Promise<unknown>;
+  /** Holds acquisition requests back while the client's heartbeats are behind. */
+  readonly gate: AcquisitionGate;
+  /** The lock table's replication, checked before the client's first lock write; absent when the user opted out. */
+  readonly replication: ReplicationCheck | undefined;
+  /** This client's turns on the locks it releases and asks for again at once. */
+  readonly turns: Turns;
+  /** The bounded-clock takeover (client option `clockBound`); absent when off. */
+  readonly clockBound?: ClockBound | undefined;
+}
 
 /** What one round decided on the keys as read. */
 type Round =
@@ -75,7 +78,7 @@ interface Member {
 }
 
 export class GroupAcquireLoop implements Disposable {
-  readonly #ctx: GroupContext;
+  readonly #ctx: GroupAcquireParts;
   readonly #members: Member[];
   readonly #options: Resolved<AcquireLocksOptions>;
   readonly #refreshMs: number;
@@ -93,7 +96,7 @@ export class GroupAcquireLoop implements Disposable {
   /** Whether this call saw someone else hold one of the locks. */
   #waitedForAnother = false;
 
-  constructor(ctx: GroupContext, keys: readonly LockKey[], options: Resolved<AcquireLocksOptions>) {
+  constructor(ctx: GroupAcquireParts, keys: readonly LockKey[], options: Resolved<AcquireLocksOptions>) {
     this.#ctx = ctx;
     this.#options = options;
     this.#refreshMs = options.refreshPeriod;
