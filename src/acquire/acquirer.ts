@@ -13,7 +13,7 @@ import { LockPages, type LockListing } from '../dynamodb/list-locks.js';
 import { readLock, type LockObservation } from '../dynamodb/read-lock.js';
 import type { HeldLock } from '../hold/held-lock.js';
 import type { HeldLocks } from '../heartbeat/held-locks.js';
-import type { LockWrite } from '../hold/lock-state.js';
+import type { HoldTerms } from '../hold/lock-state.js';
 import { childAbortController, type ChildAbortController } from '../primitives/child-abort-controller.js';
 import { AcquireLoop } from './acquire-lock.js';
 import { acquisitionPartsOf, type AcquisitionParts, type AcquisitionPartsOptions } from './acquisition-parts.js';
@@ -94,7 +94,7 @@ export class Acquirer {
   }
 
   /** The parts of one acquisition: the shared ones, and the release of locks the call will not hand over. */
-  #callParts(options: Pick<ResolvedAcquireOptions, 'deleteLockOnRelease' | 'sessionMonitor'>): AcquisitionParts & LateReplyContext {
+  #callParts(options: HoldTerms): AcquisitionParts & LateReplyContext {
     const releaseStray = async (strays: readonly Acquisition[]): Promise<void> => {
       if (strays.length > 0) await this.#hold(strays, options, undefined).then((held) => this.#releaseAll(held));
     };
@@ -121,32 +121,9 @@ export class Acquirer {
    * aborted, or the client closed, while the winning write was in flight, they
    * are released at once, best effort, and the call ends.
    */
-  async #hold(
-    acquisitions: readonly Acquisition[],
-    options: Pick<ResolvedAcquireOptions, 'deleteLockOnRelease' | 'sessionMonitor'>,
-    signal: AbortSignal | undefined,
-  ): Promise<HeldLock[]> {
+  async #hold(acquisitions: readonly Acquisition[], options: HoldTerms, signal: AbortSignal | undefined): Promise<HeldLock[]> {
     const { holding, lifetime } = this.#options;
-    const monitor = options.sessionMonitor;
-    const held = acquisitions.map(({ record, lookupTime, lookupWallTime, additionalAttributes, fencingToken, inDoubt }) => {
-      const lock = holding.track({
-        key: record,
-        ownerName: record.ownerName,
-        recordVersionNumber: record.recordVersionNumber,
-        leaseDurationMs: record.leaseDurationMs,
-        lookupTime,
-        lookupWallTime,
-        data: record.data,
-        additionalAttributes,
-        deleteLockOnRelease: options.deleteLockOnRelease,
-        fencingToken,
-        sessionMonitor:
-          monitor === undefined ? undefined : { safeTimeWithoutHeartbeat: monitor.safeTimeWithoutHeartbeat, callback: monitor.callback },
-      });
-      // A renewal whose outcome is unknown: the table may hold its RVN instead.
-      if (inDoubt !== undefined) lock.rememberUncertain(writeOf(inDoubt));
-      return lock;
-    });
+    const held = acquisitions.map((acquisition) => holding.track(acquisition, options));
     if (signal?.aborted === true || lifetime.aborted) {
       // The caller gave up (or the client closed) while the winning write was in flight: do not leave the locks held.
       await this.#releaseAll(held);
@@ -247,15 +224,4 @@ export class Acquirer {
     for (const call of this.#calls.keys()) call.abort(new LockClientClosedError());
     await Promise.allSettled(this.#calls.values());
   }
-}
-
-/** An acquisition write as the held lock counts its writes. */
-function writeOf(acquisition: Acquisition): LockWrite {
-  const { record, lookupTime, lookupWallTime } = acquisition;
-  return {
-    recordVersionNumber: record.recordVersionNumber,
-    leaseDurationMs: record.leaseDurationMs,
-    sentAt: lookupTime,
-    sentAtWall: lookupWallTime,
-  };
 }

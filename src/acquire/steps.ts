@@ -1,16 +1,11 @@
 /** What an acquisition's loop (acquire-lock.ts) wins, does next, and comes to. */
 import type { LockNotGrantedError } from '../base/errors.js';
 import type { LockObservation } from '../dynamodb/read-lock.js';
-import type { AcquisitionPath, LockItem, LockRecordToWrite } from '../protocol/index.js';
+import type { WonWrite } from '../hold/lock-state.js';
+import type { AcquisitionPath } from '../protocol/index.js';
 
-/** A successful acquisition write. */
-export interface Acquisition {
-  readonly record: LockRecordToWrite;
-  /** Monotonic time when the write first left this client (dynamodb/departure.ts). */
-  readonly lookupTime: number;
-  /** Wall-clock time at `lookupTime`, where the clock has one. */
-  readonly lookupWallTime: number | undefined;
-  readonly additionalAttributes: LockItem;
+/** A successful acquisition write, handed to the held locks as it is. */
+export interface Acquisition extends WonWrite {
   /** With fencing: the token this write gets if it commits, known before it is sent. */
   fencingToken?: bigint | undefined;
   /** A renewal of this write whose outcome is unknown: the table may hold its RVN instead. */
