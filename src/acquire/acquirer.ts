@@ -20,6 +20,7 @@ import { acquisitionPartsOf, type AcquisitionParts, type AcquisitionPartsOptions
 import { resolveAcquireOptions, validateAcquireKey, type AcquireLockOptions, type ResolvedAcquireOptions } from './acquire-options.js';
 import type { GateLane } from './acquisition-gate.js';
 import type { LateReplyContext } from './late-reply.js';
+import { turnRequestOf } from './turns.js';
 import { GroupAcquireLoop } from './group-acquire.js';
 import { groupKeysOf, validateGroup, type AcquireLocksOptions, type GroupKey } from './group-options.js';
 import { ListingSchemaCheck } from './listing-schema-check.js';
@@ -143,11 +144,7 @@ export class Acquirer {
    */
   async #acquire(key: LockKey, options: ResolvedAcquireOptions): Promise<Acquisition> {
     const { turns } = this.#parts;
-    const turn = turns.plan(lockId(key), {
-      refreshMs: options.refreshPeriod,
-      turnLengthMs: options.turnLength,
-      mayWait: !options.shouldSkipBlockingWait && options.additionalTimeToWaitForLock >= options.refreshPeriod,
-    });
+    const turn = turns.plan(lockId(key), turnRequestOf(options));
     const loop = new AcquireLoop(this.#callParts(options), key, options, turn);
     try {
       const acquisition = await loop.run();

@@ -39,7 +39,7 @@ import { admittedForCall } from './request-bound.js';
 import { StaleWatch } from './stale-watch.js';
 import { LateTakeover } from './late-takeover.js';
 import { handOver, type LateReplyContext } from './late-reply.js';
-import type { TurnPlan, Turns } from './turns.js';
+import { turnRequestOf, type TurnPlan, type Turns } from './turns.js';
 import type { Acquisition } from './steps.js';
 
 /**
@@ -102,12 +102,7 @@ export class GroupAcquireLoop implements Disposable {
     this.#refreshMs = options.refreshPeriod;
     this.#leaseDurationMs = options.leaseDuration;
     this.#additionalAttributes = encodeAdditionalAttributes(options.additionalAttributes ?? {});
-    const waitMs = options.additionalTimeToWaitForLock;
-    const turn = {
-      refreshMs: this.#refreshMs,
-      turnLengthMs: options.turnLength,
-      mayWait: waitMs >= this.#refreshMs,
-    };
+    const turn = turnRequestOf(options);
     this.#members = keys.map((key) => ({
       key,
       writes: new AcquisitionWrites(ctx, key, options),
@@ -116,7 +111,7 @@ export class GroupAcquireLoop implements Disposable {
     }));
     this.#deadline = new AcquireDeadline({
       clock: ctx.clock,
-      waitMs,
+      waitMs: options.additionalTimeToWaitForLock,
       graceMs: Math.max(this.#refreshMs, this.#leaseDurationMs),
       signal: options.signal,
     });
