@@ -200,7 +200,9 @@ export class AcquireLoop implements Disposable {
           // The timed RVN has stood still for its lease: decided as a read showing it again would be.
           const timed = this.#watch.observation;
           attempted = { path: 'expired', recordVersionNumber: timed?.record.recordVersionNumber };
-          if (timed !== undefined) won = await this.#act(this.judge(timed));
+          if (timed === undefined) break;
+          const watched = this.#watch.take(timed, this.#ctx.clock.now());
+          won = await this.#act(decide({ existing: timed, watched }, this.#options));
           break;
         }
         case 'failed':

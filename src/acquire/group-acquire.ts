@@ -226,7 +226,7 @@ export class GroupAcquireLoop implements Disposable {
   #decide(member: Member, existing: LockObservation | undefined, now: number): Decision {
     const watched = member.watch.take(existing, now);
     if (heldByAnother(existing, this.#ctx.ownerName)) this.#waitedForAnother = true;
-    const decision = decide({ existing, watched }, this.#options);
+    const decision = decide({ existing, watched }, { acquireReleasedLocksConsistently: this.#options.acquireReleasedLocksConsistently });
     if (decision.kind !== 'write' && existing !== undefined) {
       this.#refusal = this.#notAcquired('another client holds one of the locks', member.key, holderOf(existing.record));
     }
