@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { AcquireLoop } from '../../src/acquire/acquire-lock.js';
-import { lockObservation, unitAcquireContext } from '../../test-kit/acquire-context.js';
+import { lockObservation, unitAcquisitionParts } from '../../test-kit/acquisition-parts.js';
 import { resolveAcquireOptions, type AcquireLockOptions } from '../../src/acquire/acquire-options.js';
 import { LockObservationCache } from '../../src/acquire/observation-cache.js';
 import { TAKEOVER_MARGIN_MS } from '../../src/acquire/stale-watch.js';
@@ -46,7 +46,7 @@ function loopOf(
   } = {},
 ) {
   const clock = shared.clock ?? manualClock();
-  const ctx = unitAcquireContext({
+  const ctx = unitAcquisitionParts({
     table,
     clock,
     dynamoDB: shared.dynamoDB ?? silent,

@@ -8,7 +8,7 @@ import { describe, expect, it } from '@jest/globals';
 import { decide, heldByAnother, type AcquisitionRules, type Decision, type Sight } from '../../src/acquire/acquisition-rule.js';
 import type { Acquisition } from '../../src/acquire/steps.js';
 import type { LockObservation } from '../../src/dynamodb/read-lock.js';
-import { lockObservation } from '../../test-kit/acquire-context.js';
+import { lockObservation } from '../../test-kit/acquisition-parts.js';
 import type { LockRecord } from '../../src/protocol/index.js';
 
 const LEASE = 1_000;

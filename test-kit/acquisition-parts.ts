@@ -18,7 +18,7 @@ import type { LockObservation } from '../src/dynamodb/read-lock.js';
 import type { LockRecord, LockTable } from '../src/protocol/index.js';
 import type { DynamoDBSender } from '../src/settings/options.js';
 
-export interface UnitAcquireContext {
+export interface UnitAcquisitionParts {
   readonly table: LockTable;
   readonly clock: MonotonicClock;
   readonly dynamoDB: DynamoDBSender;
@@ -32,7 +32,7 @@ export interface UnitAcquireContext {
   readonly turns?: Turns;
 }
 
-export function unitAcquireContext(options: UnitAcquireContext): AcquisitionParts & LateReplyContext {
+export function unitAcquisitionParts(options: UnitAcquisitionParts): AcquisitionParts & LateReplyContext {
   const { table, clock } = options;
   const requests = new AcquisitionRequests({ dynamoDB: sdkClientOf(options.dynamoDB), table, clock, batching: false, logger: undefined });
   return {
