@@ -137,6 +137,13 @@ describe('the layout of src/', () => {
     );
   });
 
+  it('sorts the failures of an acquisition in one module: no other acquisition module asks the SDK-error predicates', () => {
+    const sdkErrors = join(SRC, 'dynamodb/sdk-errors.ts');
+    const asking = files.filter((file) => placeOf(file).folder === 'acquire' && importsOf(file).includes(sdkErrors));
+    // The listing's key-schema check is no acquisition: it reads the table's description when a listing is refused.
+    expect(asking.map((file) => placeOf(file).name).sort()).toEqual(['failure-kind', 'listing-schema-check']);
+  });
+
   it('catches an import that points up or sideways', () => {
     expect(violation(join(SRC, 'dynamodb/send-write.ts'), join(SRC, 'hold/held-lock.ts'))).toMatch(/may not take from hold/);
     expect(violation(join(SRC, 'heartbeat/lock-keeper.ts'), join(SRC, 'lock.ts'))).toMatch(/top of src/);

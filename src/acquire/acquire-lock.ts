@@ -18,8 +18,6 @@
  * stands aside waits until a refresh period after its client's release
  * before its first request.
  */
-import type { Logger } from '../base/logger.js';
-import type { MonotonicClock } from '../base/clock.js';
 import {
   DynamoDBTooSlowError,
   DynamoDBUnavailableError,
@@ -27,55 +25,48 @@ import {
   LockNotGrantedError,
   type LockHolder,
 } from '../base/errors.js';
-import type { AcquisitionRequests } from '../dynamodb/acquisition-requests.js';
 import { lockId, type LockKey } from '../base/lock-key.js';
 import { holderOf } from '../protocol/lock-holder.js';
-import type { LockObservationCache } from './observation-cache.js';
 import type { AcquisitionPath } from '../protocol/index.js';
 import type { KeySchemaProof } from './key-schema-proof.js';
 import type { AcquisitionGate } from './acquisition-gate.js';
 import type { LockPollers, PollSubscription } from './lock-poller.js';
 import { AcquireDeadline } from './acquire-deadline.js';
 import { admittedForCall } from './request-bound.js';
-import { StaleWatch } from './stale-watch.js';
+import { StaleWatch, type Watched } from './stale-watch.js';
 import { LateTakeover } from './late-takeover.js';
 import type { ClockBound } from './clock-bound.js';
 import type { LockObservation } from '../dynamodb/read-lock.js';
 import type { ReplicationCheck } from '../dynamodb/table-replication.js';
-import type { TurnPlan, Turns } from './turns.js';
-import type { AcquireSettings, ResolvedAcquireOptions } from './acquire-options.js';
-import { intendedWrite, RetryableRefusal, type Acquisition, type Decision, type Outcome, type RefusedWrite, type Step } from './steps.js';
-import { AcquisitionWrites } from './acquisition-writes.js';
-import { outcomeOfFailure } from './failed-step.js';
-import { handOver } from './late-reply.js';
+import type { TurnPlan } from './turns.js';
+import type { ResolvedAcquireOptions } from './acquire-options.js';
+import { intendedWrite, RetryableRefusal, type Acquisition, type Outcome, type RefusedWrite, type Step } from './steps.js';
+import { decide, heldByAnother, type Decision } from './acquisition-rule.js';
+import { AcquisitionWrites, type AcquisitionWritesContext } from './acquisition-writes.js';
+import { outcomeOfFailure, type FailureContext } from './failed-step.js';
+import { handOver, type LateReplyContext } from './late-reply.js';
 
-/** The parts of the acquirer (acquirer.ts) every call of it shares. */
-export interface AcquireContext extends AcquireSettings {
-  /** The reads and writes of an acquisition, fenced when the client fences. */
-  readonly requests: AcquisitionRequests;
-  readonly clock: MonotonicClock;
-  readonly observations: LockObservationCache;
+/**
+ * What one `acquireLock` call works with, each part by name: its writes'
+ * (acquisition-writes.ts), its late reply's (late-reply.ts) and its failures'
+ * (failed-step.ts), and the client's parts below. The acquirer (acquirer.ts)
+ * shares them among the client's calls.
+ */
+export interface AcquireLoopParts extends AcquisitionWritesContext, LateReplyContext, Omit<FailureContext, 'requests'> {
   /** The client's polling loops, shared by its acquisitions waiting for the same lock. */
   readonly pollers: LockPollers;
   /** Whether the table is known to have this client's key schema, so that the new-lock write may go first. */
   readonly keySchema: KeySchemaProof;
-  readonly logger: Logger | undefined;
-  /** Maps errors about the table itself to typed errors. */
-  readonly explain: (error: unknown) => Promise<unknown>;
   /** Holds acquisition requests back while the client's heartbeats are behind. */
   readonly gate: AcquisitionGate;
-  /** This client's turns on the locks it releases and asks for again at once. */
-  readonly turns: Turns;
   /** The lock table's replication, checked before the client's first lock write; absent when the user opted out. */
   readonly replication: ReplicationCheck | undefined;
   /** The bounded-clock takeover (client option `clockBound`); absent when off. */
   readonly clockBound?: ClockBound | undefined;
-  /** Releases, best effort, locks of the call that it will not hand over. */
-  readonly releaseStray: (acquisitions: readonly Acquisition[]) => Promise<void>;
 }
 
 export class AcquireLoop implements Disposable {
-  readonly #ctx: AcquireContext;
+  readonly #ctx: AcquireLoopParts;
   readonly #key: LockKey;
   readonly #id: string;
   readonly #options: ResolvedAcquireOptions;
@@ -96,7 +87,7 @@ export class AcquireLoop implements Disposable {
   readonly #lateTakeover = new LateTakeover();
 
   /** `turn`: this client's turn on the lock, which may say to stand aside first (turns.ts). */
-  constructor(ctx: AcquireContext, key: LockKey, options: ResolvedAcquireOptions, turn?: Pick<TurnPlan, 'standAsideMs'>) {
+  constructor(ctx: AcquireLoopParts, key: LockKey, options: ResolvedAcquireOptions, turn?: Pick<TurnPlan, 'standAsideMs'>) {
     this.#standAsideMs = turn?.standAsideMs ?? 0;
     this.#ctx = ctx;
     this.#watch = new StaleWatch(ctx.clockBound);
@@ -141,39 +132,19 @@ export class AcquireLoop implements Disposable {
   }
 
   /**
-   * Java's decision on one observation of the lock (`undefined`: no item), the
-   * body of its loop after the read; sends nothing. `refused` is the write
-   * DynamoDB just refused, which is not sent again on the same item.
+   * Java's decision on one observation of the lock (`undefined`: no item),
+   * the body of its loop after the read (acquisition-rule.ts); sends nothing.
+   * `refused` is the write DynamoDB just refused, which is not sent again on
+   * the same item.
    */
   judge(existing: LockObservation | undefined, refused?: RefusedWrite): Decision {
-    const options = this.#options;
-    if (existing === undefined || existing.record.isReleased) {
-      // The timed RVN is no longer held: its takeover instant means nothing now.
-      this.#watch.forget();
+    const ours = existing === undefined ? undefined : this.#writes.writtenAs(existing.record);
+    if (existing !== undefined && ours === undefined) {
+      this.#lastHolder = holderOf(existing.record);
+      if (heldByAnother(existing, this.#ctx.ownerName)) this.#waitedForAnother = true;
     }
-    if (existing === undefined) {
-      if (options.acquireOnlyIfLockAlreadyExists) return { kind: 'retry', refusal: new LockNotGrantedError('Lock does not exist.', this.#key) };
-      return this.#writeUnlessRefused({ kind: 'absent' }, existing, refused);
-    }
-    const { record } = existing;
-    const ours = this.#writes.writtenAs(record);
-    if (ours !== undefined) return { kind: 'ours', acquisition: ours };
-    this.#lastHolder = holderOf(record);
-    if (!record.isReleased && record.ownerName !== this.#ctx.ownerName) this.#waitedForAnother = true;
-    if (record.isReleased) {
-      const readRecordVersionNumber = options.acquireReleasedLocksConsistently ? record.recordVersionNumber : undefined;
-      return this.#writeUnlessRefused({ kind: 'released', readRecordVersionNumber }, existing, refused);
-    }
-    if (options.shouldSkipBlockingWait) {
-      const stale = this.#ctx.observations.isStale(this.#id, record.recordVersionNumber, record.leaseDurationMs);
-      if (!stale && !(this.#ctx.clockBound?.provesExpired(record) ?? false)) {
-        return { kind: 'unavailable', error: new LockCurrentlyUnavailableError(this.#key, holderOf(record)) };
-      }
-      return this.#writeUnlessRefused({ kind: 'expired', watchedRecordVersionNumber: record.recordVersionNumber }, existing, refused);
-    }
-    this.#deadline.addHolderLease(record.leaseDurationMs);
-    this.#watch.observe(existing);
-    return this.#judgeStaleness(refused);
+    const watched = ours === undefined ? this.#watched(existing) : undefined;
+    return decide({ existing, ours, refused, watched }, this.#options);
   }
 
   /** Whether this call saw someone else hold the lock. */
@@ -186,19 +157,18 @@ export class AcquireLoop implements Disposable {
     this.#polls?.dispose();
   }
 
-  /** The takeover, once the timed RVN has stayed unchanged for strictly longer than its lease on our clock; until then, wait. */
-  #judgeStaleness(refused?: RefusedWrite): Decision {
-    const timed = this.#watch.observation;
-    if (timed === undefined || !this.#watch.isStale(this.#ctx.clock.now())) return { kind: 'wait' };
-    return this.#writeUnlessRefused({ kind: 'expired', watchedRecordVersionNumber: timed.record.recordVersionNumber }, timed, refused);
-  }
-
-  #writeUnlessRefused(path: AcquisitionPath, existing: LockObservation | undefined, refused: RefusedWrite | undefined): Decision {
-    if (refused !== undefined && refused.path === path.kind && refused.recordVersionNumber === existing?.record.recordVersionNumber) {
-      // Trying again at once would only be refused again: wait for the next poll, as Java waits a refresh period.
-      return { kind: 'retry', refusal: new LockNotGrantedError('another client acquired it first', this.#key, this.#lastHolder) };
+  /** What says whether a held lock is stale: the stale watch, or, never waiting, what earlier calls saw (observation-cache.ts). */
+  #watched(existing: LockObservation | undefined): Watched | undefined {
+    if (this.#options.shouldSkipBlockingWait && existing !== undefined && !existing.record.isReleased) {
+      const { record } = existing;
+      const stale =
+        this.#ctx.observations.isStale(this.#id, record.recordVersionNumber, record.leaseDurationMs) ||
+        (this.#ctx.clockBound?.provesExpired(record) ?? false);
+      return { observation: existing, stale };
     }
-    return { kind: 'write', path, existing };
+    const watched = this.#watch.take(existing, this.#ctx.clock.now());
+    if (watched !== undefined) this.#deadline.addHolderLease(watched.observation.record.leaseDurationMs);
+    return watched;
   }
 
   /** One step; a failure becomes the outcome it stands for, or ends the call. */
@@ -226,10 +196,15 @@ export class AcquireLoop implements Disposable {
           attempted = intendedWrite(step.observation);
           won = await this.#act(this.judge(step.observation, step.refused));
           break;
-        case 'takeover':
-          attempted = { path: 'expired', recordVersionNumber: this.#watch.observation?.record.recordVersionNumber };
-          won = await this.#act(this.#judgeStaleness());
+        case 'takeover': {
+          // The timed RVN has stood still for its lease: decided as a read showing it again would be.
+          const timed = this.#watch.observation;
+          attempted = { path: 'expired', recordVersionNumber: timed?.record.recordVersionNumber };
+          if (timed === undefined) break;
+          const watched = this.#watch.take(timed, this.#ctx.clock.now());
+          won = await this.#act(decide({ existing: timed, watched }, this.#options));
           break;
+        }
         case 'failed':
           throw step.error;
       }
@@ -285,9 +260,13 @@ export class AcquireLoop implements Disposable {
       case 'wait':
         return undefined;
       case 'retry':
-        throw new RetryableRefusal(decision.refusal);
+        throw new RetryableRefusal(
+          decision.why === 'no-item'
+            ? new LockNotGrantedError('Lock does not exist.', this.#key)
+            : new LockNotGrantedError('another client acquired it first', this.#key, this.#lastHolder),
+        );
       case 'unavailable':
-        throw decision.error;
+        throw new LockCurrentlyUnavailableError(this.#key, this.#lastHolder);
     }
   }
 

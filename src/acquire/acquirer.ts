@@ -2,51 +2,32 @@
  * The acquiring side of one client, built once per client: everything it
  * sends about locks it does not hold (acquisitions, their polls, `getLock`
  * reads, listings) goes through here, behind one gate that lets heartbeats
- * go first. It owns the acquisition requests, the polling loops, the gate,
- * the turns, the observation cache and the key-schema proof. An acquisition
+ * go first. It owns the parts its acquisitions share (acquisition-parts.ts:
+ * the requests, the polling loops, the gate, the turns, ...). An acquisition
  * ends by handing its record to the held locks once; their releases come
  * back to the turns through the held locks' `released` event.
  */
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { MonotonicClock } from '../base/clock.js';
 import { DynamoDBTimeoutError, InvalidArgumentError, LockClientClosedError } from '../base/errors.js';
 import { describeLockKey, lockId, type LockKey } from '../base/lock-key.js';
-import type { Logger } from '../base/logger.js';
-import { AcquisitionRequests } from '../dynamodb/acquisition-requests.js';
 import { LockPages, type LockListing } from '../dynamodb/list-locks.js';
-import { explainTableError } from '../dynamodb/lock-table.js';
 import { readLock, type LockObservation } from '../dynamodb/read-lock.js';
-import type { ReplicationCheck } from '../dynamodb/table-replication.js';
 import type { HeldLock } from '../hold/held-lock.js';
 import type { HeldLocks } from '../heartbeat/held-locks.js';
-import type { LockWrite } from '../hold/lock-state.js';
+import type { HoldTerms } from '../hold/lock-state.js';
 import { childAbortController, type ChildAbortController } from '../primitives/child-abort-controller.js';
-import type { LockTable } from '../protocol/index.js';
-import type { ResolvedSettings } from '../settings/options.js';
-import { AcquireLoop, type AcquireContext } from './acquire-lock.js';
-import { ClockBound } from './clock-bound.js';
+import { AcquireLoop } from './acquire-lock.js';
+import { acquisitionPartsOf, type AcquisitionParts, type AcquisitionPartsOptions } from './acquisition-parts.js';
 import { resolveAcquireOptions, validateAcquireKey, type AcquireLockOptions, type ResolvedAcquireOptions } from './acquire-options.js';
-import { ACQUISITION_REQUESTS_IN_FLIGHT, ACQUISITIONS_WHILE_BEHIND_SHARE, AcquisitionGate, type GateLane } from './acquisition-gate.js';
+import type { GateLane } from './acquisition-gate.js';
+import type { LateReplyContext } from './late-reply.js';
+import { turnRequestOf } from './turns.js';
 import { GroupAcquireLoop } from './group-acquire.js';
 import { groupKeysOf, validateGroup, type AcquireLocksOptions, type GroupKey } from './group-options.js';
-import { KeySchemaProof } from './key-schema-proof.js';
 import { ListingSchemaCheck } from './listing-schema-check.js';
-import { LockPollers } from './lock-poller.js';
-import { LockObservationCache } from './observation-cache.js';
 import { admittedWithinBound, type Abandonment } from './request-bound.js';
 import type { Acquisition } from './steps.js';
-import { REMEMBERED_TURNS, Turns } from './turns.js';
 
-export interface AcquirerOptions {
-  readonly dynamoDB: Pick<DynamoDBClient, 'send'>;
-  readonly table: LockTable;
-  /** The fencing table (`fencingTableName`), with the lock table's key names. */
-  readonly fencingTable: LockTable | undefined;
-  readonly settings: ResolvedSettings;
-  readonly clock: MonotonicClock;
-  readonly logger: Logger | undefined;
-  /** Checked before the client's first lock write; absent when the user opted out. */
-  readonly replication: ReplicationCheck | undefined;
+export interface AcquirerOptions extends AcquisitionPartsOptions {
   /** Where acquired locks are held: handed each record once; their heartbeats go first at the gate. */
   readonly holding: HeldLocks;
   /** Aborts when the client closes. */
@@ -56,53 +37,17 @@ export interface AcquirerOptions {
 export class Acquirer {
   readonly #options: AcquirerOptions;
   /** What every call shares; each call adds its own release of strays. */
-  readonly #ctx: Omit<AcquireContext, 'releaseStray'>;
+  readonly #parts: AcquisitionParts;
   readonly #listingSchema: ListingSchemaCheck;
   /** Calls under way, acquisitions and reads; `close()` aborts them and waits for them to settle. */
   readonly #calls = new Map<ChildAbortController, Promise<unknown>>();
 
   constructor(options: AcquirerOptions) {
     this.#options = options;
-    const { dynamoDB, table, settings, clock, logger, holding } = options;
-    const requests = new AcquisitionRequests({
-      dynamoDB,
-      table,
-      clock,
-      fencingTable: options.fencingTable,
-      // The option that keeps heartbeats out of PartiQL batches keeps acquisitions out of them too.
-      batching: settings.heartbeatBatchSize > 1,
-      logger,
-      stamping: settings.clockBound !== undefined,
-    });
-    this.#ctx = {
-      requests,
-      table,
-      ownerName: settings.ownerName,
-      defaultLeaseDuration: settings.leaseDuration,
-      heartbeatPeriod: settings.heartbeatPeriod,
-      backgroundHeartbeats: settings.backgroundHeartbeats,
-      safetyMargin: settings.safetyMargin,
-      clock,
-      observations: new LockObservationCache(settings.maxLockObservationCacheSize, clock),
-      pollers: new LockPollers({ clock, read: (key, signal) => this.#look(signal, (bounded) => requests.read(key, bounded), { lane: 'poll' }) }),
-      keySchema: new KeySchemaProof(table),
-      logger,
-      explain: (error) => explainTableError(dynamoDB, table, error),
-      gate: new AcquisitionGate({
-        heartbeatsBehind: () => holding.heartbeatsBehind(),
-        heartbeatsOverdue: () => holding.heartbeatsOverdue(),
-        limit: ACQUISITION_REQUESTS_IN_FLIGHT,
-        // Few enough that heartbeats get nearly all of the server while they catch up.
-        limitWhileBehind: Math.max(1, Math.floor(settings.heartbeatConcurrency * ACQUISITIONS_WHILE_BEHIND_SHARE)),
-        // As long as a poll may then take to be answered: a waiting call is never blind for much more than a lease.
-        pollPatienceMs: settings.leaseDuration,
-      }),
-      turns: new Turns(clock, REMEMBERED_TURNS),
-      replication: options.replication,
-      clockBound: clockBoundOf(settings, clock),
-    };
+    const { dynamoDB, table, settings, logger, holding } = options;
+    this.#parts = acquisitionPartsOf(options);
     this.#listingSchema = new ListingSchemaCheck({ dynamoDB, table, boundMs: settings.leaseDuration, lifetime: options.lifetime, logger });
-    holding.on('released', ({ held }) => this.#ctx.turns.released(held.id));
+    holding.on('released', ({ held }) => this.#parts.turns.released(held.id));
   }
 
   /**
@@ -110,8 +55,8 @@ export class Acquirer {
    * With `reentrant`, a lock this client holds is returned as it is.
    */
   async acquire(key: LockKey, given: AcquireLockOptions): Promise<HeldLock> {
-    const options = resolveAcquireOptions(this.#ctx, given);
-    validateAcquireKey(this.#ctx, key, options);
+    const options = resolveAcquireOptions(this.#parts, given);
+    validateAcquireKey(this.#parts, key, options);
     if (options.reentrant) {
       const mine = this.#options.holding.get(lockId(key));
       if (mine?.isHeld() === true) return mine;
@@ -129,8 +74,8 @@ export class Acquirer {
    */
   async acquireGroup(keys: readonly GroupKey[], given: AcquireLocksOptions): Promise<HeldLock[]> {
     const lockKeys = groupKeysOf(keys);
-    const options = resolveAcquireOptions(this.#ctx, given);
-    validateGroup(this.#ctx, lockKeys, options, this.#options.fencingTable !== undefined);
+    const options = resolveAcquireOptions(this.#parts, given);
+    validateGroup(this.#parts, lockKeys, options, this.#options.fencingTable !== undefined);
     for (const key of lockKeys) {
       if (this.#options.holding.get(lockId(key))?.isHeld() === true) {
         throw new InvalidArgumentError(
@@ -140,7 +85,7 @@ export class Acquirer {
       }
     }
     return this.#call(options.signal, async (signal) => {
-      const loop = new GroupAcquireLoop(this.#callContext(options), lockKeys, { ...options, signal });
+      const loop = new GroupAcquireLoop(this.#callParts(options), lockKeys, { ...options, signal });
       try {
         return await this.#hold(await loop.run(), options, signal);
       } finally {
@@ -149,12 +94,12 @@ export class Acquirer {
     });
   }
 
-  /** The context of one acquisition: the shared one, and the release of locks the call will not hand over. */
-  #callContext(options: Pick<ResolvedAcquireOptions, 'deleteLockOnRelease' | 'sessionMonitor'>): AcquireContext {
+  /** The parts of one acquisition: the shared ones, and the release of locks the call will not hand over. */
+  #callParts(options: HoldTerms): AcquisitionParts & LateReplyContext {
     const releaseStray = async (strays: readonly Acquisition[]): Promise<void> => {
       if (strays.length > 0) await this.#hold(strays, options, undefined).then((held) => this.#releaseAll(held));
     };
-    return { ...this.#ctx, releaseStray };
+    return { ...this.#parts, releaseStray };
   }
 
   /** Runs one call (an acquisition, a read, a listing's page), which `close()` aborts and waits for. */
@@ -177,32 +122,9 @@ export class Acquirer {
    * aborted, or the client closed, while the winning write was in flight, they
    * are released at once, best effort, and the call ends.
    */
-  async #hold(
-    acquisitions: readonly Acquisition[],
-    options: Pick<ResolvedAcquireOptions, 'deleteLockOnRelease' | 'sessionMonitor'>,
-    signal: AbortSignal | undefined,
-  ): Promise<HeldLock[]> {
+  async #hold(acquisitions: readonly Acquisition[], options: HoldTerms, signal: AbortSignal | undefined): Promise<HeldLock[]> {
     const { holding, lifetime } = this.#options;
-    const monitor = options.sessionMonitor;
-    const held = acquisitions.map(({ record, lookupTime, lookupWallTime, additionalAttributes, fencingToken, inDoubt }) => {
-      const lock = holding.track({
-        key: record,
-        ownerName: record.ownerName,
-        recordVersionNumber: record.recordVersionNumber,
-        leaseDurationMs: record.leaseDurationMs,
-        lookupTime,
-        lookupWallTime,
-        data: record.data,
-        additionalAttributes,
-        deleteLockOnRelease: options.deleteLockOnRelease,
-        fencingToken,
-        sessionMonitor:
-          monitor === undefined ? undefined : { safeTimeWithoutHeartbeat: monitor.safeTimeWithoutHeartbeat, callback: monitor.callback },
-      });
-      // A renewal whose outcome is unknown: the table may hold its RVN instead.
-      if (inDoubt !== undefined) lock.rememberUncertain(writeOf(inDoubt));
-      return lock;
-    });
+    const held = acquisitions.map((acquisition) => holding.track(acquisition, options));
     if (signal?.aborted === true || lifetime.aborted) {
       // The caller gave up (or the client closed) while the winning write was in flight: do not leave the locks held.
       await this.#releaseAll(held);
@@ -221,13 +143,9 @@ export class Acquirer {
    * back-to-back acquisition whose turn is over stands aside first.
    */
   async #acquire(key: LockKey, options: ResolvedAcquireOptions): Promise<Acquisition> {
-    const { turns } = this.#ctx;
-    const turn = turns.plan(lockId(key), {
-      refreshMs: options.refreshPeriod,
-      turnLengthMs: options.turnLength,
-      mayWait: !options.shouldSkipBlockingWait && options.additionalTimeToWaitForLock >= options.refreshPeriod,
-    });
-    const loop = new AcquireLoop(this.#callContext(options), key, options, turn);
+    const { turns } = this.#parts;
+    const turn = turns.plan(lockId(key), turnRequestOf(options));
+    const loop = new AcquireLoop(this.#callParts(options), key, options, turn);
     try {
       const acquisition = await loop.run();
       turns.taken(turn, acquisition.lookupTime, loop.waitedForAnother);
@@ -272,21 +190,21 @@ export class Acquirer {
    * request it cut with an `AbortError` of its own), else `error` explained.
    */
   async #ended(error: unknown, signal: AbortSignal | undefined): Promise<unknown> {
-    return signal?.aborted === true ? signal.reason : this.#ctx.explain(error);
+    return signal?.aborted === true ? signal.reason : this.#parts.explain(error);
   }
 
   /**
-   * A request that only looks at locks (a poll, `getLock`, a listing page):
-   * it counts against the acquisition limit, and one unanswered for a lease
-   * is abandoned (a `TimeoutError`, or what `abandoned` makes of it), so that
-   * it never holds a slot for ever.
+   * A request that only looks at locks (`getLock`, a listing page; a poll
+   * likewise, acquisition-parts.ts): it counts against the acquisition
+   * limit, and one unanswered for a lease is abandoned (a `TimeoutError`, or
+   * what `abandoned` makes of it), so that it never holds a slot for ever.
    */
   #look<T>(
     signal: AbortSignal | undefined,
     request: (signal: AbortSignal) => Promise<T>,
     options?: { readonly lane?: GateLane; readonly abandoned?: Abandonment },
   ): Promise<T> {
-    return admittedWithinBound(this.#ctx.gate, this.#options.settings.leaseDuration, signal, request, options);
+    return admittedWithinBound(this.#parts.gate, this.#options.settings.leaseDuration, signal, request, options);
   }
 
   /** How a call the user makes to look at locks (`call`) rejects when its request is abandoned. */
@@ -303,21 +221,4 @@ export class Acquirer {
     for (const call of this.#calls.keys()) call.abort(new LockClientClosedError());
     await Promise.allSettled(this.#calls.values());
   }
-}
-
-/** The bounded-clock takeover of a client with the option; the client checked that its clock has a wall clock. */
-function clockBoundOf(settings: ResolvedSettings, clock: MonotonicClock): ClockBound | undefined {
-  if (settings.clockBound === undefined) return undefined;
-  return new ClockBound(settings.clockBound.maxSkew, clock as MonotonicClock & { wallNow(): number });
-}
-
-/** An acquisition write as the held lock counts its writes. */
-function writeOf(acquisition: Acquisition): LockWrite {
-  const { record, lookupTime, lookupWallTime } = acquisition;
-  return {
-    recordVersionNumber: record.recordVersionNumber,
-    leaseDurationMs: record.leaseDurationMs,
-    sentAt: lookupTime,
-    sentAtWall: lookupWallTime,
-  };
 }

@@ -3,41 +3,28 @@
  * whose ALL_OLD item is the next thing to act on, a reason to try again
  * before the deadline, or the end of the call with a typed error.
  */
-import {
-  DynamoDBTimeoutError,
-  DynamoDBUnavailableError,
-  InvalidArgumentError,
-  LockCurrentlyUnavailableError,
-  LockNotGrantedError,
-  isMalformedLockItemError,
-  type LockHolder,
-} from '../base/errors.js';
+import { DynamoDBUnavailableError, LockCurrentlyUnavailableError, LockNotGrantedError, type LockHolder } from '../base/errors.js';
 import type { LockKey } from '../base/lock-key.js';
-import { LockTableReplicationError } from '../base/lock-table-replication-error.js';
-import {
-  httpStatusOf,
-  isClientSideError,
-  isConditionalCheckFailed,
-  isThrottling,
-  isTransactionConflict,
-  isTransactionRace,
-} from '../dynamodb/sdk-errors.js';
 import { holderOf } from '../protocol/lock-holder.js';
 import type { MonotonicClock } from '../base/clock.js';
 import type { Logger } from '../base/logger.js';
 import type { AcquisitionRequests } from '../dynamodb/acquisition-requests.js';
 import type { AcquireLockOptions } from './acquire-options.js';
 import { RetryableRefusal, type Outcome, type RefusedWrite, type Step } from './steps.js';
+import { kindOfFailure } from './failure-kind.js';
+
+/** What sorting a failed step takes of the client's parts. */
+export interface FailureContext {
+  readonly clock: MonotonicClock;
+  readonly requests: Pick<AcquisitionRequests, 'observationOfRefusal'>;
+  readonly logger: Logger | undefined;
+  /** Maps errors about the table itself to typed errors. */
+  readonly explain: (error: unknown) => Promise<unknown>;
+}
 
 /** The call whose step failed. */
 export interface FailedCall {
-  readonly ctx: {
-    readonly clock: MonotonicClock;
-    readonly requests: Pick<AcquisitionRequests, 'observationOfRefusal'>;
-    readonly logger: Logger | undefined;
-    /** Maps errors about the table itself to typed errors. */
-    readonly explain: (error: unknown) => Promise<unknown>;
-  };
+  readonly ctx: FailureContext;
   readonly key: LockKey;
   readonly options: AcquireLockOptions;
   /** The call's deadline has cut its requests off. */
@@ -55,7 +42,8 @@ export async function outcomeOfFailure(error: unknown, step: Step, attempted: Re
   if (signal?.aborted) throw signal.reason;
   if (call.cutOff) throw new DynamoDBUnavailableError(key, error, call.lastHolder());
   if (error instanceof RetryableRefusal) return { kind: 'not-taken', refusal: error.refusal };
-  if (isConditionalCheckFailed(error)) {
+  const kind = kindOfFailure(error, 'one');
+  if (kind === 'refused') {
     const arrivedAt = ctx.clock.now();
     const current = ctx.requests.observationOfRefusal(error, arrivedAt);
     if (current !== undefined) call.sawHolder(holderOf(current.record));
@@ -79,7 +67,7 @@ export async function outcomeOfFailure(error: unknown, step: Step, attempted: Re
       following: current === undefined ? undefined : { kind: 'decide', observation: current, at: arrivedAt, refused: attempted },
     };
   }
-  if (isTransactionRace(error) || isTransactionConflict(error)) {
+  if (kind === 'race') {
     // A fenced acquisition lost a race without a word on the lock item, or a transaction holds the item: read it again.
     if (step.kind === 'create') return { kind: 'again', step: { kind: 'read' } };
     return {
@@ -87,17 +75,9 @@ export async function outcomeOfFailure(error: unknown, step: Step, attempted: Re
       refusal: new LockNotGrantedError('another write of the lock was under way', key, call.lastHolder(), { cause: error }),
     };
   }
-  if (isThrottling(error) || isClientSideError(error) || (httpStatusOf(error) ?? 0) >= 500 || error instanceof DynamoDBTimeoutError) {
+  if (kind === 'transient') {
     ctx.logger?.warn({ err: error, partitionKey: key.partitionKey, sortKey: key.sortKey }, 'lock acquisition attempt failed; retrying');
     return { kind: 'not-taken', refusal: new DynamoDBUnavailableError(key, error, call.lastHolder()) };
   }
-  if (
-    isMalformedLockItemError(error) ||
-    error instanceof LockCurrentlyUnavailableError ||
-    error instanceof InvalidArgumentError ||
-    error instanceof LockTableReplicationError
-  ) {
-    throw error;
-  }
-  throw await ctx.explain(error);
+  throw kind === 'final' ? error : await ctx.explain(error);
 }

@@ -17,54 +17,49 @@
  * (group-attempts.ts) and judged by every later read of the keys.
  */
 import type { LockObservation } from '../dynamodb/read-lock.js';
-import {
-  DynamoDBTimeoutError,
-  DynamoDBTooSlowError,
-  DynamoDBUnavailableError,
-  InvalidArgumentError,
-  LockNotGrantedError,
-  isMalformedLockItemError,
-  type LockHolder,
-} from '../base/errors.js';
+import type { ReplicationCheck } from '../dynamodb/table-replication.js';
+import type { Logger } from '../base/logger.js';
+import { DynamoDBTooSlowError, DynamoDBUnavailableError, LockNotGrantedError, type LockHolder } from '../base/errors.js';
 import { lockId, type LockKey } from '../base/lock-key.js';
-import { LockTableReplicationError } from '../base/lock-table-replication-error.js';
 import { Departure } from '../dynamodb/departure.js';
-import { httpStatusOf, isClientSideError, isGroupRace, isThrottling, isTransactionConflict } from '../dynamodb/sdk-errors.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
-import { encodeAdditionalAttributes, type AcquisitionPath, type GroupMember, type LockItem } from '../protocol/index.js';
+import { encodeAdditionalAttributes, type GroupMember, type LockItem } from '../protocol/index.js';
 import { holderOf } from '../protocol/lock-holder.js';
 import { AcquireDeadline } from './acquire-deadline.js';
-import type { AcquireContext } from './acquire-lock.js';
-import { AcquisitionWrites } from './acquisition-writes.js';
+import type { AcquisitionGate } from './acquisition-gate.js';
+import type { ClockBound } from './clock-bound.js';
+import { AcquisitionWrites, type AcquisitionWritesContext } from './acquisition-writes.js';
+import { decide, heldByAnother, type Decision } from './acquisition-rule.js';
+import { kindOfFailure } from './failure-kind.js';
 import { acquisitionsOf, readAttempt, type GroupAttempt } from './group-attempts.js';
 import type { Resolved } from './acquire-options.js';
 import type { AcquireLocksOptions } from './group-options.js';
 import { admittedForCall } from './request-bound.js';
 import { StaleWatch } from './stale-watch.js';
 import { LateTakeover } from './late-takeover.js';
-import { handOver } from './late-reply.js';
-import type { TurnPlan } from './turns.js';
+import { handOver, type LateReplyContext } from './late-reply.js';
+import { turnRequestOf, type TurnPlan, type Turns } from './turns.js';
 import type { Acquisition } from './steps.js';
 
-/** The acquirer's parts a group acquisition uses. */
-export type GroupContext = Pick<
-  AcquireContext,
-  | 'requests'
-  | 'ownerName'
-  | 'defaultLeaseDuration'
-  | 'heartbeatPeriod'
-  | 'clock'
-  | 'observations'
-  | 'logger'
-  | 'explain'
-  | 'gate'
-  | 'replication'
-  | 'turns'
-  | 'clockBound'
-  | 'safetyMargin'
-  | 'releaseStray'
->;
+/**
+ * What one `acquireLocks` call works with, each part by name: its writes'
+ * (acquisition-writes.ts), its late reply's (late-reply.ts), and the
+ * client's parts below, shared among the client's calls (acquirer.ts).
+ */
+export interface GroupAcquireParts extends AcquisitionWritesContext, LateReplyContext {
+  readonly logger: Logger | undefined;
+  /** Maps errors about the table itself to typed errors. */
+  readonly explain: (error: unknown) => Promise<unknown>;
+  /** Holds acquisition requests back while the client's heartbeats are behind. */
+  readonly gate: AcquisitionGate;
+  /** The lock table's replication, checked before the client's first lock write; absent when the user opted out. */
+  readonly replication: ReplicationCheck | undefined;
+  /** This client's turns on the locks it releases and asks for again at once. */
+  readonly turns: Turns;
+  /** The bounded-clock takeover (client option `clockBound`); absent when off. */
+  readonly clockBound?: ClockBound | undefined;
+}
 
 /** What one round decided on the keys as read. */
 type Round =
@@ -83,7 +78,7 @@ interface Member {
 }
 
 export class GroupAcquireLoop implements Disposable {
-  readonly #ctx: GroupContext;
+  readonly #ctx: GroupAcquireParts;
   readonly #members: Member[];
   readonly #options: Resolved<AcquireLocksOptions>;
   readonly #refreshMs: number;
@@ -101,18 +96,13 @@ export class GroupAcquireLoop implements Disposable {
   /** Whether this call saw someone else hold one of the locks. */
   #waitedForAnother = false;
 
-  constructor(ctx: GroupContext, keys: readonly LockKey[], options: Resolved<AcquireLocksOptions>) {
+  constructor(ctx: GroupAcquireParts, keys: readonly LockKey[], options: Resolved<AcquireLocksOptions>) {
     this.#ctx = ctx;
     this.#options = options;
     this.#refreshMs = options.refreshPeriod;
     this.#leaseDurationMs = options.leaseDuration;
     this.#additionalAttributes = encodeAdditionalAttributes(options.additionalAttributes ?? {});
-    const waitMs = options.additionalTimeToWaitForLock;
-    const turn = {
-      refreshMs: this.#refreshMs,
-      turnLengthMs: options.turnLength,
-      mayWait: waitMs >= this.#refreshMs,
-    };
+    const turn = turnRequestOf(options);
     this.#members = keys.map((key) => ({
       key,
       writes: new AcquisitionWrites(ctx, key, options),
@@ -121,7 +111,7 @@ export class GroupAcquireLoop implements Disposable {
     }));
     this.#deadline = new AcquireDeadline({
       clock: ctx.clock,
-      waitMs,
+      waitMs: options.additionalTimeToWaitForLock,
       graceMs: Math.max(this.#refreshMs, this.#leaseDurationMs),
       signal: options.signal,
     });
@@ -214,12 +204,12 @@ export class GroupAcquireLoop implements Disposable {
     const members = this.#members.map((member, i): GroupMember | undefined => {
       const existing = seen[i];
       if (existing !== undefined && !existing.record.isReleased) longestLease = Math.max(longestLease, existing.record.leaseDurationMs);
-      const path = this.#pathFor(member, existing, now);
-      if (path === undefined) {
+      const decision = this.#decide(member, existing, now);
+      if (decision.kind !== 'write') {
         takeoverAt = Math.max(takeoverAt, member.watch.takeoverAt());
         return undefined;
       }
-      return { record: member.writes.recordFor(path.kind === 'expired' ? member.watch.observation : existing), path };
+      return { record: member.writes.recordFor(decision.existing), path: decision.path };
     });
     // The first round that finds holders adds the longest of their leases: the group is taken only once every one of them is over.
     if (longestLease > 0) this.#deadline.addHolderLease(longestLease);
@@ -227,24 +217,20 @@ export class GroupAcquireLoop implements Disposable {
     return { kind: 'wait', waitMs: Math.min(this.#refreshMs, Math.max(0, takeoverAt - now)) };
   }
 
-  /** The write a single acquisition would send on `existing`; `undefined` while someone else holds it and it is not yet stale. */
-  #pathFor(member: Member, existing: LockObservation | undefined, now: number): AcquisitionPath | undefined {
-    if (existing === undefined || existing.record.isReleased) member.watch.forget();
-    if (existing === undefined) return { kind: 'absent' };
-    const { record } = existing;
-    if (record.isReleased) {
-      return {
-        kind: 'released',
-        readRecordVersionNumber: this.#options.acquireReleasedLocksConsistently ? record.recordVersionNumber : undefined,
-      };
+  /**
+   * Java's decision on one key as read (acquisition-rule.ts): a write, or a
+   * wait while someone else holds it and it is not yet stale. A group neither
+   * skips the wait nor takes only existing locks, and judges its own writes
+   * of unknown outcome across its keys (#resolve).
+   */
+  #decide(member: Member, existing: LockObservation | undefined, now: number): Decision {
+    const watched = member.watch.take(existing, now);
+    if (heldByAnother(existing, this.#ctx.ownerName)) this.#waitedForAnother = true;
+    const decision = decide({ existing, watched }, { acquireReleasedLocksConsistently: this.#options.acquireReleasedLocksConsistently });
+    if (decision.kind !== 'write' && existing !== undefined) {
+      this.#refusal = this.#notAcquired('another client holds one of the locks', member.key, holderOf(existing.record));
     }
-    if (record.ownerName !== this.#ctx.ownerName) this.#waitedForAnother = true;
-    member.watch.observe(existing);
-    const timed = member.watch.observation;
-    if (timed !== undefined && member.watch.isStale(now))
-      return { kind: 'expired', watchedRecordVersionNumber: timed.record.recordVersionNumber };
-    this.#refusal = this.#notAcquired('another client holds one of the locks', member.key, holderOf(record));
-    return undefined;
+    return decision;
   }
 
   /**
@@ -259,7 +245,7 @@ export class GroupAcquireLoop implements Disposable {
     try {
       await this.#admitted((signal) => this.#ctx.requests.writeGroup(members, signal, (chosen) => (tokens = chosen), departure));
     } catch (error) {
-      if (isGroupRace(error) || isTransactionConflict(error)) {
+      if (kindOfFailure(error, 'group') === 'race') {
         // Canceled, so nothing of it was applied (the SDK's retries share its ClientRequestToken).
         this.#racesInARow++;
         this.#refusal = this.#notAcquired('another client wrote one of the locks first', this.#members[0]?.key, undefined, error);
@@ -292,19 +278,14 @@ export class GroupAcquireLoop implements Disposable {
   async #sortFailure(error: unknown): Promise<void> {
     if (this.#options.signal?.aborted) throw this.#options.signal.reason;
     if (this.#deadline.cutOff) throw this.#unavailable(error);
-    if (
-      isThrottling(error) ||
-      isClientSideError(error) ||
-      (httpStatusOf(error) ?? 0) >= 500 ||
-      isTransactionConflict(error) ||
-      error instanceof DynamoDBTimeoutError
-    ) {
+    const kind = kindOfFailure(error, 'group');
+    // A conflict with another transaction on a key is worth trying again, as throttling is.
+    if (kind === 'transient' || kind === 'race') {
       this.#ctx.logger?.warn({ err: error, keys: this.#members.length }, 'group lock acquisition attempt failed; retrying');
       this.#refusal = this.#unavailable(error);
       return;
     }
-    if (isMalformedLockItemError(error) || error instanceof InvalidArgumentError || error instanceof LockTableReplicationError) throw error;
-    throw await this.#ctx.explain(error);
+    throw kind === 'final' ? error : await this.#ctx.explain(error);
   }
 
   /** Runs a request once the gate lets it through, bounded like every request of an acquisition (request-bound.ts). */

@@ -19,6 +19,12 @@ import type { ClockBound } from './clock-bound.js';
  */
 export const TAKEOVER_MARGIN_MS = 1;
 
+/** What the watch says of a held lock it has taken in: the observation whose RVN it times, and whether that RVN is stale. */
+export interface Watched {
+  readonly observation: LockObservation;
+  readonly stale: boolean;
+}
+
 export class StaleWatch {
   #observation: LockObservation | undefined;
   readonly #clockBound: ClockBound | undefined;
@@ -40,6 +46,21 @@ export class StaleWatch {
   observe(observation: LockObservation): void {
     if (this.#observation?.record.recordVersionNumber === observation.record.recordVersionNumber) return;
     this.#observation = observation;
+  }
+
+  /**
+   * Takes in what was read of the lock at `now`: a free lock (no item, or
+   * released) stops the timer, a held one is observed. Returns what the
+   * watch then says; `undefined` for a free lock.
+   */
+  take(existing: LockObservation | undefined, now: number): Watched | undefined {
+    if (existing === undefined || existing.record.isReleased) {
+      // The timed RVN is no longer held: its takeover instant means nothing now.
+      this.forget();
+      return undefined;
+    }
+    this.observe(existing);
+    return { observation: this.#observation ?? existing, stale: this.isStale(now) };
   }
 
   /** Stops timing: the lock was seen free. */

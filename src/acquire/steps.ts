@@ -1,16 +1,11 @@
-/** What an acquisition's loop (acquire-lock.ts) decides, does next, and comes to. */
-import type { LockNotGrantedError, LockCurrentlyUnavailableError } from '../base/errors.js';
+/** What an acquisition's loop (acquire-lock.ts) wins, does next, and comes to. */
+import type { LockNotGrantedError } from '../base/errors.js';
 import type { LockObservation } from '../dynamodb/read-lock.js';
-import type { AcquisitionPath, LockItem, LockRecordToWrite } from '../protocol/index.js';
+import type { WonWrite } from '../hold/lock-state.js';
+import type { AcquisitionPath } from '../protocol/index.js';
 
-/** A successful acquisition write. */
-export interface Acquisition {
-  readonly record: LockRecordToWrite;
-  /** Monotonic time when the write first left this client (dynamodb/departure.ts). */
-  readonly lookupTime: number;
-  /** Wall-clock time at `lookupTime`, where the clock has one. */
-  readonly lookupWallTime: number | undefined;
-  readonly additionalAttributes: LockItem;
+/** A successful acquisition write, handed to the held locks as it is. */
+export interface Acquisition extends WonWrite {
   /** With fencing: the token this write gets if it commits, known before it is sent. */
   fencingToken?: bigint | undefined;
   /** A renewal of this write whose outcome is unknown: the table may hold its RVN instead. */
@@ -31,19 +26,6 @@ export interface RefusedWrite {
   readonly path: AcquisitionPath['kind'];
   readonly recordVersionNumber: string | undefined;
 }
-
-/** What the loop does about one observation of the lock, or about its stale timer running out. */
-export type Decision =
-  /** The item is a write of this call whose outcome was unknown: it was applied, so the lock is ours. */
-  | { readonly kind: 'ours'; readonly acquisition: Acquisition }
-  /** Send this write, decided on `existing` (`undefined`: no item). */
-  | { readonly kind: 'write'; readonly path: AcquisitionPath; readonly existing: LockObservation | undefined }
-  /** Someone else holds it and its RVN has not yet stayed unchanged for its lease: wait. */
-  | { readonly kind: 'wait' }
-  /** Not this time; a later observation may do before the deadline. */
-  | { readonly kind: 'retry'; readonly refusal: LockNotGrantedError }
-  /** `shouldSkipBlockingWait`, and someone else holds it: the call ends. */
-  | { readonly kind: 'unavailable'; readonly error: LockCurrentlyUnavailableError };
 
 /** What the loop acts on next. */
 export type Step =

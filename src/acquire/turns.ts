@@ -24,6 +24,7 @@
  * not waited for another holder for CONTENTION_MEMORY_IN_TURNS turns.
  */
 import type { MonotonicClock } from '../base/clock.js';
+import type { AcquireLockOptions, ResolvedAcquireOptions } from './acquire-options.js';
 
 /**
  * Locks whose turn a client remembers, the most recently taken: a client
@@ -73,6 +74,18 @@ export interface PlanRequest {
   readonly turnLengthMs: number;
   /** Whether the call may wait a refresh period: only then does it stand aside. */
   readonly mayWait: boolean;
+}
+
+/** What a call with these options (a single lock's or a group's) asks of its turns. */
+export function turnRequestOf(
+  options: Pick<ResolvedAcquireOptions, 'refreshPeriod' | 'turnLength' | 'additionalTimeToWaitForLock'> &
+    Pick<AcquireLockOptions, 'shouldSkipBlockingWait'>,
+): PlanRequest {
+  return {
+    refreshMs: options.refreshPeriod,
+    turnLengthMs: options.turnLength,
+    mayWait: options.shouldSkipBlockingWait !== true && options.additionalTimeToWaitForLock >= options.refreshPeriod,
+  };
 }
 
 /** Each lock's turn for one client, the `capacity` locks taken most recently. */

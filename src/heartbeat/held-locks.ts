@@ -18,6 +18,7 @@ import { IS_RELEASED_VALUE, LockAttribute, assembleLockItem, buildLockGuard, val
 import { guardedWrite, type GuardedWriteOptions } from '../hold/guarded-write.js';
 import { HeartbeatWriter, type HeartbeatChange } from './heartbeat-writer.js';
 import { HeldLock } from '../hold/held-lock.js';
+import type { HoldTerms, LockWrite, WonWrite } from '../hold/lock-state.js';
 import type { HoldEvents } from './hold-events.js';
 import { LockKeeper } from './lock-keeper.js';
 import { writeRelease } from '../hold/release-write.js';
@@ -150,9 +151,28 @@ export class HeldLocks {
     this.#keeper.close();
   }
 
-  /** Starts holding a lock just acquired: its heartbeats, its expiry. */
-  track(fields: Omit<ConstructorParameters<typeof HeldLock>[0], 'clock' | 'marginFor' | 'onEnd'>): HeldLock {
-    const held = new HeldLock({ ...fields, clock: this.#clock, marginFor: this.#marginFor, onEnd: this.#onEnd });
+  /** Starts holding a lock just acquired, as its winning write left it: its heartbeats, its expiry. */
+  track(won: WonWrite, terms: HoldTerms): HeldLock {
+    const { record } = won;
+    const monitor = terms.sessionMonitor;
+    const held = new HeldLock({
+      key: record,
+      ownerName: record.ownerName,
+      recordVersionNumber: record.recordVersionNumber,
+      leaseDurationMs: record.leaseDurationMs,
+      lookupTime: won.lookupTime,
+      lookupWallTime: won.lookupWallTime,
+      data: record.data,
+      additionalAttributes: won.additionalAttributes,
+      deleteLockOnRelease: terms.deleteLockOnRelease,
+      fencingToken: won.fencingToken,
+      sessionMonitor: monitor && { safeTimeWithoutHeartbeat: monitor.safeTimeWithoutHeartbeat, callback: monitor.callback },
+      clock: this.#clock,
+      marginFor: this.#marginFor,
+      onEnd: this.#onEnd,
+    });
+    // A renewal whose outcome is unknown: the table may hold its RVN instead.
+    if (won.inDoubt !== undefined) held.rememberUncertain(writeOf(won.inDoubt));
     // This client took over its own earlier, lapsed hold of the same lock.
     this.#locks.get(held.id)?.lose('taken', 'this client acquired the lock again');
     this.#locks.set(held.id, held);
@@ -266,4 +286,15 @@ export class HeldLocks {
     }
     return failures;
   }
+}
+
+/** A won write as the held lock counts its writes. */
+function writeOf(won: WonWrite): LockWrite {
+  const { record, lookupTime, lookupWallTime } = won;
+  return {
+    recordVersionNumber: record.recordVersionNumber,
+    leaseDurationMs: record.leaseDurationMs,
+    sentAt: lookupTime,
+    sentAtWall: lookupWallTime,
+  };
 }

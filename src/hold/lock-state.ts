@@ -1,4 +1,5 @@
-/** What a held lock (held-lock.ts) is in, and the writes that change it. */
+/** What a held lock (held-lock.ts) is in, the writes that change it, and the write that won it. */
+import type { LockItem, LockRecordToWrite } from '../protocol/index.js';
 
 /**
  * - `held`: acquired, and heartbeats keep it.
@@ -24,4 +25,25 @@ export interface LockWrite {
   /** Data it sets; none to keep the data. */
   readonly data?: Uint8Array | undefined;
   readonly deleteData?: boolean | undefined;
+}
+
+/** The write that won a lock, as the acquisition hands it over to be held. */
+export interface WonWrite {
+  readonly record: LockRecordToWrite;
+  /** Monotonic time when the write first left this client: the lease counts from here. */
+  readonly lookupTime: number;
+  /** Wall-clock time at `lookupTime`, where the clock has one. */
+  readonly lookupWallTime: number | undefined;
+  /** The record's additional attributes as written. */
+  readonly additionalAttributes: LockItem;
+  /** With fencing: the token the write got. */
+  readonly fencingToken?: bigint | undefined;
+  /** A renewal of this write whose outcome is unknown: the table may hold its RVN instead. */
+  readonly inDoubt?: WonWrite | undefined;
+}
+
+/** How the caller asked to hold a lock it acquired. */
+export interface HoldTerms {
+  readonly deleteLockOnRelease: boolean;
+  readonly sessionMonitor?: { readonly safeTimeWithoutHeartbeat: number; readonly callback?: (() => void) | undefined } | undefined;
 }

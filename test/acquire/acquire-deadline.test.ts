@@ -13,7 +13,7 @@ import { TAKEOVER_MARGIN_MS } from '../../src/acquire/stale-watch.js';
 import { systemClock, type MonotonicClock } from '../../src/base/clock.js';
 import type { LockTable } from '../../src/protocol/index.js';
 import type { DynamoDBSender } from '../../src/settings/options.js';
-import { unitAcquireContext } from '../../test-kit/acquire-context.js';
+import { unitAcquisitionParts } from '../../test-kit/acquisition-parts.js';
 import { useFakeTime } from '../../test-kit/jest/fake-time.js';
 
 const { advanceTo, at } = useFakeTime();
@@ -201,7 +201,7 @@ describe('AcquireDeadline in the acquire loop', () => {
 
   it('takes over a dead holder with no wait beyond its lease, however late in the lease a poll lands', async () => {
     const writesSentAt: number[] = [];
-    const ctx = unitAcquireContext({
+    const ctx = unitAcquisitionParts({
       table,
       clock: systemClock,
       dynamoDB: deadHolderTable(writesSentAt),
@@ -238,7 +238,7 @@ describe('AcquireDeadline in the acquire loop', () => {
     heartbeatPeriodMs: number,
     firstStep: 'read' | 'create' = 'read',
   ): Promise<string> {
-    const ctx = unitAcquireContext({ table, clock, dynamoDB, leaseDurationMs: LEASE, heartbeatPeriodMs, polls: true, random: () => 0 });
+    const ctx = unitAcquisitionParts({ table, clock, dynamoDB, leaseDurationMs: LEASE, heartbeatPeriodMs, polls: true, random: () => 0 });
     // A client that knows the table's key schema writes the new lock first; one told to take only an existing lock reads.
     if (firstStep === 'create') ctx.keySchema.confirm();
     using loop = new AcquireLoop(

@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { AcquireLoop } from '../../src/acquire/acquire-lock.js';
-import { unitAcquireContext } from '../../test-kit/acquire-context.js';
+import { lockObservation, unitAcquisitionParts } from '../../test-kit/acquisition-parts.js';
 import { resolveAcquireOptions, type AcquireLockOptions } from '../../src/acquire/acquire-options.js';
 import { LockObservationCache } from '../../src/acquire/observation-cache.js';
 import { TAKEOVER_MARGIN_MS } from '../../src/acquire/stale-watch.js';
@@ -15,7 +15,7 @@ import { Turns } from '../../src/acquire/turns.js';
 import { lockId } from '../../src/base/lock-key.js';
 import type { DynamoDBSender } from '../../src/settings/options.js';
 import type { LockObservation } from '../../src/dynamodb/read-lock.js';
-import { DynamoDBUnavailableError, LockCurrentlyUnavailableError, LockNotGrantedError } from '../../src/base/errors.js';
+import { DynamoDBUnavailableError } from '../../src/base/errors.js';
 import type { LockRecord, LockTable } from '../../src/protocol/index.js';
 
 const table: LockTable = { tableName: 'locks', partitionKeyName: 'key' };
@@ -46,7 +46,7 @@ function loopOf(
   } = {},
 ) {
   const clock = shared.clock ?? manualClock();
-  const ctx = unitAcquireContext({
+  const ctx = unitAcquisitionParts({
     table,
     clock,
     dynamoDB: shared.dynamoDB ?? silent,
@@ -60,29 +60,13 @@ function loopOf(
   return { loop, clock };
 }
 
-function observation(observedAt: number, fields: Partial<LockRecord> = {}): LockObservation {
-  return {
-    record: {
-      ...key,
-      ownerName: 'other',
-      leaseDurationMs: LEASE,
-      recordVersionNumber: 'rvn-1',
-      isReleased: false,
-      data: undefined,
-      additionalAttributes: {},
-      ...fields,
-    },
-    observedAt,
-  };
-}
+const observation = (observedAt: number, fields: Partial<LockRecord> = {}): LockObservation => lockObservation(observedAt, LEASE, fields);
 
 describe('AcquireLoop.judge', () => {
   it('writes the new lock when there is no item, unless told to take only an existing one', () => {
     expect(loopOf().loop.judge(undefined)).toEqual({ kind: 'write', path: { kind: 'absent' }, existing: undefined });
 
-    const decision = loopOf({ acquireOnlyIfLockAlreadyExists: true }).loop.judge(undefined);
-    expect(decision.kind).toBe('retry');
-    expect(decision.kind === 'retry' && decision.refusal.message).toMatch(/Lock does not exist/);
+    expect(loopOf({ acquireOnlyIfLockAlreadyExists: true }).loop.judge(undefined)).toEqual({ kind: 'retry', why: 'no-item' });
   });
 
   it('takes a released lock at once, conditioned on its RVN only with acquireReleasedLocksConsistently', () => {
@@ -129,10 +113,7 @@ describe('AcquireLoop.judge', () => {
   it('does not send again the write DynamoDB just refused on the same item, but does on a changed one', () => {
     const released = observation(0, { isReleased: true });
     const { loop } = loopOf();
-    const again = loop.judge(released, { path: 'released', recordVersionNumber: 'rvn-1' });
-    expect(again.kind).toBe('retry');
-    expect(again.kind === 'retry' && again.refusal).toBeInstanceOf(LockNotGrantedError);
-    expect(again.kind === 'retry' && again.refusal.holder?.ownerName).toBe('other');
+    expect(loop.judge(released, { path: 'released', recordVersionNumber: 'rvn-1' })).toEqual({ kind: 'retry', why: 'refused-again' });
 
     expect(
       loop.judge(observation(0, { isReleased: true, recordVersionNumber: 'rvn-2' }), { path: 'released', recordVersionNumber: 'rvn-1' }).kind,
@@ -143,9 +124,7 @@ describe('AcquireLoop.judge', () => {
   it('shouldSkipBlockingWait: a held lock is unavailable, until a later call sees the same RVN after its lease', () => {
     const clock = manualClock();
     const observations = new LockObservationCache(10, clock);
-    const first = loopOf({ shouldSkipBlockingWait: true }, { clock, observations }).loop.judge(observation(0));
-    expect(first.kind).toBe('unavailable');
-    expect(first.kind === 'unavailable' && first.error).toBeInstanceOf(LockCurrentlyUnavailableError);
+    expect(loopOf({ shouldSkipBlockingWait: true }, { clock, observations }).loop.judge(observation(0))).toEqual({ kind: 'unavailable' });
 
     clock.set(LEASE + 1);
     expect(loopOf({ shouldSkipBlockingWait: true }, { clock, observations }).loop.judge(observation(LEASE + 1))).toMatchObject({

@@ -11,7 +11,7 @@ import { DynamoDBUnavailableError, LockNotGrantedError } from '../../src/base/er
 import { systemClock } from '../../src/base/clock.js';
 import type { LockTable } from '../../src/protocol/index.js';
 import type { DynamoDBSender } from '../../src/settings/options.js';
-import { unitAcquireContext } from '../../test-kit/acquire-context.js';
+import { unitAcquisitionParts } from '../../test-kit/acquisition-parts.js';
 import { useFakeTime } from '../../test-kit/jest/fake-time.js';
 
 const { advanceTo } = useFakeTime();
@@ -39,7 +39,7 @@ const liveHolder = (): DynamoDBSender => {
 describe('GroupAcquireLoop', () => {
   it('ends with LockNotGrantedError naming the holder when its requests are cut off between two rounds that were answered', async () => {
     const ctx = {
-      ...unitAcquireContext({ table, clock: systemClock, dynamoDB: liveHolder(), leaseDurationMs: LEASE, heartbeatPeriodMs: 100_000 }),
+      ...unitAcquisitionParts({ table, clock: systemClock, dynamoDB: liveHolder(), leaseDurationMs: LEASE, heartbeatPeriodMs: 100_000 }),
       releaseStray: async () => {},
     };
     // Seen at 1 ms with no wait: the deadline falls at 1 002 ms, a round at 1 002 ms sleeps a refresh period,
@@ -95,7 +95,7 @@ describe('GroupAcquireLoop', () => {
   /** Runs a group waiting `waitMs` on `dynamoDB` to the end of fake time: the keys it took, or its error. */
   async function runGroup(dynamoDB: DynamoDBSender, keys: string[], waitMs = 0): Promise<unknown> {
     const ctx = {
-      ...unitAcquireContext({ table, clock: systemClock, dynamoDB, leaseDurationMs: LEASE, heartbeatPeriodMs: 100_000 }),
+      ...unitAcquisitionParts({ table, clock: systemClock, dynamoDB, leaseDurationMs: LEASE, heartbeatPeriodMs: 100_000 }),
       releaseStray: async () => {},
     };
     using loop = new GroupAcquireLoop(

@@ -5,7 +5,7 @@
  * clients against DynamoDB Local.
  */
 import { describe, expect, it } from '@jest/globals';
-import { CONTENTION_MEMORY_IN_TURNS, MAX_TURN_GROWTH, Turns, type PlanRequest } from '../../src/acquire/turns.js';
+import { CONTENTION_MEMORY_IN_TURNS, MAX_TURN_GROWTH, Turns, turnRequestOf, type PlanRequest } from '../../src/acquire/turns.js';
 
 function manualClock(start = 1_000) {
   const clock = { t: start, now: () => clock.t };
@@ -161,5 +161,15 @@ describe('Turns: memory', () => {
     expect(turns.size).toBe(2);
     turns.released('A');
     expect(turns.plan('A', request).kind).toBe('new');
+  });
+});
+
+describe('turnRequestOf', () => {
+  const options = { refreshPeriod: REFRESH, turnLength: 2 * REFRESH, additionalTimeToWaitForLock: REFRESH };
+
+  it('lets a call stand aside only when it may wait a refresh period, a single lock and a group alike', () => {
+    expect(turnRequestOf(options)).toEqual(request);
+    expect(turnRequestOf({ ...options, additionalTimeToWaitForLock: REFRESH - 1 }).mayWait).toBe(false);
+    expect(turnRequestOf({ ...options, shouldSkipBlockingWait: true }).mayWait).toBe(false);
   });
 });

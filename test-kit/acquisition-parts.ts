@@ -1,9 +1,11 @@
 /**
- * The acquire loop's context (src/acquire/acquire-lock.ts) for unit tests
- * that drive an `AcquireLoop` without a `LockClient`: one owner, a gate
- * that never holds a request back, no replication check, no logger.
+ * The parts of an acquisition (src/acquire/acquisition-parts.ts) for unit
+ * tests that drive an acquire loop without a `LockClient`: one owner, a gate
+ * that never holds a request back, no replication check, no logger. And the
+ * observations those tests judge.
  */
-import type { AcquireContext } from '../src/acquire/acquire-lock.js';
+import type { AcquisitionParts } from '../src/acquire/acquisition-parts.js';
+import type { LateReplyContext } from '../src/acquire/late-reply.js';
 import { AcquisitionGate } from '../src/acquire/acquisition-gate.js';
 import { KeySchemaProof } from '../src/acquire/key-schema-proof.js';
 import { LockPollers } from '../src/acquire/lock-poller.js';
@@ -12,10 +14,11 @@ import { Turns } from '../src/acquire/turns.js';
 import type { MonotonicClock } from '../src/base/clock.js';
 import { AcquisitionRequests } from '../src/dynamodb/acquisition-requests.js';
 import { sdkClientOf } from '../src/dynamodb/dynamodb-sender.js';
-import type { LockTable } from '../src/protocol/index.js';
+import type { LockObservation } from '../src/dynamodb/read-lock.js';
+import type { LockRecord, LockTable } from '../src/protocol/index.js';
 import type { DynamoDBSender } from '../src/settings/options.js';
 
-export interface UnitAcquireContext {
+export interface UnitAcquisitionParts {
   readonly table: LockTable;
   readonly clock: MonotonicClock;
   readonly dynamoDB: DynamoDBSender;
@@ -29,7 +32,7 @@ export interface UnitAcquireContext {
   readonly turns?: Turns;
 }
 
-export function unitAcquireContext(options: UnitAcquireContext): AcquireContext {
+export function unitAcquisitionParts(options: UnitAcquisitionParts): AcquisitionParts & LateReplyContext {
   const { table, clock } = options;
   const requests = new AcquisitionRequests({ dynamoDB: sdkClientOf(options.dynamoDB), table, clock, batching: false, logger: undefined });
   return {
@@ -60,6 +63,24 @@ export function unitAcquireContext(options: UnitAcquireContext): AcquireContext 
     }),
     turns: options.turns ?? new Turns(clock, 10),
     replication: undefined,
+    clockBound: undefined,
     releaseStray: () => Promise.resolve(),
+  };
+}
+
+/** An observation at `observedAt` of lock `k` held by `other` with RVN `rvn-1` and `leaseDurationMs`, but for `fields`. */
+export function lockObservation(observedAt: number, leaseDurationMs: number, fields: Partial<LockRecord> = {}): LockObservation {
+  return {
+    record: {
+      partitionKey: 'k',
+      ownerName: 'other',
+      leaseDurationMs,
+      recordVersionNumber: 'rvn-1',
+      isReleased: false,
+      data: undefined,
+      additionalAttributes: {},
+      ...fields,
+    },
+    observedAt,
   };
 }
