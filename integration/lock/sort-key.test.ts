@@ -9,6 +9,12 @@ import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;
+/**
+ * For the tests that compare what the table holds with what the clients say:
+ * no heartbeat may change an RVN between the two reads, and no lock may lapse
+ * on a loaded machine while they are compared.
+ */
+const STILL = { leaseDuration: 20_000, backgroundHeartbeats: false } as const;
 
 const bed = useLockTestBed('lock-sort-key', { partitionKeyName: 'resource', sortKeyName: 'part' });
 
@@ -20,8 +26,8 @@ async function collect(iterable: AsyncIterable<LockSnapshot>): Promise<LockSnaps
 
 describe('sort-key tables', () => {
   it('two sort keys under one partition key are independent locks', async () => {
-    const alpha = bed.client({ ownerName: 'alpha', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
-    const beta = bed.client({ ownerName: 'beta', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
+    const alpha = bed.client({ ownerName: 'alpha', ...STILL });
+    const beta = bed.client({ ownerName: 'beta', ...STILL });
 
     const lockA = await alpha.acquireLock('orders', { sortKey: 'a' });
     // Held (p, a) does not stand in the way of (p, b): skip-wait would fail at once otherwise.
@@ -51,8 +57,8 @@ describe('sort-key tables', () => {
   }, 20_000);
 
   it('getLocksByPartitionKey lists every sort key of that partition key, released ones included', async () => {
-    const alpha = bed.client({ ownerName: 'alpha', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
-    const beta = bed.client({ ownerName: 'beta', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
+    const alpha = bed.client({ ownerName: 'alpha', ...STILL });
+    const beta = bed.client({ ownerName: 'beta', ...STILL });
     await alpha.acquireLock('orders', { sortKey: 'a', data: 'A' });
     await beta.acquireLock('orders', { sortKey: 'b' });
     await (await beta.acquireLock('orders', { sortKey: 'c', deleteLockOnRelease: false })).release();
