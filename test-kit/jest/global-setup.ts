@@ -1,9 +1,9 @@
 /**
  * jest globalSetup of the projects against DynamoDB Local (jest.config.js):
- * starts one DynamoDB Local for the whole run and compiles the CLI once for
- * the tests that start it (../built-cli.ts). jest only calls it when at
- * least one test of those projects was selected, so unit-only runs don't
- * start java.
+ * starts one DynamoDB Local for the whole run, warms it (../warm-up.ts), and
+ * compiles the CLI once for the tests that start it (../built-cli.ts). jest
+ * only calls it when at least one test of those projects was selected, so
+ * unit-only runs don't start java.
  *
  * Runs in jest's main process before the workers are spawned: workers inherit
  * process.env, and globalTeardown (same process) finds the handles on
@@ -27,11 +27,19 @@ export default async function globalSetup(): Promise<void> {
   // and benches use anyway, loads the TypeScript modules instead.
   const { startDynamoDBLocal } = (await tsImport('../../src/testing/index.ts', import.meta.url)) as typeof import('../../src/testing/index.js');
   const { buildCli, BUILT_CLI_ENV } = (await tsImport('../built-cli.ts', import.meta.url)) as typeof import('../built-cli.js');
+  const { warmUp } = (await tsImport('../warm-up.ts', import.meta.url)) as typeof import('../warm-up.js');
 
   const startedAt = Date.now();
   // One server for the whole run, which sends it far more requests than its start costs.
+  // Warmed while the CLI compiles: no test should meet the server's cold start.
   const [server, cli] = await Promise.allSettled([
-    startDynamoDBLocal({ optimizeFor: 'throughput' }),
+    startDynamoDBLocal({ optimizeFor: 'throughput' }).then(async (started) => {
+      await warmUp(started.clientConfig).catch(async (error: unknown) => {
+        await started.stop();
+        throw error;
+      });
+      return started;
+    }),
     buildCli(fileURLToPath(new URL('../..', import.meta.url))),
   ]);
   if (server.status === 'rejected' || cli.status === 'rejected') {
