@@ -50,17 +50,20 @@ export function judgeRound(reading: RoundReading): RoundView {
   for (let index = 0; index < permits; index++) {
     const existing = seen[index];
     const watch = watches[index] as StaleWatch;
-    if (existing === undefined || existing.record.isReleased) {
+    if (heldHere(index)) {
+      // Ours: taken, never timed or recovered.
       watch.forget();
-      if (!heldHere(index)) free.push(index);
+      if (existing !== undefined && !existing.record.isReleased) longestLease = Math.max(longestLease, existing.record.leaseDurationMs);
       continue;
     }
-    longestLease = Math.max(longestLease, existing.record.leaseDurationMs);
-    holder ??= holderOf(existing.record);
-    if (heldHere(index)) continue;
-    watch.observe(existing);
-    const timed = watch.observation as LockObservation;
-    if (watch.isStale(now)) stale.push({ index, observation: timed });
+    const watched = watch.take(existing, now);
+    if (watched === undefined) {
+      free.push(index);
+      continue;
+    }
+    longestLease = Math.max(longestLease, watched.observation.record.leaseDurationMs);
+    holder ??= holderOf(watched.observation.record);
+    if (watched.stale) stale.push({ index, observation: watched.observation });
     else nextStaleAt = Math.min(nextStaleAt, watch.takeoverAt());
   }
   return { free, stale, nextStaleAt, longestLease, holder };
