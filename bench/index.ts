@@ -6,6 +6,7 @@
  * `npm run bench -- groups [--json]`: two-key transfers, acquireLocks beside two acquireLock calls in a fixed order; see bench/groups.ts.
  * `npm run bench -- many [--locks 10000,40000] [--held 1000] [--waiting 1000] [--rounds 2]`: taking many free locks at once; see bench/acquire-many.ts.
  * `npm run bench -- gc [--items 100000]`: one collectAbandoned pass over a table of abandoned items; see bench/gc.ts.
+ * `npm run bench -- semaphore [--json]`: 32 workers on 10 permits, this library's semaphore beside a counter item; see bench/semaphore.ts.
  * `npm run bench -- floor [--scenarios uncontended,concurrent,heartbeat,batch] [--settings default,...|all] [--cycles N] [--rounds N] [--window S] [--cpu-profile DIR] [--signals] [--json]`:
  *   the library against bare SDK calls sending the same requests, in CPU per cycle; see bench/floor.ts.
  */
@@ -18,6 +19,7 @@ import { benchGc } from './gc.js';
 import { benchGroups } from './groups.js';
 import { benchGuarded } from './guarded.js';
 import { benchHeartbeat, parseList, parseSetups } from './heartbeat.js';
+import { benchSemaphore } from './semaphore.js';
 import { printRows, type Row } from './report.js';
 
 const BENCHMARKS: Record<string, (endpoint: string, cycles: number) => Promise<Row[]>> = {
@@ -45,6 +47,7 @@ const BENCHMARKS: Record<string, (endpoint: string, cycles: number) => Promise<R
       waiting: values.waiting === undefined ? undefined : parseList(values.waiting, 'waiting')[0],
       rounds: values.rounds === undefined ? undefined : parseList(values.rounds, 'rounds')[0],
     }),
+  semaphore: (endpoint) => benchSemaphore(endpoint),
   floor: (endpoint) =>
     benchFloor(endpoint, {
       scenarios: values.scenarios === undefined ? FLOOR_SCENARIOS : scenariosOf(values.scenarios, FLOOR_SCENARIOS),
