@@ -102,12 +102,18 @@ export async function createTables(endpoint: string): Promise<void> {
 }
 
 export function openClient(name: ClientName, endpoint: string, settings: LockSettings, ownerName: string): BenchLockClient {
+  if (name === 'dynamodb-lock') return ours(ourLockClient(endpoint, settings, ownerName), settings);
   const dynamoDB = benchDynamoDB(endpoint);
-  const calls = countCalls(dynamoDB);
-  return name === 'dynamodb-lock' ? ours(dynamoDB, calls, settings, ownerName) : theirs(dynamoDB, calls, settings, ownerName);
+  return theirs(dynamoDB, countCalls(dynamoDB), settings, ownerName);
 }
 
-function ours(dynamoDB: DynamoDBClient, calls: CallCounter, settings: LockSettings, ownerName: string): BenchLockClient {
+/** A `LockClient` of the bench's lock table with the bench's settings, on a DynamoDB client of its own whose calls are counted. */
+export function ourLockClient(
+  endpoint: string,
+  settings: LockSettings,
+  ownerName: string,
+): { readonly dynamoDB: DynamoDBClient; readonly calls: CallCounter; readonly client: LockClient } {
+  const dynamoDB = benchDynamoDB(endpoint);
   const client = new LockClient({
     dynamoDB,
     tableName: tableOf('dynamodb-lock').tableName,
@@ -115,6 +121,10 @@ function ours(dynamoDB: DynamoDBClient, calls: CallCounter, settings: LockSettin
     leaseDuration: settings.leaseMs,
     heartbeatPeriod: settings.heartbeatMs,
   });
+  return { dynamoDB, calls: countCalls(dynamoDB), client };
+}
+
+function ours({ dynamoDB, calls, client }: ReturnType<typeof ourLockClient>, settings: LockSettings): BenchLockClient {
   return {
     name: 'dynamodb-lock',
     calls,

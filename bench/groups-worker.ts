@@ -11,9 +11,8 @@
  * Usage: groups-worker.ts <json: GroupsWorkerConfig>
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LockClient, type Lock } from '../src/index.js';
-import { countCalls } from '../test-kit/call-counter.js';
-import { benchDynamoDB, tableOf, type LockSettings } from './acquire-clients.js';
+import type { Lock } from '../src/index.js';
+import { ourLockClient, type LockSettings } from './acquire-clients.js';
 import { lineFromParent, report, unlessStopped } from './acquire-processes.js';
 
 export type TransferMethod = 'acquireLocks' | 'ordered';
@@ -30,15 +29,7 @@ export interface GroupsWorkerConfig {
 }
 
 const config = JSON.parse(process.argv[2] ?? '') as GroupsWorkerConfig;
-const dynamoDB = benchDynamoDB(config.endpoint);
-const calls = countCalls(dynamoDB);
-const client = new LockClient({
-  dynamoDB,
-  tableName: tableOf('dynamodb-lock').tableName,
-  ownerName: config.name,
-  leaseDuration: config.settings.leaseMs,
-  heartbeatPeriod: config.settings.heartbeatMs,
-});
+const { calls, client } = ourLockClient(config.endpoint, config.settings, config.name);
 const waiting = { refreshPeriod: config.settings.pollMs, additionalTimeToWaitForLock: Infinity };
 const wallClock = (): number => performance.timeOrigin + performance.now();
 

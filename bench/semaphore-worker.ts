@@ -14,9 +14,7 @@
  */
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LockClient } from '../src/index.js';
-import { countCalls } from '../test-kit/call-counter.js';
-import { benchDynamoDB, tableOf, type LockSettings } from './acquire-clients.js';
+import { ourLockClient, type LockSettings } from './acquire-clients.js';
 import { lineFromParent, report, unlessStopped } from './acquire-processes.js';
 
 export type SemaphoreMethod = 'permits' | 'counter';
@@ -37,15 +35,7 @@ export interface SemaphoreWorkerConfig {
 }
 
 const config = JSON.parse(process.argv[2] ?? '') as SemaphoreWorkerConfig;
-const dynamoDB = benchDynamoDB(config.endpoint);
-const calls = countCalls(dynamoDB);
-const client = new LockClient({
-  dynamoDB,
-  tableName: tableOf('dynamodb-lock').tableName,
-  ownerName: config.name,
-  leaseDuration: config.settings.leaseMs,
-  heartbeatPeriod: config.settings.heartbeatMs,
-});
+const { dynamoDB, calls, client } = ourLockClient(config.endpoint, config.settings, config.name);
 const wallClock = (): number => performance.timeOrigin + performance.now();
 const isRefused = (error: unknown): boolean => (error as { name?: string }).name === 'ConditionalCheckFailedException';
 
