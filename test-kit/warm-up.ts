@@ -9,7 +9,6 @@
  */
 import {
   BatchExecuteStatementCommand,
-  CreateTableCommand,
   DeleteItemCommand,
   DeleteTableCommand,
   DynamoDBClient,
@@ -20,6 +19,7 @@ import {
   UpdateItemCommand,
   type DynamoDBClientConfig,
 } from '@aws-sdk/client-dynamodb';
+import { createIdKeyedTable } from './data-table.js';
 
 /** Rounds of every kind of request, each round this many at once. */
 const ROUNDS = 10;
@@ -29,14 +29,7 @@ export async function warmUp(config: DynamoDBClientConfig): Promise<void> {
   const client = new DynamoDBClient(config);
   const TableName = `warm-up-${process.pid}-${Date.now()}`;
   try {
-    await client.send(
-      new CreateTableCommand({
-        TableName,
-        AttributeDefinitions: [{ AttributeName: 'key', AttributeType: 'S' }],
-        KeySchema: [{ AttributeName: 'key', KeyType: 'HASH' }],
-        BillingMode: 'PAY_PER_REQUEST',
-      }),
-    );
+    await createIdKeyedTable(client, TableName);
     for (let round = 0; round < ROUNDS; round++) {
       await Promise.all(Array.from({ length: AT_ONCE }, (_, i) => oneOfEach(client, TableName, `${round}-${i}`)));
     }
@@ -48,13 +41,13 @@ export async function warmUp(config: DynamoDBClientConfig): Promise<void> {
 
 /** One request of each kind the lock client sends, on items of its own. */
 async function oneOfEach(client: DynamoDBClient, TableName: string, id: string): Promise<void> {
-  const key = { key: { S: id } };
+  const key = { id: { S: id } };
   await client.send(
     new PutItemCommand({
       TableName,
       Item: { ...key, rvn: { S: 'a' } },
       ConditionExpression: 'attribute_not_exists(#k)',
-      ExpressionAttributeNames: { '#k': 'key' },
+      ExpressionAttributeNames: { '#k': 'id' },
     }),
   );
   await client.send(
@@ -71,7 +64,7 @@ async function oneOfEach(client: DynamoDBClient, TableName: string, id: string):
   await client.send(
     new BatchExecuteStatementCommand({
       Statements: [
-        { Statement: `UPDATE "${TableName}" SET rvn = ? WHERE "key" = ? AND rvn = ?`, Parameters: [{ S: 'c' }, { S: id }, { S: 'b' }] },
+        { Statement: `UPDATE "${TableName}" SET rvn = ? WHERE "id" = ? AND rvn = ?`, Parameters: [{ S: 'c' }, { S: id }, { S: 'b' }] },
       ],
     }),
   );
@@ -81,9 +74,9 @@ async function oneOfEach(client: DynamoDBClient, TableName: string, id: string):
         {
           Put: {
             TableName,
-            Item: { key: { S: `${id}-t` }, rvn: { S: 'a' } },
+            Item: { id: { S: `${id}-t` }, rvn: { S: 'a' } },
             ConditionExpression: 'attribute_not_exists(#k)',
-            ExpressionAttributeNames: { '#k': 'key' },
+            ExpressionAttributeNames: { '#k': 'id' },
           },
         },
       ],
@@ -93,7 +86,7 @@ async function oneOfEach(client: DynamoDBClient, TableName: string, id: string):
     new QueryCommand({
       TableName,
       KeyConditionExpression: '#k = :k',
-      ExpressionAttributeNames: { '#k': 'key' },
+      ExpressionAttributeNames: { '#k': 'id' },
       ExpressionAttributeValues: { ':k': { S: id } },
       ConsistentRead: true,
     }),
