@@ -21,12 +21,11 @@ import { describeLockKey, lockId } from '../base/lock-key.js';
 import type { Logger } from '../base/logger.js';
 import { LockPages, type ItemPage } from '../dynamodb/list-locks.js';
 import { explainTableError } from '../dynamodb/lock-table.js';
-import { sendWrite } from '../dynamodb/send-write.js';
 import type { HeldLocks } from '../heartbeat/held-locks.js';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
 import { BoundedRuns } from '../primitives/bounded-runs.js';
 import { runWithinLifetime } from '../primitives/lifetime-call.js';
-import { buildReleaseRequest, withOldItemOnConditionFailure, type LockTable } from '../protocol/index.js';
+import type { LockTable } from '../protocol/index.js';
 import { MAX_DURATION_MS, type ResolvedSettings } from '../settings/options.js';
 import {
   resolveCollectOptions,
@@ -37,7 +36,8 @@ import {
   type ResolvedCollectOptions,
   type SeenLock,
 } from './collect-options.js';
-import { firstLook, isUnchanged, judgeFailedDelete, keyOf, standStillAt, type FirstLookRules, type Watched } from './judge.js';
+import { deleteAbandoned } from './delete-abandoned.js';
+import { firstLook, isUnchanged, keyOf, standStillAt, type FirstLookRules, type Watched } from './judge.js';
 
 export interface AbandonedItemsOptions {
   readonly dynamoDB: Pick<DynamoDBClient, 'send'>;
@@ -177,19 +177,13 @@ class Pass {
       return;
     }
     const { dynamoDB, table, settings } = this.#options;
-    const request = withOldItemOnConditionFailure(buildReleaseRequest(table, lock, { deleteLock: true }));
     const boundMs = settings.leaseDuration;
     const abandoned = (timeout: DOMException): unknown =>
       new DynamoDBTimeoutError(`collectAbandoned: delete(${describeLockKey(lock)})`, boundMs, timeout);
-    try {
-      await withinBound(boundMs, this.#signal, (signal) => sendWrite(dynamoDB, request, signal), abandoned);
-      this.#deleted.push(lock);
-    } catch (error) {
-      const outcome = this.#signal.aborted ? 'failed' : judgeFailedDelete(error);
-      if (outcome === 'deleted') this.#deleted.push(lock);
-      else if (outcome === 'failed') this.#left.push({ reason: 'error', lock, error });
-      else this.#left.push({ reason: outcome, lock });
-    }
+    const { outcome, error } = await deleteAbandoned({ dynamoDB, table, boundMs, signal: this.#signal, abandoned }, lock);
+    if (outcome === 'deleted') this.#deleted.push(lock);
+    else if (outcome === 'failed') this.#left.push({ reason: 'error', lock, error });
+    else this.#left.push({ reason: outcome, lock });
   }
 
   #reasonNotToDelete(lock: SeenLock): LeftReason | undefined {

@@ -16,7 +16,6 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Acquirer } from '../acquire/acquirer.js';
-import { withinBound } from '../acquire/request-bound.js';
 import { StaleWatch } from '../acquire/stale-watch.js';
 import type { MonotonicClock } from '../base/clock.js';
 import {
@@ -30,13 +29,12 @@ import { describeLockKey, lockId, type LockKey } from '../base/lock-key.js';
 import type { Logger } from '../base/logger.js';
 import type { LockObservation } from '../dynamodb/read-lock.js';
 import { isTransient } from '../dynamodb/sdk-errors.js';
-import { sendWrite } from '../dynamodb/send-write.js';
-import { judgeFailedDelete } from '../gc/judge.js';
+import { deleteAbandoned } from '../gc/delete-abandoned.js';
 import type { HeldLock } from '../hold/held-lock.js';
 import type { HeldLocks } from '../heartbeat/held-locks.js';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
 import { runWithinLifetime } from '../primitives/lifetime-call.js';
-import { buildReleaseRequest, withOldItemOnConditionFailure, type LockTable } from '../protocol/index.js';
+import type { LockTable } from '../protocol/index.js';
 import { checkSemaphoreName, PERMITS_ATTRIBUTE, permitKeys } from './permit-keys.js';
 import type { ResolvedSettings } from '../settings/options.js';
 import { resolvePermitOptions, type AcquirePermitsOptions, type ResolvedPermitOptions } from './permit-options.js';
@@ -158,16 +156,12 @@ class PermitAcquisition {
     const { dynamoDB, table, settings, logger } = this.#ctx;
     const recovered = await Promise.all(
       view.stale.slice(0, wanted).map(async ({ index, observation }) => {
-        const request = withOldItemOnConditionFailure(buildReleaseRequest(table, observation.record, { deleteLock: true }));
-        try {
-          await withinBound(settings.leaseDuration, this.#signal, (signal) => sendWrite(dynamoDB, request, signal));
-          return index;
-        } catch (error) {
-          this.#signal.throwIfAborted();
-          const outcome = judgeFailedDelete(error);
-          logger?.debug({ err: error, key: describeLockKey(observation.record), outcome }, 'semaphore: recovering a stopped permit failed');
-          return outcome === 'taken' ? undefined : index;
-        }
+        const deletion = { dynamoDB, table, boundMs: settings.leaseDuration, signal: this.#signal };
+        const { outcome, error } = await deleteAbandoned(deletion, observation.record);
+        this.#signal.throwIfAborted();
+        if (outcome === 'deleted') return index;
+        logger?.debug({ err: error, key: describeLockKey(observation.record), outcome }, 'semaphore: recovering a stopped permit failed');
+        return outcome === 'taken' ? undefined : index;
       }),
     );
     return recovered.filter((index) => index !== undefined);
