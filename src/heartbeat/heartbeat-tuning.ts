@@ -52,21 +52,43 @@ function firstRetryBackoffMs(heartbeatPeriod: number): number {
 }
 
 /**
- * The longest an attempt waits for its answer, in ms, with `safeTimeLeftMs`
- * of safe time left and `slowRoundTripMs` what a slow heartbeat took of
- * late: all of the safe time but what is left to a retry (the longest
- * first backoff and two such round trips, and at least a third of the safe
- * time, since the round trips of a new client or a quiet server say little
- * of a busy one), so that a request stuck on a dead connection leaves time
- * for one; and all of it where the safe time does not hold a retry and as
- * much before it, since only an answer can keep the lock then. An answer
- * the safe time allows is waited for, however much longer than a period it
- * takes.
+ * What an attempt leaves to a retry, in ms, with `safeTimeLeftMs` of safe
+ * time left and `slowRoundTripMs` what a slow lone heartbeat took of late:
+ * the longest first backoff and two such round trips, and at least a third
+ * of the safe time, since the round trips of a new client or a quiet server
+ * say little of a busy one.
+ */
+function retryRoomMs(heartbeatPeriod: number, safeTimeLeftMs: number, slowRoundTripMs: number): number {
+  const measured = 2 * firstRetryBackoffMs(heartbeatPeriod) + ROUND_TRIPS_PER_ATTEMPT * slowRoundTripMs;
+  return Math.max(measured, safeTimeLeftMs * RETRY_SHARE_OF_SAFE_TIME);
+}
+
+/**
+ * The longest a lone attempt waits for its answer, in ms, with
+ * `safeTimeLeftMs` of safe time left and `slowRoundTripMs` what a slow lone
+ * heartbeat took of late: all of the safe time but the room a retry needs,
+ * so that a request stuck on a dead connection leaves time for one; and all
+ * of it where the safe time does not hold a retry and as much before it,
+ * since only an answer can keep the lock then. An answer the safe time
+ * allows is waited for, however much longer than a period it takes.
  */
 export function attemptBoundMs(heartbeatPeriod: number, safeTimeLeftMs: number, slowRoundTripMs: number): number {
-  const measured = 2 * firstRetryBackoffMs(heartbeatPeriod) + ROUND_TRIPS_PER_ATTEMPT * slowRoundTripMs;
-  const retryMs = Math.max(measured, safeTimeLeftMs * RETRY_SHARE_OF_SAFE_TIME);
+  const retryMs = retryRoomMs(heartbeatPeriod, safeTimeLeftMs, slowRoundTripMs);
   return safeTimeLeftMs >= 2 * retryMs ? safeTimeLeftMs - retryMs : safeTimeLeftMs;
+}
+
+/**
+ * The longest a batch attempt waits for its answer, in ms, with
+ * `safeTimeLeftMs` the least safe time of its locks and `slowRoundTripMs`
+ * what a slow lone heartbeat took of late: never all of the safe time, which
+ * is a lone attempt's last resort. Each lock keeps the room a lone retry
+ * needs, whatever the batch does: a server may apply a batch far more
+ * slowly than a lone write (DynamoDB Local applies its statements in line
+ * with every other write), and a lock must not stake its last chance on
+ * one. Negative when the safe time holds no batch at all.
+ */
+export function batchAttemptBoundMs(heartbeatPeriod: number, safeTimeLeftMs: number, slowRoundTripMs: number): number {
+  return safeTimeLeftMs - retryRoomMs(heartbeatPeriod, safeTimeLeftMs, slowRoundTripMs);
 }
 
 /**

@@ -41,7 +41,8 @@ export interface HeartbeatChange {
  * - `kept`: not confirmed, but Java's `holdLockOnServiceUnavailable` counts the lease from now (a 503);
  * - `failed`: not confirmed, the lock is still held (a write of unknown outcome is remembered on it);
  * - `lost`: the lock has ended (refused, released meanwhile, or past its safe time);
- * - `unbatchable`: batches only: not sent, because the table refuses batches; send it alone.
+ * - `unbatchable`: batches only: not sent, because the table refuses batches or the lock's safe time holds
+ *   no batch and a lone retry after it; send it alone.
  */
 export type HeartbeatResult =
   | { readonly outcome: 'confirmed' | 'kept' }

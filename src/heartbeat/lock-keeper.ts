@@ -180,7 +180,7 @@ export class LockKeeper {
         this.#scheduleHeartbeat(keeping, held);
         return;
       case 'unbatchable':
-        // Not sent, as the table refuses batches: alone at once, as overdue as it was.
+        // Not sent in a batch (the table refuses them, or too little safe time for one): alone at once, as overdue as it was.
         keeping.alone = true;
         if (due !== undefined) this.#scheduleHeartbeat(keeping, held, due.dueAt);
         return;

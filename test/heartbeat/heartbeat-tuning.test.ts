@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { attemptBoundMs, retryBackoffMs } from '../../src/heartbeat/heartbeat-tuning.js';
+import { attemptBoundMs, batchAttemptBoundMs, retryBackoffMs } from '../../src/heartbeat/heartbeat-tuning.js';
 
 const PERIOD = 5_000;
 
@@ -21,6 +21,19 @@ describe('attemptBoundMs', () => {
   it('gives an attempt all of the safe time when it does not hold a retry and as much before it', () => {
     expect(attemptBoundMs(750, 1_800, 750)).toBe(1_800);
     expect(attemptBoundMs(PERIOD, 150, 0)).toBe(150);
+  });
+});
+
+describe('batchAttemptBoundMs', () => {
+  it('leaves each lock the room a lone retry needs, as a lone attempt does while the safe time holds a retry', () => {
+    expect(batchAttemptBoundMs(PERIOD, 13_500, 20)).toBe(attemptBoundMs(PERIOD, 13_500, 20));
+    expect(batchAttemptBoundMs(400, 1_500, 300)).toBe(1_500 - 80 - 600);
+  });
+
+  it('never gives a batch all of the safe time, which a lone attempt gets as its last resort', () => {
+    expect(attemptBoundMs(750, 1_800, 750)).toBe(1_800);
+    expect(batchAttemptBoundMs(750, 1_800, 750)).toBe(1_800 - 150 - 1_500);
+    expect(batchAttemptBoundMs(750, 1_500, 750)).toBeLessThan(0);
   });
 });
 

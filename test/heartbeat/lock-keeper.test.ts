@@ -499,7 +499,7 @@ describe('batches', () => {
     keeper.close();
   });
 
-  it('bounds the batch by the shortest safe time of its locks', async () => {
+  it('bounds the batch by the shortest safe time of its locks, less the room a lone retry needs', async () => {
     const { helds, hooks, keeper } = batchHarness(2);
     backdate(helds[1] as HeldLock, LEASE - MARGIN - PERIOD - 300); // 300 ms of safe time left when due
     let deadline: AbortSignal | undefined;
@@ -507,10 +507,44 @@ describe('batches', () => {
       deadline = signal;
       return new Promise<never>(() => undefined);
     });
-    await jest.advanceTimersByTimeAsync(PERIOD);
+    await jest.advanceTimersByTimeAsync(PERIOD + 90);
     expect(deadline?.aborted).toBe(false);
-    await jest.advanceTimersByTimeAsync(300);
+    // A retry's room: twice the longest first backoff (100 ms) with no round trip measured yet, so 100 ms for the batch.
+    await jest.advanceTimersByTimeAsync(10);
     expect(deadline?.aborted).toBe(true);
+    keeper.close();
+  });
+
+  it("never gives a batch a lock's last chance: a batch slow of late still leaves each lock the room a lone retry needs", async () => {
+    const { helds, hooks, keeper } = batchHarness(2);
+    // The first batch is answered after 900 ms: batches are slow of late.
+    hooks.heartbeatBatch.mockImplementationOnce(async (batch) => {
+      await new Promise((resolve) => setTimeout(resolve, 900));
+      return batch.map((held) => {
+        confirmAt(held, performance.now());
+        return CONFIRMED;
+      });
+    });
+    // The next one gets no answer: it fails when its attempt is cut off, as a request does.
+    hooks.heartbeatBatch.mockImplementationOnce(
+      async (batch, signal) =>
+        new Promise((resolve) =>
+          signal.addEventListener('abort', () => resolve(batch.map(() => ({ outcome: 'failed', error: signal.reason as unknown })))),
+        ),
+    );
+    // A lone heartbeat takes 100 ms.
+    hooks.heartbeat.mockImplementation(async (held) => {
+      const sentAt = performance.now();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      confirmAt(held, sentAt);
+      return CONFIRMED;
+    });
+    await jest.advanceTimersByTimeAsync(PERIOD + 900 + PERIOD + LEASE);
+    // Each lock was then heartbeated alone, within its safe time: none was lost.
+    expect(hooks.expire).not.toHaveBeenCalled();
+    expect(hooks.giveUp).not.toHaveBeenCalled();
+    expect(keysOf(hooks.heartbeat.mock.calls.slice(0, 2).map(([held]) => held))).toEqual(['lock-0', 'lock-1']);
+    expect(helds.every((held) => held.state === 'held')).toBe(true);
     keeper.close();
   });
 
