@@ -14,7 +14,7 @@ import { FaultProxy, dynamoDBErrorReply, operationOf, type ProxiedRequest, type 
 import { abortOf, recordEvents, thrownBy, within, type EventLog } from '../test-kit/jest/lock-events.js';
 import type { ProxiedDynamoDB } from '../test-kit/proxied-dynamodb.js';
 import { deleteLockItem } from '../test-kit/tamper.js';
-import { rejectionOf, sleep, waitUntil } from '../test-kit/test-locks.js';
+import { rejectionOf, waitUntil } from '../test-kit/test-locks.js';
 
 const LEASE_MS = 3_000;
 const HEARTBEAT_MS = 600;
@@ -56,6 +56,21 @@ function attemptsAfter(network: ProxiedDynamoDB, first: ProxiedRequest): number[
   return network.proxy.exchanges
     .filter((e) => e.request.headers['amz-sdk-invocation-id'] === invocation)
     .map((e) => FaultProxy.attemptOf(e.request));
+}
+
+/**
+ * Until each of `locks` has had two more confirmed heartbeats, or one is no
+ * longer held: a heartbeat misread as refused ends its lock at once, and one
+ * misread as unconfirmed leaves the lock's deadlines unmoved, so the
+ * heartbeats that follow are what keeps it.
+ */
+async function twoMoreHeartbeats(events: EventLog, locks: readonly Lock[]): Promise<void> {
+  const before = locks.map((lock) => events.of('heartbeat', lock).length);
+  await waitUntil(
+    'two more confirmed heartbeats of each lock',
+    () => locks.some((lock) => lock.state !== 'held') || locks.every((lock, i) => events.of('heartbeat', lock).length >= (before[i] ?? 0) + 2),
+    { timeoutMs: 20_000 },
+  );
 }
 
 /** The SDK's own defaults, and the other retry settings README says work as they are. */
@@ -135,7 +150,7 @@ describe.each<[string, SdkRetries]>([...RETRY_SETTINGS, ['maxAttempts 10', { max
       const appliedRvn = (JSON.parse(dropped.request.body.toString('utf8')) as { ExpressionAttributeValues: Record<string, { S?: string }> })
         .ExpressionAttributeValues[':newRvn']?.S;
       await waitUntil('the SDK retried the heartbeat', () => attemptsAfter(network, dropped.request).includes(2));
-      await sleep(RETRIED_LEASE_MS); // a whole lease more: still held, heartbeats still confirmed
+      await twoMoreHeartbeats(events, [lock]);
 
       expect(events.of('lost').map((seen) => seen.event.error.message)).toEqual([]);
       expect(lock.state).toBe('held');
@@ -168,7 +183,7 @@ describe.each<[string, SdkRetries]>([...RETRY_SETTINGS, ['maxAttempts 10', { max
         'a batch of heartbeats whose reply is lost',
       );
       await waitUntil('the SDK retried the batch', () => attemptsAfter(network, dropped.request).includes(2));
-      await sleep(RETRIED_LEASE_MS);
+      await twoMoreHeartbeats(events, locks);
 
       expect(events.of('lost').map((seen) => seen.event.error.message)).toEqual([]);
       expect(locks.filter((lock: Lock) => lock.state !== 'held').map((lock) => lock.partitionKey)).toEqual([]);

@@ -55,14 +55,19 @@ function throttleRenewal(proxy: FaultProxy): void {
 
 const aboutKey = (key: string) => (request: ProxiedRequest) => request.body.toString().includes(`"${key}"`);
 
-/** Settles `promise` or says it is still pending after `ms`. */
+/** Settles `promise` or says it is still pending after `ms`; its timer ends with it, not to keep the worker alive. */
 async function within<T>(promise: Promise<T>, ms: number): Promise<{ settled: true; value?: T; error?: unknown } | { settled: false }> {
-  const pending = sleep(ms).then(() => ({ settled: false }) as const);
+  let timer: NodeJS.Timeout | undefined;
+  const pending = new Promise<{ settled: false }>((resolve) => (timer = setTimeout(() => resolve({ settled: false }), ms)));
   const settled = promise.then(
     (value) => ({ settled: true, value }) as const,
     (error: unknown) => ({ settled: true, error }) as const,
   );
-  return Promise.race([settled, pending]);
+  try {
+    return await Promise.race([settled, pending]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 it('acquireLock: a late win whose renewal is throttled is handed over with the safe time of its write', async () => {

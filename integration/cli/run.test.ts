@@ -12,11 +12,12 @@ import { CliProcess, cliEnvironment, runCli } from '../../test-kit/cli-process.j
 import { FaultProxy, dynamoDBErrorReply, operationOf, refuseDeletes } from '../../test-kit/fault-proxy.js';
 import { isRunning } from '../../test-kit/processes.js';
 import { putForeignLock } from '../../test-kit/tamper.js';
-import { LockTestBed, sleep, text, waitUntil } from '../../test-kit/test-locks.js';
+import { LockTestBed, text, waitUntil } from '../../test-kit/test-locks.js';
 
 let bed: LockTestBed;
 let dir: string;
 const started: CliProcess[] = [];
+const proxies: FaultProxy[] = [];
 
 beforeEach(async () => {
   bed = new LockTestBed('cli-run');
@@ -26,6 +27,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   for (const cli of started.splice(0)) cli.kill();
+  await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));
   await bed.dispose();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -83,9 +85,14 @@ describe('run KEY -- COMMAND', () => {
     const holder = bed.client({ ownerName: 'long-holder' });
     const lock = await holder.acquireLock('long-wait');
     const marker = join(dir, 'ran');
+    const proxy = await FaultProxy.start(localEndpoint());
+    proxies.push(proxy);
     const cli = new CliProcess([
       'run',
-      ...connection(),
+      '--endpoint',
+      proxy.endpoint,
+      '--table',
+      bed.tableName,
       '--timeout',
       '600h',
       'long-wait',
@@ -93,7 +100,9 @@ describe('run KEY -- COMMAND', () => {
       ...nodeScript("require('fs').writeFileSync(process.argv[1], 'ran')", marker),
     ]);
     started.push(cli);
-    await sleep(3_000); // started, read the lock, and waits
+    // A timer cut short by Node's limit would end the wait after the first read.
+    const reads = (): number => proxy.exchanges.filter((exchange) => operationOf(exchange.request) === 'GetItem').length;
+    await waitUntil('read the lock twice, or exited', () => reads() >= 2 || !isRunning(cli.child), { timeoutMs: 30_000 });
     expect(cli.stderr).toBe('');
     expect(isRunning(cli.child)).toBe(true);
 
@@ -138,8 +147,10 @@ describe('run KEY -- COMMAND', () => {
     it('throttled on every attempt', async () => {
       const proxy = await FaultProxy.start(localEndpoint());
       try {
-        proxy.setRule(() => ({ action: 'respond', reply: dynamoDBErrorReply('ThrottlingException') }));
-        const result = await runCli(['run', '--endpoint', proxy.endpoint, '--table', bed.tableName, 'job', '--', ...command()]);
+        proxy.setRule(() => THROTTLED);
+        // One attempt per call, as above: the SDK's backoffs between throttled attempts took seconds.
+        const env = { ...cliEnvironment(), AWS_MAX_ATTEMPTS: '1' };
+        const result = await runCli(['run', '--endpoint', proxy.endpoint, '--table', bed.tableName, 'job', '--', ...command()], { env });
         expect(result.stderr).toContain('ThrottlingException');
         expect(result.code).toBe(1);
         expect(existsSync(marker())).toBe(false);
@@ -160,19 +171,24 @@ describe('run KEY -- COMMAND', () => {
   it('--wait through an outage says on stderr that it retries, once for a run of the same failure, and keeps waiting', async () => {
     const proxy = await FaultProxy.start(localEndpoint());
     try {
-      proxy.setRule(() => ({ action: 'respond', reply: dynamoDBErrorReply('ThrottlingException') }));
+      proxy.setRule(() => THROTTLED);
       const marker = join(dir, 'ran');
-      const run = new CliProcess([
-        'run',
-        '--endpoint',
-        proxy.endpoint,
-        '--table',
-        bed.tableName,
-        '--wait',
-        'outage',
-        '--',
-        ...nodeScript("require('fs').writeFileSync(process.argv[1], 'ran')", marker),
-      ]);
+      // One attempt per call (the SDK reads AWS_MAX_ATTEMPTS): each exchange is an attempt of the lock's, not an SDK backoff.
+      const env = { ...cliEnvironment(), AWS_MAX_ATTEMPTS: '1' };
+      const run = new CliProcess(
+        [
+          'run',
+          '--endpoint',
+          proxy.endpoint,
+          '--table',
+          bed.tableName,
+          '--wait',
+          'outage',
+          '--',
+          ...nodeScript("require('fs').writeFileSync(process.argv[1], 'ran')", marker),
+        ],
+        { env },
+      );
       started.push(run);
       const warning = /^dynamodb-lock: warning: lock acquisition attempt failed; retrying \(lock "outage"\): ThrottlingException: /m;
       await waitUntil('a warning on stderr', () => warning.test(run.stderr), { timeoutMs: 30_000 });
