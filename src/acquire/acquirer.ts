@@ -16,6 +16,7 @@ import type { HeldLocks } from '../heartbeat/held-locks.js';
 import type { HoldTerms } from '../hold/lock-state.js';
 import { childAbortController, type ChildAbortController } from '../primitives/child-abort-controller.js';
 import { AcquireLoop } from './acquire-lock.js';
+import { adoptLock, type AdoptLockOptions } from './adopt-lock.js';
 import { acquisitionPartsOf, type AcquisitionParts, type AcquisitionPartsOptions } from './acquisition-parts.js';
 import { resolveAcquireOptions, validateAcquireKey, type AcquireLockOptions, type ResolvedAcquireOptions } from './acquire-options.js';
 import type { GateLane } from './acquisition-gate.js';
@@ -65,6 +66,11 @@ export class Acquirer {
       const [held] = await this.#hold([await this.#acquire(key, { ...options, signal })], options, signal);
       return held as HeldLock;
     });
+  }
+
+  /** Adopts a lock another client handed off (adopt-lock.ts), as a call that `close()` aborts. */
+  adopt(handle: unknown, options: AdoptLockOptions): Promise<HeldLock> {
+    return this.#call(options.signal, (signal) => adoptLock(this.#options, handle, { ...options, signal }));
   }
 
   /**

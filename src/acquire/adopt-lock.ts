@@ -1,0 +1,105 @@
+/**
+ * Adopting a lock another client handed off (`client.adoptLock`): the
+ * handle is read and checked, then one conditional write on the handle's
+ * owner name and RVN (dynamodb/adoption-write.ts) puts the adopter's owner
+ * name, a new RVN and the adopter's lease in the item. From then on the lock
+ * is held as any lock this client acquired: heartbeats, release, hand-off.
+ *
+ * The lease counts from just before the adopting write was first sent, on
+ * the adopter's own clock: how much of the handing-off client's lease was
+ * left is unknowable without comparing clocks, and needed by nobody, since
+ * a waiter times the RVN, which this write changes.
+ */
+import { randomUUID } from 'node:crypto';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { MonotonicClock } from '../base/clock.js';
+import { DynamoDBUnavailableError, InvalidArgumentError, isDynamoDBLockError, LockHandOffError, type LockHolder } from '../base/errors.js';
+import { writeAdoption } from '../dynamodb/adoption-write.js';
+import type { ReplicationCheck } from '../dynamodb/table-replication.js';
+import type { HeldLocks } from '../heartbeat/held-locks.js';
+import type { HeldLock } from '../hold/held-lock.js';
+import { boundedSignal } from '../primitives/bounded-signal.js';
+import { holderOf } from '../protocol/lock-holder.js';
+import {
+  checkHandOffTable,
+  decodeLockItem,
+  encodeAdditionalAttributes,
+  parseLockHandOff,
+  validateLockKey,
+  type LockItem,
+  type LockTable,
+} from '../protocol/index.js';
+import { checkSignal } from '../settings/argument-checks.js';
+import { checkLockLease, type ResolvedSettings } from '../settings/options.js';
+
+export interface AdoptLockOptions {
+  /** The lease this client writes and keeps from now on, in ms. @default the client's `leaseDuration` */
+  readonly leaseDuration?: number;
+  /** @default as the lock was acquired (the handle's `deleteLockOnRelease`) */
+  readonly deleteLockOnRelease?: boolean;
+  /** Abandons the adoption; its outcome may then be unknown, and a lock adopted meanwhile lapses. */
+  readonly signal?: AbortSignal;
+}
+
+export interface AdoptionContext {
+  readonly dynamoDB: Pick<DynamoDBClient, 'send'>;
+  readonly table: LockTable;
+  readonly settings: ResolvedSettings;
+  readonly clock: MonotonicClock;
+  readonly holding: HeldLocks;
+  readonly replication: ReplicationCheck | undefined;
+  /** Aborted when the client closes. */
+  readonly lifetime: AbortSignal;
+}
+
+/** Adopts the lock of `input` (a handle, or its JSON text), or throws a {@link LockHandOffError} saying why not. */
+export async function adoptLock(ctx: AdoptionContext, input: unknown, options: AdoptLockOptions = {}): Promise<HeldLock> {
+  const handle = parseLockHandOff(input);
+  checkHandOffTable(handle, ctx.table);
+  const key = { partitionKey: handle.partitionKey, sortKey: handle.sortKey };
+  validateLockKey(ctx.table, key);
+  const leaseDurationMs = options.leaseDuration === undefined ? ctx.settings.leaseDuration : checkLockLease(options.leaseDuration, ctx.settings);
+  const deleteLockOnRelease = options.deleteLockOnRelease ?? handle.deleteLockOnRelease;
+  if (typeof deleteLockOnRelease !== 'boolean')
+    throw new InvalidArgumentError('INVALID_OPTION', 'adoptLock: deleteLockOnRelease must be true or false');
+  const callerSignal = checkSignal('signal', options.signal);
+  // Unanswered for a lease, the adoption is abandoned: whatever it did lapses after that lease, held by nobody.
+  const bound = boundedSignal(leaseDurationMs, AbortSignal.any(callerSignal === undefined ? [ctx.lifetime] : [ctx.lifetime, callerSignal]));
+  try {
+    if (ctx.replication?.passed === false) await ctx.replication.ensure(bound.signal);
+    const adopter = { ownerName: ctx.settings.ownerName, newRecordVersionNumber: randomUUID(), leaseDurationMs };
+    const lookupTime = ctx.clock.now();
+    const lookupWallTime = ctx.clock.wallNow?.();
+    let outcome;
+    try {
+      outcome = await writeAdoption(ctx.dynamoDB, ctx.table, handle, adopter, bound.signal);
+    } catch (error) {
+      if (isDynamoDBLockError(error)) throw error;
+      throw new DynamoDBUnavailableError(
+        key,
+        error,
+        undefined,
+        'the adopting write failed; nothing is held (a write applied unseen lapses after its lease)',
+      );
+    }
+    if (outcome.outcome === 'refused') {
+      const why = outcome.item === undefined ? 'its item is gone' : 'it has another owner, RVN or a released mark';
+      throw new LockHandOffError('MOVED_ON', `the lock moved on since it was handed off: ${why}`, { holder: holderIn(ctx.table, outcome.item) });
+    }
+    const record = decodeLockItem(ctx.table, outcome.item);
+    const additionalAttributes = encodeAdditionalAttributes(record.additionalAttributes);
+    const fencingToken = handle.fencingToken === undefined ? undefined : BigInt(handle.fencingToken);
+    return ctx.holding.track({ record, lookupTime, lookupWallTime, additionalAttributes, fencingToken }, { deleteLockOnRelease });
+  } finally {
+    bound.dispose();
+  }
+}
+
+/** Who holds the lock, as a refused adoption found it; none when it is gone or unreadable. */
+function holderIn(table: LockTable, item: LockItem | undefined): LockHolder | undefined {
+  try {
+    return item === undefined ? undefined : holderOf(decodeLockItem(table, item));
+  } catch {
+    return undefined;
+  }
+}
