@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { MonotonicClock } from '../base/clock.js';
 import { DynamoDBUnavailableError, InvalidArgumentError, isDynamoDBLockError, LockHandOffError, type LockHolder } from '../base/errors.js';
-import { writeAdoption } from '../dynamodb/adoption-write.js';
+import { writeAdoption, type AdoptionOutcome } from '../dynamodb/adoption-write.js';
 import type { ReplicationCheck } from '../dynamodb/table-replication.js';
 import type { HeldLocks } from '../heartbeat/held-locks.js';
 import type { HeldLock } from '../hold/held-lock.js';
@@ -26,6 +26,8 @@ import {
   encodeAdditionalAttributes,
   parseLockHandOff,
   validateLockKey,
+  type AdoptionWriteOptions,
+  type LockHandOff,
   type LockItem,
   type LockTable,
 } from '../protocol/index.js';
@@ -66,22 +68,8 @@ export async function adoptLock(ctx: AdoptionContext, input: unknown, options: A
   // Unanswered for a lease, the adoption is abandoned: whatever it did lapses after that lease, held by nobody.
   const bound = boundedSignal(leaseDurationMs, AbortSignal.any(callerSignal === undefined ? [ctx.lifetime] : [ctx.lifetime, callerSignal]));
   try {
-    if (ctx.replication?.passed === false) await ctx.replication.ensure(bound.signal);
     const adopter = { ownerName: ctx.settings.ownerName, newRecordVersionNumber: randomUUID(), leaseDurationMs };
-    const lookupTime = ctx.clock.now();
-    const lookupWallTime = ctx.clock.wallNow?.();
-    let outcome;
-    try {
-      outcome = await writeAdoption(ctx.dynamoDB, ctx.table, handle, adopter, bound.signal);
-    } catch (error) {
-      if (isDynamoDBLockError(error)) throw error;
-      throw new DynamoDBUnavailableError(
-        key,
-        error,
-        undefined,
-        'the adopting write failed; nothing is held (a write applied unseen lapses after its lease)',
-      );
-    }
+    const { outcome, lookupTime, lookupWallTime } = await send(ctx, handle, adopter, bound.signal);
     if (outcome.outcome === 'refused') {
       const why = outcome.item === undefined ? 'its item is gone' : 'it has another owner, RVN or a released mark';
       throw new LockHandOffError('MOVED_ON', `the lock moved on since it was handed off: ${why}`, { holder: holderIn(ctx.table, outcome.item) });
@@ -92,6 +80,25 @@ export async function adoptLock(ctx: AdoptionContext, input: unknown, options: A
     return ctx.holding.track({ record, lookupTime, lookupWallTime, additionalAttributes, fencingToken }, { deleteLockOnRelease });
   } finally {
     bound.dispose();
+  }
+}
+
+/** The table check (once per client) and the adopting write, timed from just before it was first sent. */
+async function send(
+  ctx: AdoptionContext,
+  handle: LockHandOff,
+  adopter: AdoptionWriteOptions,
+  signal: AbortSignal,
+): Promise<{ outcome: AdoptionOutcome; lookupTime: number; lookupWallTime: number | undefined }> {
+  try {
+    if (ctx.replication?.passed === false) await ctx.replication.ensure(signal);
+    const lookupTime = ctx.clock.now();
+    const lookupWallTime = ctx.clock.wallNow?.();
+    return { outcome: await writeAdoption(ctx.dynamoDB, ctx.table, handle, adopter, signal), lookupTime, lookupWallTime };
+  } catch (error) {
+    if (isDynamoDBLockError(error)) throw error;
+    const reason = 'the adopting write failed; nothing is held (a write applied unseen lapses after its lease)';
+    throw new DynamoDBUnavailableError({ partitionKey: handle.partitionKey, sortKey: handle.sortKey }, error, undefined, reason);
   }
 }
 
