@@ -7,7 +7,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { isLockHandOffError, LockHandOffError, LockLostError, type LockHandOff } from '../../src/index.js';
 import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
-import { javaReadLockItem } from '../../test-kit/java-items.js';
+import { javaReadLockItem, javaStaleLockTakeover } from '../../test-kit/java-items.js';
+import { loadJavaScenarios } from '../../test-kit/java-fixtures.js';
+import { PutItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { fileURLToPath } from 'node:url';
 import { rejectionOf, sleep } from '../../test-kit/test-locks.js';
 
@@ -154,5 +156,57 @@ describe('a lock handed off and adopted', () => {
     expect(await next.next('kept')).toMatchObject({ held: true });
     expect(await next.next('released')).toMatchObject({ released: true });
     expect(await bed.item('workflow')).toBeUndefined();
+  });
+});
+
+describe('an adoption whose caller gave up while the adopting write was in flight', () => {
+  it('leaves no lock held: what it won is released at once, and the call rejects with the reason', async () => {
+    const handle = await (await client('first').acquireLock('given-up')).handOff();
+    const caller = new AbortController();
+    const raw = bed.dynamoDBClient('late-abort');
+    // The adopting write succeeds, and the caller gives up just as its reply arrives.
+    const dynamoDB = {
+      send: async (command: never, options?: never): Promise<unknown> => {
+        const output: unknown = await raw.send(command, options);
+        const input = (command as { input?: { ExpressionAttributeValues?: Record<string, unknown> } }).input;
+        if (input?.ExpressionAttributeValues?.[':newOn'] !== undefined) caller.abort(new Error('the caller gave up'));
+        return output;
+      },
+    } as unknown as Pick<DynamoDBClient, 'send'>;
+    const adopter = bed.client({ ownerName: 'adopter', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT }, dynamoDB);
+    const error = await rejectionOf(adopter.adoptLock(handle, { signal: caller.signal }));
+    expect(error).toMatchObject({ message: 'the caller gave up' });
+    expect(adopter.hasLock('given-up')).toBe(false);
+    expect(await bed.item('given-up')).toBeUndefined();
+  });
+});
+
+describe('an adoption racing a Java waiter that takes the handed-off lock over', () => {
+  const scenarios = loadJavaScenarios();
+  const javaTakesOver = (rvn: string): Promise<unknown> =>
+    bed.raw.send(new PutItemCommand(javaStaleLockTakeover(scenarios, bed.tableName, rvn)));
+
+  it('loses to a takeover written first: refused as moved on, naming the Java holder', async () => {
+    const handle = await (await client('first').acquireLock('lock-1')).handOff();
+    await javaTakesOver(handle.recordVersionNumber);
+    const error = await rejectionOf(client('late').adoptLock(handle));
+    expect(error).toMatchObject({ code: 'MOVED_ON', holder: { ownerName: await bed.owner('lock-1') } });
+    expect(await bed.owner('lock-1')).not.toBe('late');
+  });
+
+  it("sent at the same moment, lets exactly one of them hold the lock, and the item is the winner's", async () => {
+    const handle = await (await client('first').acquireLock('lock-1')).handOff();
+    const adopter = client('adopter');
+    const [adopted, java] = await Promise.allSettled([adopter.adoptLock(handle), javaTakesOver(handle.recordVersionNumber)]);
+    expect([adopted.status, java.status].sort()).toEqual(['fulfilled', 'rejected']);
+    if (adopted.status === 'fulfilled') {
+      expect(await bed.owner('lock-1')).toBe('adopter');
+      expect(await bed.rvn('lock-1')).toBe(adopted.value.recordVersionNumber);
+      expect(java).toMatchObject({ reason: { name: 'ConditionalCheckFailedException' } });
+    } else {
+      expect(adopted.reason).toMatchObject({ code: 'MOVED_ON' });
+      expect(await bed.owner('lock-1')).not.toBe('adopter');
+      expect(adopter.hasLock('lock-1')).toBe(false);
+    }
   });
 });

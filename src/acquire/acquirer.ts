@@ -68,9 +68,13 @@ export class Acquirer {
     });
   }
 
-  /** Adopts a lock another client handed off (adopt-lock.ts), as a call that `close()` aborts. */
+  /** Adopts a lock another client handed off (adopt-lock.ts) and hands it to the held locks, as an acquisition. */
   adopt(handle: unknown, options: AdoptLockOptions): Promise<HeldLock> {
-    return this.#call(options.signal, (signal) => adoptLock(this.#options, handle, { ...options, signal }));
+    return this.#call(options.signal, async (signal) => {
+      const { won, terms } = await adoptLock(this.#options, handle, { ...options, signal });
+      const [held] = await this.#hold([won], terms, signal);
+      return held as HeldLock;
+    });
   }
 
   /**

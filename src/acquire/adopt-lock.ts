@@ -2,8 +2,9 @@
  * Adopting a lock another client handed off (`client.adoptLock`): the
  * handle is read and checked, then one conditional write on the handle's
  * owner name and RVN (dynamodb/adoption-write.ts) puts the adopter's owner
- * name, a new RVN and the adopter's lease in the item. From then on the lock
- * is held as any lock this client acquired: heartbeats, release, hand-off.
+ * name, a new RVN and the adopter's lease in the item. The write won goes
+ * to the held locks as an acquisition's does (acquirer.ts): from then on
+ * the lock is held as any lock this client acquired.
  *
  * The lease counts from just before the adopting write was first sent, on
  * the adopter's own clock: how much of the handing-off client's lease was
@@ -16,8 +17,7 @@ import type { MonotonicClock } from '../base/clock.js';
 import { DynamoDBUnavailableError, InvalidArgumentError, isDynamoDBLockError, LockHandOffError, type LockHolder } from '../base/errors.js';
 import { writeAdoption, type AdoptionOutcome } from '../dynamodb/adoption-write.js';
 import type { ReplicationCheck } from '../dynamodb/table-replication.js';
-import type { HeldLocks } from '../heartbeat/held-locks.js';
-import type { HeldLock } from '../hold/held-lock.js';
+import type { HoldTerms } from '../hold/lock-state.js';
 import { boundedSignal } from '../primitives/bounded-signal.js';
 import { holderOf } from '../protocol/lock-holder.js';
 import {
@@ -33,6 +33,7 @@ import {
 } from '../protocol/index.js';
 import { checkSignal } from '../settings/argument-checks.js';
 import { checkLockLease, type ResolvedSettings } from '../settings/options.js';
+import type { Acquisition } from './steps.js';
 
 export interface AdoptLockOptions {
   /** The lease this client writes and keeps from now on, in ms. @default the client's `leaseDuration` */
@@ -48,14 +49,17 @@ export interface AdoptionContext {
   readonly table: LockTable;
   readonly settings: ResolvedSettings;
   readonly clock: MonotonicClock;
-  readonly holding: HeldLocks;
   readonly replication: ReplicationCheck | undefined;
   /** Aborted when the client closes. */
   readonly lifetime: AbortSignal;
 }
 
-/** Adopts the lock of `input` (a handle, or its JSON text), or throws a {@link LockHandOffError} saying why not. */
-export async function adoptLock(ctx: AdoptionContext, input: unknown, options: AdoptLockOptions = {}): Promise<HeldLock> {
+/** Adopts the lock of `input` (a handle, or its JSON text): the write won and how to hold it, or a {@link LockHandOffError} saying why not. */
+export async function adoptLock(
+  ctx: AdoptionContext,
+  input: unknown,
+  options: AdoptLockOptions = {},
+): Promise<{ readonly won: Acquisition; readonly terms: HoldTerms }> {
   const handle = parseLockHandOff(input);
   checkHandOffTable(handle, ctx.table);
   const key = { partitionKey: handle.partitionKey, sortKey: handle.sortKey };
@@ -77,7 +81,7 @@ export async function adoptLock(ctx: AdoptionContext, input: unknown, options: A
     const record = decodeLockItem(ctx.table, outcome.item);
     const additionalAttributes = encodeAdditionalAttributes(record.additionalAttributes);
     const fencingToken = handle.fencingToken === undefined ? undefined : BigInt(handle.fencingToken);
-    return ctx.holding.track({ record, lookupTime, lookupWallTime, additionalAttributes, fencingToken }, { deleteLockOnRelease });
+    return { won: { record, lookupTime, lookupWallTime, additionalAttributes, fencingToken }, terms: { deleteLockOnRelease } };
   } finally {
     bound.dispose();
   }
