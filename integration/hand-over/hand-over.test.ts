@@ -210,3 +210,24 @@ describe('an adoption racing a Java waiter that takes the handed-off lock over',
     }
   });
 });
+
+describe('a hand-off that cannot give a handle', () => {
+  it('made twice at once gives one handle; the other call throws, the lock being handed off already', async () => {
+    const lock = await client('first').acquireLock('handed-twice');
+    const results = await Promise.allSettled([lock.handOff(), lock.handOff()]);
+    const handles = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+    const errors = results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
+    expect(handles).toHaveLength(1);
+    expect(errors).toEqual([expect.objectContaining({ name: 'LockLostError', kind: 'handedOff' })]);
+    await client('second').adoptLock(handles[0]!);
+    expect(await bed.owner('handed-twice')).toBe('second');
+  });
+
+  it('of a lock past its safe time throws its loss, and leaves no handle to adopt', async () => {
+    const first = bed.client({ ownerName: 'first', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT, backgroundHeartbeats: false });
+    const lock = await first.acquireLock('expired');
+    await sleep(LEASE);
+    expect(await rejectionOf(lock.handOff())).toMatchObject({ name: 'LockLostError', kind: 'expired' });
+    expect(lock.state).toBe('lost');
+  });
+});
