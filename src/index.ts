@@ -10,6 +10,7 @@ export { Lock, LockSnapshot, type ReleaseLockOptions, type SendHeartbeatOptions 
 export type { LockState } from './hold/lock-state.js';
 export { LockGroup } from './lock-group.js';
 export type { AcquireLockOptions } from './acquire/acquire-options.js';
+export type { AdoptLockOptions } from './acquire/adopt-lock.js';
 export type { AcquireLocksOptions, GroupKey } from './acquire/group-options.js';
 export type { CreateLockTableOptions } from './dynamodb/lock-table.js';
 export type { AcquirePermitOptions, AcquirePermitsOptions } from './semaphore/permit-options.js';
@@ -17,7 +18,7 @@ export { MAX_PERMITS } from './semaphore/permit-options.js';
 export { PERMITS_ATTRIBUTE } from './semaphore/permit-keys.js';
 export { SemaphorePermitsMismatchError, isSemaphorePermitsMismatchError } from './semaphore/permits-mismatch-error.js';
 export type { AbandonedItemsReport, CollectAbandonedOptions, LeftItem, LeftReason, SeenLock } from './gc/collect-options.js';
-export { NumberValue, type AdditionalAttributes, type NativeAttributeValue } from './protocol/index.js';
+export { NumberValue, type AdditionalAttributes, type NativeAttributeValue, type LockHandOff } from './protocol/index.js';
 
 export type { LockClientOptions, LockClientSettings, DynamoDBClientSource, DynamoDBSender } from './settings/options.js';
 export type { MonotonicClock } from './base/clock.js';
@@ -64,6 +65,9 @@ export {
   isLockClientClosedError,
   LockClientCloseError,
   isLockClientCloseError,
+  LockHandOffError,
+  isLockHandOffError,
+  type LockHandOffErrorCode,
   type LockHolder,
   type LockLossKind,
   type InvalidArgumentCode,

@@ -9,6 +9,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { loggerWithBindings, type Logger } from './base/logger.js';
 import { Acquirer } from './acquire/acquirer.js';
 import type { AcquireLockOptions } from './acquire/acquire-options.js';
+import type { AdoptLockOptions } from './acquire/adopt-lock.js';
 import type { AcquireLocksOptions, GroupKey } from './acquire/group-options.js';
 import { LockGroup } from './lock-group.js';
 import { childAbortController } from './primitives/child-abort-controller.js';
@@ -27,8 +28,8 @@ import type { CloseOptions, GetLockOptions, ListLocksOptions, LockKeyOptions, Wi
 import { assertLockTableExists, createLockTable, lockTableExists, type CreateLockTableOptions } from './dynamodb/lock-table.js';
 import { LIST_LOCKS_DEFAULTS, WITH_LOCK_DEFAULTS } from './settings/defaults.js';
 import { checkFunction } from './settings/argument-checks.js';
-import { checkDuration, resolveSettings, type LockClientOptions, type ResolvedSettings } from './settings/options.js';
-import { validateLockKey, type LockTable } from './protocol/index.js';
+import { checkClientSetup, checkDuration, resolveSettings, type LockClientOptions, type ResolvedSettings } from './settings/options.js';
+import { validateLockKey, type LockHandOff, type LockTable } from './protocol/index.js';
 import type { LockListing } from './dynamodb/list-locks.js';
 import { ReplicationCheck } from './dynamodb/table-replication.js';
 import { AbandonedItems } from './gc/abandoned-items.js';
@@ -56,19 +57,14 @@ export class LockClient implements AsyncDisposable {
   #closing: Promise<void> | undefined;
   readonly #lockOperations: LockOperations = {
     // Async, so that bad data rejects the returned promise rather than throwing.
-    releaseLock: async (held, options = {}) =>
-      this.#holding.releaseLock(held, {
-        deleteLock: options.deleteLock,
-        data: toBytes(options.data),
-        bestEffort: options.bestEffort,
-        signal: options.signal,
-      }),
+    releaseLock: async (held, options = {}) => this.#holding.releaseLock(held, { ...options, data: toBytes(options.data) }),
     sendHeartbeat: (held, options = {}) => this.#holding.sendHeartbeat(held, options),
     transactWrite: async (held, items, options) => {
       this.#replication?.refuseTransactions('guarded writes (lock.transactWrite)');
       return this.#holding.transactWrite(held, items, options);
     },
     guardCondition: (held) => this.#holding.guardCondition(held),
+    handOff: (held) => this.#holding.handOff(held),
   };
   readonly #handles = new LockHandles(this.#lockOperations);
   /** Refuses an eventually consistent global table; absent with `allowEventuallyConsistentGlobalTable`. */
@@ -83,13 +79,8 @@ export class LockClient implements AsyncDisposable {
     this.#fencingTable = fencingTableName === undefined ? undefined : { ...table, tableName: fencingTableName };
     ({ dynamoDB: this.#dynamoDB, owned: this.#ownedClient } = senderOfSource(options));
     const clock = options.clock ?? systemClock;
-    if (settings.clockBound !== undefined && clock.wallNow === undefined) {
-      throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'clockBound needs a clock with wallNow(): the stamps are wall-clock times');
-    }
     const logger = (this.#logger = loggerWithBindings(options.logger, { lockTable: tableName, ownerName }));
-    if (!settings.backgroundHeartbeats && settings.leaseDuration < 2 * settings.heartbeatPeriod) {
-      logger?.warn({}, 'leaseDuration is less than twice heartbeatPeriod; heartbeat manually well within each lease');
-    }
+    checkClientSetup(settings, clock, logger);
     const dynamoDB = this.#dynamoDB;
     this.#heartbeatLane = new HeartbeatLane(dynamoDB);
     this.#holding = new HeldLocks({ dynamoDB, heartbeatDynamoDB: this.#heartbeatLane.dynamoDB, table, settings, clock, logger });
@@ -158,6 +149,12 @@ export class LockClient implements AsyncDisposable {
       if (heldByAnother(error)) return undefined;
       throw error;
     }
+  }
+
+  /** Adopts a lock handed off by `lock.handOff()` (docs/hand-over.md); throws `LockHandOffError` (`code`: why not). */
+  async adoptLock(handle: LockHandOff | string, options: AdoptLockOptions = {}): Promise<Lock> {
+    this.#assertOpen();
+    return this.#handles.of(await this.#acquirer.adopt(handle, options));
   }
 
   // ── Holding ──────────────────────────────────────────────────────────────

@@ -6,6 +6,7 @@ import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { textOf, toBytes } from './primitives/bytes.js';
 import { InvalidArgumentError, SessionMonitorNotSetError, type LockHolder } from './base/errors.js';
 import type { GuardedWriteOptions } from './hold/guarded-write.js';
+import type { LockHandOff } from './protocol/index.js';
 import type { HeldLock } from './hold/held-lock.js';
 import type { LockState } from './hold/lock-state.js';
 import { inspectAs, inspectCustom, type Inspect, type InspectOptions } from './primitives/inspect.js';
@@ -51,6 +52,7 @@ export interface LockOperations {
   sendHeartbeat(held: HeldLock, options?: SendHeartbeatOptions): Promise<void>;
   transactWrite(held: HeldLock, items: readonly TransactWriteItem[], options?: GuardedWriteOptions): Promise<void>;
   guardCondition(held: HeldLock): TransactWriteItem;
+  handOff(held: HeldLock): Promise<LockHandOff>;
 }
 
 /** The record behind a handle, if the handle was made with `ops` (that is, by the client asking). */
@@ -242,6 +244,19 @@ export class Lock implements AsyncDisposable {
    */
   guardCondition(): TransactWriteItem {
     return this.#ops.guardCondition(this.#held);
+  }
+
+  /**
+   * Hands the lock to another client (docs/hand-over.md): this client stops
+   * keeping it at once (heartbeats stop; `signal` aborts with a
+   * {@link LockLostError} of kind `handedOff`), waits for its writes under
+   * way, and returns a handle, plain JSON, that `client.adoptLock()` takes in
+   * any process. Do not act on the lock from here on: it is the adopter's.
+   *
+   * @throws LockLostError when the lock was not held, or a write under way found it taken.
+   */
+  handOff(): Promise<LockHandOff> {
+    return this.#ops.handOff(this.#held);
   }
 
   /** Milliseconds until the session monitor's safe time runs out (negative once past). */

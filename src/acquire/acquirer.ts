@@ -16,6 +16,7 @@ import type { HeldLocks } from '../heartbeat/held-locks.js';
 import type { HoldTerms } from '../hold/lock-state.js';
 import { childAbortController, type ChildAbortController } from '../primitives/child-abort-controller.js';
 import { AcquireLoop } from './acquire-lock.js';
+import { adoptLock, type AdoptLockOptions } from './adopt-lock.js';
 import { acquisitionPartsOf, type AcquisitionParts, type AcquisitionPartsOptions } from './acquisition-parts.js';
 import { resolveAcquireOptions, validateAcquireKey, type AcquireLockOptions, type ResolvedAcquireOptions } from './acquire-options.js';
 import type { GateLane } from './acquisition-gate.js';
@@ -63,6 +64,15 @@ export class Acquirer {
     }
     return this.#call(options.signal, async (signal) => {
       const [held] = await this.#hold([await this.#acquire(key, { ...options, signal })], options, signal);
+      return held as HeldLock;
+    });
+  }
+
+  /** Adopts a lock another client handed off (adopt-lock.ts) and hands it to the held locks, as an acquisition. */
+  adopt(handle: unknown, options: AdoptLockOptions): Promise<HeldLock> {
+    return this.#call(options.signal, async (signal) => {
+      const { won, terms } = await adoptLock(this.#options, handle, { ...options, signal });
+      const [held] = await this.#hold([won], terms, signal);
       return held as HeldLock;
     });
   }

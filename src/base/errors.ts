@@ -142,9 +142,10 @@ export function heldByAnother(error: unknown): error is LockNotGrantedError | Lo
  * - `deleted`: its item is gone;
  * - `released`: it was released (by this client, or its item was marked released);
  * - `expired`: no heartbeat was confirmed within the lease minus the safety margin,
- *   so this client can no longer be sure nobody else took it.
+ *   so this client can no longer be sure nobody else took it;
+ * - `handedOff`: this client handed it off (`lock.handOff()`), for another client to adopt.
  */
-export type LockLossKind = 'taken' | 'deleted' | 'released' | 'expired';
+export type LockLossKind = 'taken' | 'deleted' | 'released' | 'expired' | 'handedOff';
 
 /** A lock this client held can no longer be trusted to be held. */
 export class LockLostError extends DynamoDBLockError {
@@ -242,6 +243,28 @@ export class InvalidArgumentError extends DynamoDBLockError {
   }
 }
 
+/**
+ * Why a hand-off handle was refused by `adoptLock`:
+ * - `MALFORMED_HANDLE`: not a handle (not JSON, a field missing or of the wrong type);
+ * - `UNSUPPORTED_VERSION`: a handle of a format version this copy of the library does not read;
+ * - `OTHER_TABLE`: a handle of another lock table (or key schema) than the adopting client's;
+ * - `MOVED_ON`: the lock moved on since the hand-off (another RVN or owner, released, or gone).
+ */
+export type LockHandOffErrorCode = 'MALFORMED_HANDLE' | 'UNSUPPORTED_VERSION' | 'OTHER_TABLE' | 'MOVED_ON';
+
+/** A hand-off handle that cannot be adopted; nothing is held. `holder` names who holds the lock after `MOVED_ON`. */
+export class LockHandOffError extends DynamoDBLockError {
+  override name = 'LockHandOffError';
+  readonly code: LockHandOffErrorCode;
+  /** The lock as the refused adoption found it; none when the item is gone or the handle was refused unsent. */
+  readonly holder: LockHolder | undefined;
+  constructor(code: LockHandOffErrorCode, reason: string, options?: { cause?: unknown; holder?: LockHolder | undefined }) {
+    super(`Lock hand-off refused: ${reason}${describeHolder(options?.holder)}`, options);
+    this.code = code;
+    this.holder = options?.holder;
+  }
+}
+
 /** The client was closed; it takes no new work. */
 export class LockClientClosedError extends DynamoDBLockError {
   override name = 'LockClientClosedError';
@@ -292,6 +315,7 @@ const LIBRARY_ERROR_NAMES: readonly string[] = [
   'AlreadyCampaigningError',
   'LockTableReplicationError',
   'SemaphorePermitsMismatchError',
+  'LockHandOffError',
 ];
 
 /** Any error this library throws on purpose. */
@@ -311,3 +335,4 @@ export const isMalformedLockItemError = guardByName<MalformedLockItemError>('Mal
 export const isInvalidArgumentError = guardByName<InvalidArgumentError>('InvalidArgumentError');
 export const isLockClientClosedError = guardByName<LockClientClosedError>('LockClientClosedError');
 export const isLockClientCloseError = guardByName<LockClientCloseError>('LockClientCloseError');
+export const isLockHandOffError = guardByName<LockHandOffError>('LockHandOffError');

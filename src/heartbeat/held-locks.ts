@@ -14,7 +14,16 @@ import { BEHIND_SHARE_OF_PERIOD, suspendCheckIntervalMs, USUAL_ROUND_TRIP_WINDOW
 import type { Logger } from '../base/logger.js';
 import { checkLockLease, safetyMarginFor, type ResolvedSettings } from '../settings/options.js';
 import { toBytes } from '../primitives/bytes.js';
-import { IS_RELEASED_VALUE, LockAttribute, assembleLockItem, buildLockGuard, validateItemSize, type LockTable } from '../protocol/index.js';
+import {
+  IS_RELEASED_VALUE,
+  LockAttribute,
+  assembleLockItem,
+  buildLockGuard,
+  handOffHandle,
+  validateItemSize,
+  type LockHandOff,
+  type LockTable,
+} from '../protocol/index.js';
 import { guardedWrite, type GuardedWriteOptions } from '../hold/guarded-write.js';
 import { HeartbeatWriter, type HeartbeatChange } from './heartbeat-writer.js';
 import { HeldLock } from '../hold/held-lock.js';
@@ -271,6 +280,23 @@ export class HeldLocks {
       }
       throw result.error;
     });
+  }
+
+  /**
+   * Hands the lock off: this client stops keeping it at once (heartbeats, checks; its signal aborts), then waits for
+   * its writes under way to settle, so that the handle names every RVN the table may hold. A write refused
+   * meanwhile ends it as lost instead, and that is thrown.
+   */
+  async handOff(held: HeldLock): Promise<LockHandOff> {
+    held.throwUnlessHeld();
+    held.beginHandOff();
+    this.#untrack(held);
+    // Queued behind every write under way: each has confirmed its RVN, or added it to those in doubt, by then.
+    await held.queueWrite(() => Promise.resolve());
+    held.handedOff();
+    const lost = held.state === 'lost' ? held.endReason : undefined;
+    if (lost !== undefined) throw lost;
+    return handOffHandle(this.#table, held);
   }
 
   /**

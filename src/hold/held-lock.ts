@@ -9,6 +9,7 @@ import { LockLostError, type LockHolder, type LockLossKind } from '../base/error
 import { lockId, type LockKey } from '../base/lock-key.js';
 import type { LockItem } from '../protocol/index.js';
 import type { LockState, LockWrite, SessionMonitor } from './lock-state.js';
+import { UncertainWrites } from './uncertain-writes.js';
 import { WriteQueue } from './write-queue.js';
 
 /**
@@ -17,7 +18,6 @@ import { WriteQueue } from './write-queue.js';
  */
 export type LockEnded = (held: HeldLock, announce: boolean) => void;
 
-const MAX_UNCERTAIN_RVNS = 8;
 /** `Date.now()` counts whole milliseconds. */
 const WALL_CLOCK_RESOLUTION_MS = 1;
 
@@ -52,10 +52,8 @@ export class HeldLock {
   #loss: AbortController | undefined;
   /** Made when first asked for, as the signal is: a lock this client released seldom needs one, and errors are not cheap. */
   #endReason: LockLostError | (() => LockLostError) | undefined;
-  /** RVNs of this client's writes whose outcome is unknown; none (and no array) in the usual case. */
-  #uncertain: string[] | undefined;
-  /** The earliest safe time any of those writes allows, had it been applied; Infinity when there are none. */
-  #uncertainSafeUntil = Infinity;
+  /** This client's writes whose outcome is unknown; none in the usual case. */
+  #uncertain: UncertainWrites | undefined;
   /** Java's `holdLockOnServiceUnavailable` restarted the lease since the last confirmed write, without a confirmed one. */
   #keptUnconfirmed = false;
   /** DynamoDB answered its release and changed nothing: the item is still ours, for another release. */
@@ -143,7 +141,7 @@ export class HeldLock {
    * and lease, less the margin of that lease).
    */
   safeUntil(): number {
-    return Math.min(this.#lookupTime + this.#leaseDurationMs - this.safetyMarginMs, this.#uncertainSafeUntil);
+    return Math.min(this.#lookupTime + this.#leaseDurationMs - this.safetyMarginMs, this.#uncertain?.safeUntil ?? Infinity);
   }
 
   /**
@@ -201,7 +199,7 @@ export class HeldLock {
 
   /** RVNs of this client's writes whose replies were lost: the table may hold any of them. */
   get uncertainRecordVersionNumbers(): readonly string[] | undefined {
-    return this.#uncertain;
+    return this.#uncertain?.recordVersionNumbers;
   }
 
   /** A write of the lock is under way or queued. */
@@ -218,7 +216,6 @@ export class HeldLock {
     if (write.deleteData === true) this.#data = undefined;
     else if (write.data !== undefined) this.#data = write.data;
     this.#uncertain = undefined;
-    this.#uncertainSafeUntil = Infinity;
     this.#keptUnconfirmed = false;
   }
 
@@ -227,26 +224,9 @@ export class HeldLock {
     return !this.#keptUnconfirmed;
   }
 
-  /**
-   * Remembers a write whose outcome is unknown: its RVN, which the table may
-   * now hold, and the safe time it allows (shorter than the lock's if it
-   * shortened the lease). Only the newest few RVNs are kept: conditions have
-   * an operator limit, and dropping an old one can at worst give up a lock
-   * this client still holds (it then lapses), never let two clients hold it.
-   * The safe time of a dropped one still counts.
-   *
-   * Only a write that shortened the lease can end the safe time sooner: one
-   * sent later with the same or a longer lease would end it later. (That
-   * also leaves Java's `holdLockOnServiceUnavailable` its meaning.)
-   */
+  /** Remembers a write whose outcome is unknown: its RVN, which the table may now hold, and the safe time it allows. */
   rememberUncertain(write: LockWrite): void {
-    const uncertain = (this.#uncertain ??= []);
-    uncertain.push(write.recordVersionNumber);
-    if (uncertain.length > MAX_UNCERTAIN_RVNS) uncertain.shift();
-    if (write.leaseDurationMs < this.#leaseDurationMs) {
-      const safeUntil = write.sentAt + write.leaseDurationMs - this.#marginFor(write.leaseDurationMs);
-      this.#uncertainSafeUntil = Math.min(this.#uncertainSafeUntil, safeUntil);
-    }
+    (this.#uncertain ??= new UncertainWrites()).add(write, this.#leaseDurationMs, this.#marginFor);
   }
 
   /**
@@ -290,6 +270,21 @@ export class HeldLock {
     this.#end('lost', new LockLostError('released', reason, this, { cause }), { announce: false });
   }
 
+  /**
+   * A hand-off starts: heartbeats stop and the signal aborts (the handle may be adopted before the hand-off returns);
+   * unlike a release, writes under way are waited for, so that the handle names every RVN the table may hold.
+   */
+  beginHandOff(): void {
+    this.#state = 'handingOff';
+    this.#endReason = () => new LockLostError('handedOff', 'it was handed off by this client', this);
+    this.#loss?.abort(this.endReason);
+  }
+
+  /** Handed off: this client no longer keeps it; its handle's adopter may. Unless a write under way lost it meanwhile. */
+  handedOff(): void {
+    this.#end('handedOff', this.endReason as LockLostError, { announce: false });
+  }
+
   /** Released by this client; also a lock that had lapsed locally, now freed in the table. */
   released(): void {
     if (this.#state === 'lost') {
@@ -325,8 +320,8 @@ export class HeldLock {
   }
 
   /** Moves the lock to its final state and aborts its signal; only the first call counts. `reason` may be a maker. */
-  #end(state: 'released' | 'lost', reason: LockLostError | (() => LockLostError), options: { announce?: boolean } = {}): boolean {
-    if (this.#state === 'released' || this.#state === 'lost') return false;
+  #end(state: 'released' | 'lost' | 'handedOff', reason: LockLostError | (() => LockLostError), options: { announce?: boolean } = {}): boolean {
+    if (this.#state === 'released' || this.#state === 'lost' || this.#state === 'handedOff') return false;
     this.#state = state;
     this.#endReason = reason;
     if (this.#loss !== undefined) this.#loss.abort(this.endReason);

@@ -6,8 +6,10 @@ import type { LockItem, LockRecordToWrite } from '../protocol/index.js';
  * - `releasing`: a release is under way; heartbeats have stopped.
  * - `released`: released by this client.
  * - `lost`: taken by someone else, deleted, or lapsed; this client can no longer be sure it holds it.
+ * - `handingOff`: a hand-off is under way; heartbeats have stopped, writes under way are waited for.
+ * - `handedOff`: handed off by this client, for another client to adopt.
  */
-export type LockState = 'held' | 'releasing' | 'released' | 'lost';
+export type LockState = 'held' | 'releasing' | 'released' | 'lost' | 'handingOff' | 'handedOff';
 
 export interface SessionMonitor {
   /** Milliseconds after the last confirmed heartbeat at which the lock enters its danger zone. */

@@ -47,6 +47,8 @@ export const Update = Object.freeze({
   /** Our mark-released (PROTOCOL.md §9.2 item 2): a new RVN, so no late heartbeat or second release can match. */
   markReleasedWithNewRvn: 'SET #ir = :ir, #rvn = :newRvn',
   markReleasedWithDataAndNewRvn: 'SET #ir = :ir, #d = :d, #rvn = :newRvn',
+  /** Our adoption of a handed-off lock (hand-off.ts): a heartbeat's U3 that also writes the adopter's owner name. */
+  adopt: 'SET #ld = :ld, #rvn = :newRvn, #on = :newOn',
   /** Appended to a heartbeat's SET list by a client with the bounded-clock option (clock-stamp.ts). */
   clockStamp: ', #wa = :wa',
 });

@@ -11,3 +11,4 @@ export * from './fencing.js';
 export { NumberValue } from './number-value.js';
 export type { NativeAttributeValue } from './attribute-values.js';
 export * from './group-acquisition.js';
+export * from './hand-off.js';

@@ -284,6 +284,16 @@ export interface ResolvedSettings {
 }
 
 /** Applies defaults and checks every option and their relations. */
+/** The checks of a client's settings that need its clock or logger: refused, or warned of. */
+export function checkClientSetup(settings: ResolvedSettings, clock: MonotonicClock, logger: Logger | undefined): void {
+  if (settings.clockBound !== undefined && clock.wallNow === undefined) {
+    throw new InvalidArgumentError('CONFLICTING_OPTIONS', 'clockBound needs a clock with wallNow(): the stamps are wall-clock times');
+  }
+  if (!settings.backgroundHeartbeats && settings.leaseDuration < 2 * settings.heartbeatPeriod) {
+    logger?.warn({}, 'leaseDuration is less than twice heartbeatPeriod; heartbeat manually well within each lease');
+  }
+}
+
 export function resolveSettings(options: LockClientSettings): ResolvedSettings {
   const leaseDuration = checkDuration('leaseDuration', options.leaseDuration ?? CLIENT_DEFAULTS.leaseDuration, { min: 1 });
   const settings: ResolvedSettings = {

@@ -18,6 +18,7 @@ import {
   LockClientCloseError,
   LockClientClosedError,
   LockCurrentlyUnavailableError,
+  LockHandOffError,
   LockLostError,
   LockNotGrantedError,
   LockTableAlreadyExistsError,
@@ -52,6 +53,7 @@ const samples: ReadonlyArray<readonly [string, DynamoDBLockError]> = [
   ['InvalidArgumentError', new InvalidArgumentError('EMPTY_KEY', 'empty')],
   ['LockClientClosedError', new LockClientClosedError()],
   ['LockClientCloseError', new LockClientCloseError([cause, new Error('second')])],
+  ['LockHandOffError', new LockHandOffError('MOVED_ON', 'the lock moved on', { cause, holder })],
 ];
 
 describe('error classes', () => {

@@ -105,6 +105,30 @@ describe('HeldLock', () => {
     expect(ended).toHaveBeenCalledWith(lock, true);
   });
 
+  it('a hand-off aborts the signal as it begins, saying so, and ends quietly; a write refused meanwhile ends it as lost, told', () => {
+    const ended = jest.fn<LockEnded>();
+    const handed = new HeldLock({ ...heldLockFields(), onEnd: ended });
+    const { signal } = handed;
+    handed.beginHandOff();
+    expect(handed.state).toBe('handingOff');
+    expect(handed.isHeld()).toBe(false);
+    expect((signal.reason as LockLostError).kind).toBe('handedOff');
+    expect(handed.beginRelease()).toBe(false); // the scope's release writes nothing
+    handed.handedOff();
+    expect(handed.state).toBe('handedOff');
+    expect(ended).toHaveBeenCalledWith(handed, false);
+    expect(handed.lose('taken', 'too late')).toBe(handed.endReason); // final: nothing moves it
+    expect(handed.state).toBe('handedOff');
+
+    const refused = new HeldLock({ ...heldLockFields(), onEnd: ended });
+    refused.beginHandOff();
+    refused.lose('taken', 'its heartbeat was refused');
+    refused.handedOff();
+    expect(refused.state).toBe('lost');
+    expect(refused.endReason?.kind).toBe('taken');
+    expect(ended).toHaveBeenLastCalledWith(refused, true);
+  });
+
   it('a release aborts the signal as it begins; one that changed nothing may be made again; one of a lapsed lock releases it quietly', () => {
     const ended = jest.fn<LockEnded>();
     const again = new HeldLock({ ...heldLockFields(), onEnd: ended });
