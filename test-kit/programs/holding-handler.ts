@@ -9,7 +9,8 @@
  * the locks say after the work: `isHeld()`, whether each signal aborted,
  * and with which `LockLostError` kind.
  *
- * Configured by the AWS environment, LOCK_TABLE, LEASE_MS and HEARTBEAT_MS.
+ * Configured by the AWS environment, LOCK_TABLE, LEASE_MS, HEARTBEAT_MS and
+ * CLOCK_BOUND_MS (the client option `clockBound`'s `maxSkew`).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,6 +22,7 @@ const client = new LockClient({
   ownerName: `environment-${process.pid}`,
   leaseDuration: Number(process.env['LEASE_MS'] ?? 2_000),
   ...(process.env['HEARTBEAT_MS'] === undefined ? {} : { heartbeatPeriod: Number(process.env['HEARTBEAT_MS']) }),
+  ...(process.env['CLOCK_BOUND_MS'] === undefined ? {} : { clockBound: { maxSkew: Number(process.env['CLOCK_BOUND_MS']) } }),
 });
 
 interface HoldEvent {
