@@ -72,6 +72,20 @@ describe('a lock bounded by its invocation', () => {
     expect({ writes: writes().length, rvn: await bed.rvn('job') }).toEqual({ writes: written.length, rvn });
   }, 30_000);
 
+  it('bounds manual heartbeats too, a longer lease asked for included', async () => {
+    const client = bed.client({ ownerName: 'manual', leaseDuration: LEASE, heartbeatPeriod: 5_000, backgroundHeartbeats: false });
+    const deadline = performance.now() + REMAINING_MS;
+    const lock = await client.acquireLock('job', { invocationDeadline: { at: deadline, killOverrunMs: KILL_OVERRUN_MS } });
+    for (const leaseDuration of [undefined, 3 * LEASE]) {
+      const sentAt = performance.now();
+      await lock.sendHeartbeat(leaseDuration === undefined ? {} : { leaseDuration });
+      const stated = Number((await bed.item('job'))?.['leaseDuration']?.S);
+      expect(stated).toBe(lock.leaseDuration);
+      expect(sentAt + stated).toBeLessThanOrEqual(deadline + KILL_OVERRUN_MS);
+      expect(stated).toBeGreaterThan(REMAINING_MS + KILL_OVERRUN_MS - SLACK_MS);
+    }
+  }, 30_000);
+
   it('is taken over by our waiter about the remaining time after its last write, never before it ended', async () => {
     const { lock, deadline } = await boundedHolder('job');
     const holderEnded = abortOf(lock.signal, REMAINING_MS + SLACK_MS);
