@@ -7,6 +7,8 @@
  * `npm run bench -- many [--locks 10000,40000] [--held 1000] [--waiting 1000] [--rounds 2]`: taking many free locks at once; see bench/acquire-many.ts.
  * `npm run bench -- gc [--items 100000]`: one collectAbandoned pass over a table of abandoned items; see bench/gc.ts.
  * `npm run bench -- semaphore [--json]`: 32 workers on 10 permits, this library's semaphore beside a counter item; see bench/semaphore.ts.
+ * `npm run bench -- serverless [--runs N] [--remaining MS]`: a Lambda invocation killed at its deadline, the next one's wait
+ *   for its lock with invocationDeadline, the lease alone and clockBound; see bench/serverless.ts.
  * `npm run bench -- floor [--scenarios uncontended,concurrent,heartbeat,batch] [--settings default,...|all] [--cycles N] [--rounds N] [--window S] [--cpu-profile DIR] [--signals] [--json]`:
  *   the library against bare SDK calls sending the same requests, in CPU per cycle; see bench/floor.ts.
  */
@@ -20,6 +22,7 @@ import { benchGroups } from './groups.js';
 import { benchGuarded } from './guarded.js';
 import { benchHeartbeat, parseList, parseSetups } from './heartbeat.js';
 import { benchSemaphore } from './semaphore.js';
+import { benchServerless } from './serverless.js';
 import { printRows, type Row } from './report.js';
 
 const BENCHMARKS: Record<string, (endpoint: string, cycles: number) => Promise<Row[]>> = {
@@ -48,6 +51,11 @@ const BENCHMARKS: Record<string, (endpoint: string, cycles: number) => Promise<R
       rounds: values.rounds === undefined ? undefined : parseList(values.rounds, 'rounds')[0],
     }),
   semaphore: (endpoint) => benchSemaphore(endpoint),
+  serverless: (endpoint) =>
+    benchServerless(endpoint, {
+      runs: values.runs === undefined ? undefined : parseList(values.runs, 'runs')[0],
+      remainingMs: values.remaining === undefined ? undefined : parseList(values.remaining, 'remaining')[0],
+    }),
   floor: (endpoint) =>
     benchFloor(endpoint, {
       scenarios: values.scenarios === undefined ? FLOOR_SCENARIOS : scenariosOf(values.scenarios, FLOOR_SCENARIOS),
@@ -83,6 +91,8 @@ const { values, positionals } = parseArgs({
     items: { type: 'string' },
     // acquire, floor
     scenarios: { type: 'string' },
+    // serverless (and runs)
+    remaining: { type: 'string' },
     // acquire
     'turn-length': { type: 'string' },
     'poll-ms': { type: 'string' },

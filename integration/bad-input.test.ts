@@ -351,6 +351,31 @@ const localRows: Row[] = [
     code: 'INVALID_SESSION_MONITOR',
     message: 'less than the lease (1200 ms)',
   },
+  ...[{ remainingMs: Number.NaN }, { remainingMs: Infinity }, { at: 5, remainingMs: 5 }, {}, 'soon'].map(
+    (invocationDeadline): Row => ({
+      input: `invocationDeadline ${JSON.stringify(invocationDeadline)}`,
+      action: (b) => b.hash.acquireLock('k', { invocationDeadline } as never),
+      error: InvalidArgumentError,
+      code: 'INVALID_DEADLINE',
+      message: 'invocationDeadline must be',
+    }),
+  ),
+  ...[-1, 0, LEASE / 10].map(
+    (remainingMs): Row => ({
+      input: `invocationDeadline ${remainingMs} ms away, not beyond the safety margin`,
+      action: (b) => b.hash.acquireLock('k', { invocationDeadline: { remainingMs } }),
+      error: InvalidArgumentError,
+      code: 'DEADLINE_TOO_SOON',
+      message: `a lock needs more than its safety margin (${LEASE / 10} ms) of it`,
+    }),
+  ),
+  {
+    input: 'invocationDeadline with a negative kill overrun',
+    action: (b) => b.hash.acquireLock('k', { invocationDeadline: { remainingMs: 10_000, killOverrunMs: -1 } }),
+    error: InvalidArgumentError,
+    code: 'INVALID_DURATION',
+    message: 'invocationDeadline.killOverrunMs must be a whole number',
+  },
 
   // ── Operations on a held lock ────────────────────────────────────────────
   { input: 'sendHeartbeat with both data and deleteData', action: async (b) => b.hash.sendHeartbeat(await b.held(), { data: 'x', deleteData: true }), error: InvalidArgumentError, code: 'CONFLICTING_OPTIONS', message: 'sendHeartbeat: pass data or deleteData, not both' },

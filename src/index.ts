@@ -11,6 +11,7 @@ export type { LockState } from './hold/lock-state.js';
 export { LockGroup } from './lock-group.js';
 export type { AcquireLockOptions } from './acquire/acquire-options.js';
 export type { AdoptLockOptions } from './acquire/adopt-lock.js';
+export type { InvocationDeadline } from './hold/lease-end.js';
 export type { AcquireLocksOptions, GroupKey } from './acquire/group-options.js';
 export type { CreateLockTableOptions } from './dynamodb/lock-table.js';
 export type { AcquirePermitOptions, AcquirePermitsOptions } from './semaphore/permit-options.js';
@@ -26,6 +27,7 @@ export type { Logger } from './base/logger.js';
 export {
   CLIENT_DEFAULTS,
   ACQUIRE_DEFAULTS,
+  LEASE_END_DEFAULTS,
   WITH_LOCK_DEFAULTS,
   LIST_LOCKS_DEFAULTS,
   CREATE_TABLE_DEFAULTS,

@@ -33,6 +33,57 @@ export function onJsonLines(stream: Readable, onValue: (value: unknown) => void)
   });
 }
 
+/** The JSON lines a child process reports, as they come, and a wait for the first that matches. */
+export interface ReportedLines<Line> {
+  readonly lines: Line[];
+  readonly stderr: () => string;
+  /**
+   * The first line, printed already or to come, that `matches` (with its
+   * index); rejects, naming `what` and the tail of stderr, when the process
+   * exits first or after `timeoutMs`.
+   */
+  next(matches: (line: Line, index: number) => boolean, what: string, timeoutMs: number): Promise<Line>;
+}
+
+/** Collects what `child` reports on stdout as JSON lines (each taken to be a `Line`). */
+export function reportedLines<Line>(child: ChildProcess): ReportedLines<Line> {
+  const lines: Line[] = [];
+  const listeners = new Set<() => void>();
+  const stderr = outputTail(child.stderr);
+  onJsonLines(child.stdout!, (line) => {
+    lines.push(line as Line);
+    for (const listener of listeners) listener();
+  });
+  const next = (matches: (line: Line, index: number) => boolean, what: string, timeoutMs: number): Promise<Line> =>
+    new Promise((resolve, reject) => {
+      const check = (): boolean => {
+        const found = lines.find(matches);
+        if (found === undefined) return false;
+        cleanup();
+        resolve(found);
+        return true;
+      };
+      const onExit = (): void => {
+        cleanup();
+        reject(new Error(`the process exited before ${what}; stderr:\n${stderr()}`));
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`the process did not report ${what} within ${timeoutMs} ms; stderr:\n${stderr()}`));
+      }, timeoutMs);
+      const listener = (): void => void check();
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        listeners.delete(listener);
+        child.off('exit', onExit);
+      };
+      if (check()) return;
+      listeners.add(listener);
+      child.once('exit', onExit);
+    });
+  return { lines, stderr, next };
+}
+
 /** Keeps the last `chars` characters `stream` writes, for the message of a failed test; the result reads them. */
 export function outputTail(stream: Readable | null, chars = 4_000): () => string {
   let tail = '';

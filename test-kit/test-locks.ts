@@ -11,7 +11,7 @@ import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { LockClient, type LockClientSettings } from '../src/index.js';
 import { localCredentials, localEndpoint, newLocalClient, readItem, uniqueTableName, type Item } from './aws.js';
-import { isRunning, onJsonLines, outputTail, spawnTsx } from './processes.js';
+import { isRunning, reportedLines, spawnTsx } from './processes.js';
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -225,13 +225,7 @@ export class LockTestBed {
   spawnReporter(script: string, args: readonly string[]): HolderProcess {
     const child = spawnTsx(script, [localEndpoint(), ...args]);
     this.#children.push(child);
-    const events: HolderProcess['events'] = [];
-    const listeners = new Set<() => void>();
-    const stderrTail = outputTail(child.stderr);
-    onJsonLines(child.stdout!, (event) => {
-      events.push(event as ReportedEvent);
-      for (const listener of listeners) listener();
-    });
+    const reported = reportedLines<ReportedEvent>(child);
     const exited = new Promise<NodeJS.Signals | null>((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) resolve(child.signalCode);
       else child.once('exit', (_code, signal) => resolve(signal));
@@ -239,35 +233,9 @@ export class LockTestBed {
 
     return {
       child,
-      events,
-      stderr: stderrTail,
-      next: (event, from = 0, timeoutMs = 20_000) =>
-        new Promise((resolve, reject) => {
-          const check = (): boolean => {
-            const found = events.slice(from).find((e) => e.event === event);
-            if (found === undefined) return false;
-            cleanup();
-            resolve(found);
-            return true;
-          };
-          const onExit = (): void => {
-            cleanup();
-            reject(new Error(`holder process exited before "${event}"; stderr:\n${stderrTail()}`));
-          };
-          const timer = setTimeout(() => {
-            cleanup();
-            reject(new Error(`holder process did not report "${event}" within ${timeoutMs} ms; stderr:\n${stderrTail()}`));
-          }, timeoutMs);
-          const cleanup = (): void => {
-            clearTimeout(timer);
-            listeners.delete(listener);
-            child.off('exit', onExit);
-          };
-          const listener = (): void => void check();
-          if (check()) return;
-          listeners.add(listener);
-          child.once('exit', onExit);
-        }),
+      events: reported.lines,
+      stderr: reported.stderr,
+      next: (event, from = 0, timeoutMs = 20_000) => reported.next((e, i) => i >= from && e.event === event, `"${event}"`, timeoutMs),
       kill: async () => {
         if (isRunning(child)) child.kill('SIGKILL');
         return exited;

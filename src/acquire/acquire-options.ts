@@ -11,9 +11,10 @@ import {
   type LockItem,
   type LockTable,
 } from '../protocol/index.js';
+import { leaseEndOf, type InvocationDeadline, type LeaseEnd } from '../hold/lease-end.js';
 import { checkSignal } from '../settings/argument-checks.js';
 import { ACQUIRE_DEFAULTS } from '../settings/defaults.js';
-import { checkDuration, checkLockLease } from '../settings/options.js';
+import { checkDuration, checkLockLease, safetyMarginFor } from '../settings/options.js';
 
 /** Options of one `acquireLock` call (Java's `AcquireLockOptions`, PROTOCOL.md §8.2). */
 export interface AcquireLockOptions {
@@ -70,6 +71,19 @@ export interface AcquireLockOptions {
     readonly safeTimeWithoutHeartbeat: number;
     readonly callback?: () => void;
   };
+  /**
+   * When the process taking the lock will be stopped, e.g. a Lambda
+   * invocation: `{ remainingMs: context.getRemainingTimeInMillis() }`, or `{ at }`
+   * on the client's monotonic clock. Every write of the lock, acquisition and
+   * heartbeats, then states a lease that ends no later than that moment plus
+   * `killOverrunMs` (default 2000, Lambda's cap on its shutdown), so that a
+   * waiter takes over about then, not a whole lease after the last
+   * heartbeat. The lock's safe time ends a safety margin before the deadline
+   * (`LockLostError` kind `deadline`), and the call gives up then
+   * (`LockNotGrantedError`). A deadline no more than the safety margin away
+   * is refused (`DEADLINE_TOO_SOON`). @default none (leases are not bounded)
+   */
+  readonly invocationDeadline?: InvocationDeadline;
   /** Cancels the wait at once; rejects with `signal.reason`. */
   readonly signal?: AbortSignal;
 }
@@ -91,7 +105,16 @@ type Defaulted = 'refreshPeriod' | 'additionalTimeToWaitForLock' | 'turnLength' 
 /** A call's options, checked, with every default filled in (`Options`: those of one lock or of a group). */
 export type Resolved<Options extends Pick<AcquireLockOptions, Defaulted>> = Options & Required<Pick<AcquireLockOptions, Defaulted>>;
 
-export type ResolvedAcquireOptions = Resolved<AcquireLockOptions>;
+export type ResolvedAcquireOptions = Resolved<AcquireLockOptions> & {
+  /** The end of the process taking the lock, from `invocationDeadline`. */
+  readonly leaseEnd?: LeaseEnd | undefined;
+};
+
+/** What `invocationDeadline` bounds, checked for a call acquiring at `now` with `options` resolved; none without it. */
+export function leaseEndFor(ctx: AcquireSettings, options: Resolved<AcquireLockOptions>, now: number): LeaseEnd | undefined {
+  const given = options.invocationDeadline;
+  return given === undefined ? undefined : leaseEndOf(given, now, safetyMarginFor(options.leaseDuration, ctx));
+}
 
 /**
  * Checks what of a call's options does not depend on its key, and fills in

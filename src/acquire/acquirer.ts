@@ -7,18 +7,26 @@
  * ends by handing its record to the held locks once; their releases come
  * back to the turns through the held locks' `released` event.
  */
-import { DynamoDBTimeoutError, InvalidArgumentError, LockClientClosedError } from '../base/errors.js';
+import { DynamoDBTimeoutError, InvalidArgumentError, LockClientClosedError, LockNotGrantedError } from '../base/errors.js';
 import { describeLockKey, lockId, type LockKey } from '../base/lock-key.js';
 import { LockPages, type LockListing } from '../dynamodb/list-locks.js';
 import { readLock, type LockObservation } from '../dynamodb/read-lock.js';
 import type { HeldLock } from '../hold/held-lock.js';
 import type { HeldLocks } from '../heartbeat/held-locks.js';
+import type { LeaseEnd } from '../hold/lease-end.js';
 import type { HoldTerms } from '../hold/lock-state.js';
 import { childAbortController, type ChildAbortController } from '../primitives/child-abort-controller.js';
+import { deadline } from '../primitives/deadline.js';
 import { AcquireLoop } from './acquire-lock.js';
 import { adoptLock, type AdoptLockOptions } from './adopt-lock.js';
 import { acquisitionPartsOf, type AcquisitionParts, type AcquisitionPartsOptions } from './acquisition-parts.js';
-import { resolveAcquireOptions, validateAcquireKey, type AcquireLockOptions, type ResolvedAcquireOptions } from './acquire-options.js';
+import {
+  leaseEndFor,
+  resolveAcquireOptions,
+  validateAcquireKey,
+  type AcquireLockOptions,
+  type ResolvedAcquireOptions,
+} from './acquire-options.js';
 import type { GateLane } from './acquisition-gate.js';
 import type { LateReplyContext } from './late-reply.js';
 import { turnRequestOf } from './turns.js';
@@ -56,16 +64,44 @@ export class Acquirer {
    * With `reentrant`, a lock this client holds is returned as it is.
    */
   async acquire(key: LockKey, given: AcquireLockOptions): Promise<HeldLock> {
-    const options = resolveAcquireOptions(this.#parts, given);
+    const resolved = resolveAcquireOptions(this.#parts, given);
+    const options = { ...resolved, leaseEnd: leaseEndFor(this.#parts, resolved, this.#parts.clock.now()) };
     validateAcquireKey(this.#parts, key, options);
     if (options.reentrant) {
       const mine = this.#options.holding.get(lockId(key));
       if (mine?.isHeld() === true) return mine;
     }
-    return this.#call(options.signal, async (signal) => {
-      const [held] = await this.#hold([await this.#acquire(key, { ...options, signal })], options, signal);
-      return held as HeldLock;
-    });
+    return this.#call(options.signal, (call) =>
+      this.#withinLeaseEnd(key, options.leaseEnd, call, async (signal) => {
+        const [held] = await this.#hold([await this.#acquire(key, { ...options, signal })], options, signal);
+        return held as HeldLock;
+      }),
+    );
+  }
+
+  /**
+   * Runs an acquisition of a lock bounded by its holder's end (lease-end.ts)
+   * until the lock's safe time would end: a lock won later could not be
+   * acted on. It then ends with `LockNotGrantedError`, and a lock won meanwhile is released.
+   */
+  async #withinLeaseEnd<T>(key: LockKey, end: LeaseEnd | undefined, signal: AbortSignal, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    if (end === undefined) return run(signal);
+    const cut = deadline(end.safeUntil - this.#parts.clock.now());
+    try {
+      return await run(AbortSignal.any([signal, cut.signal]));
+    } catch (error) {
+      if (!cut.signal.aborted || signal.aborted) throw error;
+      throw new LockNotGrantedError(
+        'the safe time of a lock won now would end before its holder could act (invocationDeadline)',
+        key,
+        undefined,
+        {
+          cause: error,
+        },
+      );
+    } finally {
+      cut.clear();
+    }
   }
 
   /** Adopts a lock another client handed off (adopt-lock.ts) and hands it to the held locks, as an acquisition. */

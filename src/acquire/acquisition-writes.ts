@@ -59,8 +59,9 @@ export class AcquisitionWrites {
    * remembered; a refusal that shows one of this call's writes in the table
    * means that write was applied, and the lock is ours.
    */
-  async send(record: LockRecordToWrite, path: AcquisitionPath, signal: AbortSignal): Promise<Acquisition> {
+  async send(decided: LockRecordToWrite, path: AcquisitionPath, signal: AbortSignal): Promise<Acquisition> {
     const { clock, requests, observations } = this.#ctx;
+    const record = this.#bounded(decided);
     // The lease counts from the earliest moment the write can have taken effect: when it first left.
     const departure = new Departure(clock);
     let fencingToken: bigint | undefined;
@@ -90,12 +91,12 @@ export class AcquisitionWrites {
   async renew(won: Acquisition, signal: AbortSignal): Promise<Renewal> {
     // The call was cut off: nothing is sent.
     if (signal.aborted) return { kind: 'kept', acquisition: won };
+    const record = this.#bounded({ ...won.record, recordVersionNumber: randomUUID() });
     const departure = new Departure(this.#ctx.clock);
-    const record = { ...won.record, recordVersionNumber: randomUUID() };
     let failure: { readonly error: unknown } | undefined;
     try {
       // Not a moment past `signal`: the SDK would wait out its retry's backoff first.
-      await raceAbort(this.#ctx.requests.renew(won.record, record.recordVersionNumber, signal, departure), signal);
+      await raceAbort(this.#ctx.requests.renew(won.record, record, signal, departure), signal);
     } catch (error) {
       failure = { error };
     }
@@ -114,6 +115,15 @@ export class AcquisitionWrites {
         this.#unconfirmed.push(renewal);
         return { kind: 'kept', acquisition: { ...won, inDoubt: renewal } };
     }
+  }
+
+  /**
+   * `record` as it leaves now: for a lock bounded by its holder's end, with a
+   * lease that ends by then, counted from this moment (lease-end.ts).
+   */
+  #bounded(record: LockRecordToWrite): LockRecordToWrite {
+    const end = this.#options.leaseEnd;
+    return end === undefined ? record : { ...record, leaseDurationMs: end.leaseAt(record.leaseDurationMs, this.#ctx.clock.now()) };
   }
 
   /** The write of this call whose RVN the item carries, if the item is one this call wrote without learning so. */

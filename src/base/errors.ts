@@ -143,9 +143,11 @@ export function heldByAnother(error: unknown): error is LockNotGrantedError | Lo
  * - `released`: it was released (by this client, or its item was marked released);
  * - `expired`: no heartbeat was confirmed within the lease minus the safety margin,
  *   so this client can no longer be sure nobody else took it;
- * - `handedOff`: this client handed it off (`lock.handOff()`), for another client to adopt.
+ * - `handedOff`: this client handed it off (`lock.handOff()`), for another client to adopt;
+ * - `deadline`: the safe time ended before the deadline of the process holding it
+ *   (acquisition option `invocationDeadline`); its lease ends soon after that deadline.
  */
-export type LockLossKind = 'taken' | 'deleted' | 'released' | 'expired' | 'handedOff';
+export type LockLossKind = 'taken' | 'deleted' | 'released' | 'expired' | 'handedOff' | 'deadline';
 
 /** A lock this client held can no longer be trusted to be held. */
 export class LockLostError extends DynamoDBLockError {
@@ -226,6 +228,10 @@ export type InvalidArgumentCode =
   | 'INVALID_DURATION'
   | 'LEASE_TOO_SHORT'
   | 'INVALID_SESSION_MONITOR'
+  /** `invocationDeadline` is malformed: not a finite number of milliseconds, or both or neither of its fields. */
+  | 'INVALID_DEADLINE'
+  /** `invocationDeadline` is past, or leaves the lock no safe time (no more than its safety margin away). */
+  | 'DEADLINE_TOO_SOON'
   | 'CONFLICTING_OPTIONS'
   | 'INVALID_OPTION'
   /** `acquireLocks`: no keys, more than one transaction takes, or one key twice. */

@@ -96,14 +96,19 @@ export class AcquisitionRequests {
   }
 
   /**
-   * Renews the lock `written` took with a new RVN, conditioned on the RVN
-   * it wrote, as a heartbeat is: the lease counts from the renewal's
-   * `departure`. Never fenced: the fencing token was `written`'s step.
+   * Renews the lock `written` took with `renewal`'s RVN and lease, conditioned
+   * on the RVN it wrote, as a heartbeat is: the lease counts from the
+   * renewal's `departure`. Never fenced: the fencing token was `written`'s step.
    */
-  async renew(written: LockRecordToWrite, newRecordVersionNumber: string, signal: AbortSignal, departure: Departure): Promise<void> {
+  async renew(
+    written: LockRecordToWrite,
+    renewal: Pick<LockRecordToWrite, 'recordVersionNumber' | 'leaseDurationMs'>,
+    signal: AbortSignal,
+    departure: Departure,
+  ): Promise<void> {
     const heartbeat = buildHeartbeatRequest(this.#table, written, {
-      newRecordVersionNumber,
-      leaseDurationMs: written.leaseDurationMs,
+      newRecordVersionNumber: renewal.recordVersionNumber,
+      leaseDurationMs: renewal.leaseDurationMs,
       refuseReleased: true,
       writtenAt: this.#writtenAt(departure),
     });

@@ -109,7 +109,10 @@ export class HeartbeatWriter {
       if (notHeld !== undefined) return { outcome: 'lost', error: notHeld };
       const newRecordVersionNumber = randomUUID();
       // The lease in force now, when this write starts: not when it was queued behind one that changed it.
-      const write = this.#lockWrite(newRecordVersionNumber, { ...change, leaseDurationMs: change.leaseDurationMs ?? held.leaseDurationMs });
+      const write = this.#lockWrite(held, newRecordVersionNumber, {
+        ...change,
+        leaseDurationMs: change.leaseDurationMs ?? held.leaseDurationMs,
+      });
       const request = withOldItemOnConditionFailure(
         buildHeartbeatRequest(this.#options.table, held, {
           ...write,
@@ -156,7 +159,7 @@ export class HeartbeatWriter {
           writeStarted();
           return { outcome: 'lost', error: notHeld };
         }
-        const write = this.#lockWrite(randomUUID(), { leaseDurationMs: held.leaseDurationMs });
+        const write = this.#lockWrite(held, randomUUID(), { leaseDurationMs: held.leaseDurationMs });
         let index: number;
         try {
           const statement = buildHeartbeatStatement(this.#options.table, held, {
@@ -217,10 +220,16 @@ export class HeartbeatWriter {
     return refused;
   }
 
-  /** A heartbeat about to be sent: its RVN, its change, and when it left (the lease counts from then). */
-  #lockWrite(recordVersionNumber: string, change: HeartbeatChange & { readonly leaseDurationMs: number }): LockWrite {
+  /**
+   * A heartbeat of `held` about to be sent: its RVN, its change, and when it
+   * left (the lease counts from then). A lock bounded by its holder's end
+   * states a lease that ends by then, counted from this moment (lease-end.ts).
+   */
+  #lockWrite(held: HeldLock, recordVersionNumber: string, change: HeartbeatChange & { readonly leaseDurationMs: number }): LockWrite {
     const { clock } = this.#options;
-    return { ...change, recordVersionNumber, sentAt: clock.now(), sentAtWall: clock.wallNow?.() };
+    const sentAt = clock.now();
+    const leaseDurationMs = held.leaseEnd?.leaseAt(change.leaseDurationMs, sentAt) ?? change.leaseDurationMs;
+    return { ...change, leaseDurationMs, recordVersionNumber, sentAt, sentAtWall: clock.wallNow?.() };
   }
 
   /** The wall-clock stamp of `write` (read just after its lease's start); none unless stamping. */

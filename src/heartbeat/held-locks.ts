@@ -175,6 +175,7 @@ export class HeldLocks {
       additionalAttributes: won.additionalAttributes,
       deleteLockOnRelease: terms.deleteLockOnRelease,
       fencingToken: won.fencingToken,
+      leaseEnd: terms.leaseEnd,
       sessionMonitor: monitor && { safeTimeWithoutHeartbeat: monitor.safeTimeWithoutHeartbeat, callback: monitor.callback },
       clock: this.#clock,
       marginFor: this.#marginFor,

@@ -6,9 +6,10 @@
  */
 import type { MonotonicClock } from '../base/clock.js';
 import { LockLostError, type LockHolder, type LockLossKind } from '../base/errors.js';
-import { lockId, type LockKey } from '../base/lock-key.js';
+import { lockId } from '../base/lock-key.js';
 import type { LockItem } from '../protocol/index.js';
-import type { LockState, LockWrite, SessionMonitor } from './lock-state.js';
+import type { LeaseEnd } from './lease-end.js';
+import type { HeldLockFields, LockState, LockWrite, SessionMonitor } from './lock-state.js';
 import { UncertainWrites } from './uncertain-writes.js';
 import { WriteQueue } from './write-queue.js';
 
@@ -36,6 +37,8 @@ export class HeldLock {
   /** As written to the table; decoded afresh for each reader. */
   readonly additionalAttributes: LockItem;
   readonly sessionMonitor: SessionMonitor | undefined;
+  /** The end of the process holding it, which bounds its writes' leases and its safe time (`invocationDeadline`). */
+  readonly leaseEnd: LeaseEnd | undefined;
   readonly #clock: MonotonicClock;
   /** Milliseconds before a lease runs out at which the lock is given up: it follows the lease in force. */
   readonly #marginFor: (leaseDurationMs: number) => number;
@@ -60,22 +63,7 @@ export class HeldLock {
   #releaseUnapplied = false;
   readonly #releasedByUs = (): LockLostError => new LockLostError('released', 'it was released by this client', this);
 
-  constructor(fields: {
-    key: LockKey;
-    ownerName: string;
-    recordVersionNumber: string;
-    leaseDurationMs: number;
-    lookupTime: number;
-    lookupWallTime: number | undefined;
-    data: Uint8Array | undefined;
-    additionalAttributes: LockItem;
-    deleteLockOnRelease: boolean;
-    clock: MonotonicClock;
-    marginFor: (leaseDurationMs: number) => number;
-    onEnd?: LockEnded | undefined;
-    sessionMonitor?: SessionMonitor | undefined;
-    fencingToken?: bigint | undefined;
-  }) {
+  constructor(fields: HeldLockFields<HeldLock>) {
     this.id = lockId(fields.key);
     this.partitionKey = fields.key.partitionKey;
     this.sortKey = fields.key.sortKey;
@@ -89,6 +77,7 @@ export class HeldLock {
     this.deleteLockOnRelease = fields.deleteLockOnRelease;
     this.fencingToken = fields.fencingToken;
     this.sessionMonitor = fields.sessionMonitor;
+    this.leaseEnd = fields.leaseEnd;
     this.#clock = fields.clock;
     this.#marginFor = fields.marginFor;
     this.#onEnd = fields.onEnd ?? (() => undefined);
@@ -138,10 +127,14 @@ export class HeldLock {
    * Monotonic time until which the lock is safe to act on without a newer
    * confirmed write: the earliest that the last confirmed write, or any
    * later write whose outcome is unknown, allows (each by its own send time
-   * and lease, less the margin of that lease).
+   * and lease, less the margin of that lease), and the end of its holder's process allows.
    */
   safeUntil(): number {
-    return Math.min(this.#lookupTime + this.#leaseDurationMs - this.safetyMarginMs, this.#uncertain?.safeUntil ?? Infinity);
+    return Math.min(
+      this.#lookupTime + this.#leaseDurationMs - this.safetyMarginMs,
+      this.#uncertain?.safeUntil ?? Infinity,
+      this.leaseEnd?.safeUntil ?? Infinity,
+    );
   }
 
   /**
@@ -246,7 +239,8 @@ export class HeldLock {
    * nothing, may still be ours in the table and can be released (again). False when there is nothing to release.
    */
   beginRelease(): boolean {
-    const ended = this.#state === 'lost' && (this.endReason?.kind === 'expired' || this.#releaseUnapplied);
+    const ended =
+      this.#state === 'lost' && (this.endReason?.kind === 'expired' || this.endReason?.kind === 'deadline' || this.#releaseUnapplied);
     if (this.#state !== 'held' && !ended) return false;
     if (!ended) {
       this.#state = 'releasing';
@@ -311,8 +305,9 @@ export class HeldLock {
     return this.endReason ?? error;
   }
 
-  /** No write was confirmed within the lease minus the safety margin. */
+  /** No write was confirmed within the lease minus the safety margin, or the end of the holder's process is near. */
   expire(): LockLostError {
+    if (this.leaseEnd !== undefined && this.leaseEnd.safeUntil <= this.safeUntil()) return this.lose('deadline', this.leaseEnd.reason());
     return this.lose(
       'expired',
       `no heartbeat was confirmed within its lease of ${this.#leaseDurationMs} ms minus the ${this.safetyMarginMs} ms safety margin`,

@@ -1,5 +1,8 @@
-/** What a held lock (held-lock.ts) is in, the writes that change it, and the write that won it. */
+/** What a held lock (held-lock.ts) is made of and is in, the writes that change it, and the write that won it. */
+import type { MonotonicClock } from '../base/clock.js';
+import type { LockKey } from '../base/lock-key.js';
 import type { LockItem, LockRecordToWrite } from '../protocol/index.js';
+import type { LeaseEnd } from './lease-end.js';
 
 /**
  * - `held`: acquired, and heartbeats keep it.
@@ -48,4 +51,29 @@ export interface WonWrite {
 export interface HoldTerms {
   readonly deleteLockOnRelease: boolean;
   readonly sessionMonitor?: { readonly safeTimeWithoutHeartbeat: number; readonly callback?: (() => void) | undefined } | undefined;
+  /** The end of the process that holds it (acquisition option `invocationDeadline`). */
+  readonly leaseEnd?: LeaseEnd | undefined;
+}
+
+/**
+ * What a held lock is made of: its key, the write that won it, its holder's
+ * terms, and the client's parts it uses. `Held`: the lock, which `onEnd` is
+ * told of.
+ */
+export interface HeldLockFields<Held> {
+  key: LockKey;
+  ownerName: string;
+  recordVersionNumber: string;
+  leaseDurationMs: number;
+  lookupTime: number;
+  lookupWallTime: number | undefined;
+  data: Uint8Array | undefined;
+  additionalAttributes: LockItem;
+  deleteLockOnRelease: boolean;
+  clock: MonotonicClock;
+  marginFor: (leaseDurationMs: number) => number;
+  onEnd?: ((held: Held, announce: boolean) => void) | undefined;
+  sessionMonitor?: SessionMonitor | undefined;
+  fencingToken?: bigint | undefined;
+  leaseEnd?: LeaseEnd | undefined;
 }

@@ -4,7 +4,7 @@ import { holderOf } from '../protocol/lock-holder.js';
 import { decodeLockItem, type LockItem, type LockTable } from '../protocol/index.js';
 import type { HeldLock } from './held-lock.js';
 
-const REASONS: Record<Exclude<LockLossKind, 'expired' | 'handedOff'>, string> = {
+const REASONS: Record<Exclude<LockLossKind, 'expired' | 'handedOff' | 'deadline'>, string> = {
   deleted: 'its item was deleted',
   released: 'its item was marked released',
   taken: 'another client holds it',

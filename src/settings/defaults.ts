@@ -67,6 +67,17 @@ export const ACQUIRE_DEFAULTS = Object.freeze({
   deleteLockOnRelease: true,
 });
 
+/** Defaults of `invocationDeadline` (`InvocationDeadline`, hold/lease-end.ts). */
+export const LEASE_END_DEFAULTS = Object.freeze({
+  /**
+   * AWS Lambda ends a runtime that has not shut down within 2,000 ms of the
+   * start of its Shutdown phase with SIGKILL (its documented cap on that
+   * phase, extensions included), so a process stopped at its deadline is
+   * gone 2 s later at the most.
+   */
+  killOverrunMs: 2_000,
+});
+
 /** Defaults of `withLock` beyond the acquire options (`WithLockOptions`); also the bound of the release that ends an election's `lead` and the CLI's `run`. */
 export const WITH_LOCK_DEFAULTS = Object.freeze({
   /**

@@ -5,6 +5,7 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import { LockLostError } from '../../src/base/errors.js';
 import { HeldLock, type LockEnded } from '../../src/hold/held-lock.js';
+import { LeaseEnd } from '../../src/hold/lease-end.js';
 import type { LockState } from '../../src/hold/lock-state.js';
 import { lockId, type LockKey } from '../../src/base/lock-key.js';
 
@@ -127,6 +128,26 @@ describe('HeldLock', () => {
     expect(refused.state).toBe('lost');
     expect(refused.endReason?.kind).toBe('taken');
     expect(ended).toHaveBeenLastCalledWith(refused, true);
+  });
+
+  it("a lock bounded by its holder's end: its safe time ends a margin before the deadline, as lost with kind deadline, and it may still be released", () => {
+    // Deadline 1 200, margin 30: safe until 1 170, although the lease (1 000 ms from 1 000) would allow 1 900.
+    const lock = new HeldLock({ ...heldLockFields({ leaseDurationMs: 1_000 }), leaseEnd: new LeaseEnd(1_200, 2_000, 30) });
+    expect(lock.safeUntil()).toBe(1_170);
+    testClock.now = 1_169;
+    expect(lock.isHeld()).toBe(true);
+    testClock.now = 1_170;
+    expect(lock.isHeld()).toBe(false);
+    expect(lock.endReason).toMatchObject({ name: 'LockLostError', kind: 'deadline' });
+    expect(lock.signal.reason).toBe(lock.endReason);
+    expect(lock.beginRelease()).toBe(true);
+  });
+
+  it("a lock bounded by its holder's end whose heartbeats stopped first expires as any other", () => {
+    const lock = new HeldLock({ ...heldLockFields({ leaseDurationMs: 100 }), leaseEnd: new LeaseEnd(5_000, 2_000, 30) });
+    testClock.now = 1_090;
+    expect(lock.isHeld()).toBe(false);
+    expect(lock.endReason?.kind).toBe('expired');
   });
 
   it('a release aborts the signal as it begins; one that changed nothing may be made again; one of a lapsed lock releases it quietly', () => {
