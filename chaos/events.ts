@@ -77,6 +77,25 @@ export interface GroupActEvent {
   readonly checkedAtNs: string;
 }
 
+/** `--semaphores` runs: a semaphore worker asks for `count` of the `permits` permits of `semaphore`, all or none. */
+export interface PermitsWantingEvent {
+  readonly type: 'permitsWanting';
+  readonly worker: string;
+  readonly semaphore: string;
+  readonly permits: number;
+  readonly count: number;
+  readonly atNs: string;
+}
+
+/** `--semaphores` runs: acquirePermit(s) resolved; one hold per permit starts, each named by its RVN; acts are `groupAct`s over all of them. */
+export interface PermitsAcquiredEvent {
+  readonly type: 'permitsAcquired';
+  readonly worker: string;
+  readonly semaphore: string;
+  readonly members: readonly { readonly key: string; readonly rvn: string }[];
+  readonly atNs: string;
+}
+
 /**
  * How one write of a `--fenced` run to the key's counter item ended:
  * - `committed`: DynamoDB applied it;
@@ -164,6 +183,8 @@ export type ChaosEvent =
   | GroupWantingEvent
   | GroupAcquiredEvent
   | GroupActEvent
+  | PermitsWantingEvent
+  | PermitsAcquiredEvent
   | WriteEvent
   | ProcessEvent
   | OverdueEvent
