@@ -3,9 +3,12 @@
  * sections, and how long a key stayed unavailable after its holder was
  * killed or paused; in `--groups` runs, that every group was held whole
  * (group-check.ts); in `--semaphores` runs, that no semaphore ever had more
- * holders than permits (semaphore-check.ts). Pure: events in, report out.
+ * holders than permits (semaphore-check.ts); in `--gc` runs, that the gc
+ * deleted no item a worker still held (gc-check.ts). Pure: events in,
+ * report out.
  */
 import type { ChaosEvent } from './events.js';
+import { checkGc, type GcCheckReport } from './gc-check.js';
 import { checkGroups, type GroupCheckReport } from './group-check.js';
 import { pausedWithin, pausesByWorker } from './pauses.js';
 import { checkSemaphores, semaphoreOfKey, semaphoresOf, type SemaphoreCheckReport } from './semaphore-check.js';
@@ -57,7 +60,7 @@ export interface Unavailability {
   readonly byGroup?: true;
 }
 
-export interface CheckReport extends GroupCheckReport, SemaphoreCheckReport {
+export interface CheckReport extends GroupCheckReport, SemaphoreCheckReport, GcCheckReport {
   readonly acquisitions: number;
   readonly acts: number;
   readonly lossesByKind: Record<string, number>;
@@ -155,6 +158,8 @@ export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptio
         if (!event.worker.endsWith('.1')) processFaults.restart++;
         break;
       case 'permitsWanting': // judged by semaphore-check.ts
+      case 'gcDelete': // judged by gc-check.ts
+      case 'gcPass':
       case 'cont': // read by pausesByWorker
       case 'write': // judged by fenced-check.ts
       case 'overdue': // judged by load-check.ts
@@ -253,6 +258,7 @@ export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptio
   return {
     ...checkGroups(events),
     ...checkSemaphores(events, vouched),
+    ...checkGc(events, vouched),
     acquisitions: holds.size,
     acts,
     lossesByKind,

@@ -97,6 +97,33 @@ export interface PermitsAcquiredEvent {
 }
 
 /**
+ * `--gc` runs: a DeleteItem call of the gc worker's `collectAbandoned`,
+ * conditioned on `rvn`: `sentAtNs` before its first attempt, `atNs` when
+ * the call settled; `deleted` when DynamoDB applied it, else whether it was
+ * refused with the item there (`taken`), or ended otherwise (`other`: gone,
+ * no answer, …).
+ */
+export interface GcDeleteEvent {
+  readonly type: 'gcDelete';
+  readonly worker: string;
+  readonly key: string;
+  readonly rvn: string;
+  readonly sentAtNs: string;
+  readonly atNs: string;
+  readonly outcome: 'deleted' | 'taken' | 'other';
+}
+
+/** `--gc` runs: a `collectAbandoned` pass ended: how many items it deleted and left (by reason), or the error it failed with. */
+export interface GcPassEvent {
+  readonly type: 'gcPass';
+  readonly worker: string;
+  readonly deleted: number;
+  readonly left: Record<string, number>;
+  readonly error?: string;
+  readonly atNs: string;
+}
+
+/**
  * How one write of a `--fenced` run to the key's counter item ended:
  * - `committed`: DynamoDB applied it;
  * - `refused`: the lock's check failed in DynamoDB (the lock had moved), nothing applied;
@@ -185,6 +212,8 @@ export type ChaosEvent =
   | GroupActEvent
   | PermitsWantingEvent
   | PermitsAcquiredEvent
+  | GcDeleteEvent
+  | GcPassEvent
   | WriteEvent
   | ProcessEvent
   | OverdueEvent

@@ -2,7 +2,7 @@
  * `npm run chaos -- --seconds N --seed S [--workers W] [--keys K] [--lease MS]
  * [--heartbeat MS] [--poll MS] [--margin MS] [--max-attempts N] [--retry-mode standard|adaptive]
  * [--fenced [guarded|unguarded]] [--groups [--group-workers N]] [--semaphores [--semaphore-workers N] [--permits N]]
- * [--load [--held N] [--waits N] [--burst N]]
+ * [--gc] [--load [--held N] [--waits N] [--burst N]]
  * [--endpoint URL] [--keep-logs] [--json]`
  *
  * Workers use the DynamoDB client README tells users to build (the SDK's own
@@ -23,6 +23,11 @@
  * plain locks too; the checker also proves that the semaphore never had more
  * than N holders at once (chaos/semaphore-check.ts), and the report counts
  * the permits granted.
+ *
+ * `--gc` (with any run but `--load`) adds a worker that runs
+ * collectAbandoned passes back to back (chaos/gc-worker.ts); the checker
+ * proves that no delete took an item a worker still held
+ * (chaos/gc-check.ts).
  *
  * `--load` runs load workers instead (chaos/load-worker.ts): each client
  * keeps `--held` locks (200) with background heartbeats while it waits in
@@ -65,6 +70,7 @@ const { values, positionals } = parseArgs({
     groups: { type: 'boolean', default: false },
     'group-workers': { type: 'string' },
     semaphores: { type: 'boolean', default: false },
+    gc: { type: 'boolean', default: false },
     'semaphore-workers': { type: 'string' },
     permits: { type: 'string' },
     held: { type: 'string' },
@@ -180,6 +186,12 @@ function summary(report: ChaosReport): string {
           `group acquisitions ${c.groupAcquisitions} of ${c.groupAsks} acquireLocks calls by ${report.options.groupWorkers} group workers, partial groups ${c.partialGroups.length}, ` +
             `slow takeovers by a group (reported, not judged) ${c.slowTakeovers.filter((u) => u.byGroup === true).length}`,
         ]),
+    ...(report.options.gc !== true
+      ? []
+      : [
+          `gc: ${c.gcPasses} passes (failed ${JSON.stringify(c.gcPassErrors)}), deletes by outcome ${JSON.stringify(c.gcDeletes)}, ` +
+            `items left ${JSON.stringify(c.gcLeft)}, held items deleted ${c.heldItemsDeleted.length}`,
+        ]),
     ...(report.options.semaphore === undefined
       ? []
       : [
@@ -214,6 +226,10 @@ if ([load, fenced, groups, semaphore].filter((mode) => mode !== undefined).lengt
   process.exit(2);
 }
 // A load, group or semaphore run starts from its own defaults; explicit flags still win.
+if (load !== undefined && values.gc) {
+  process.stderr.write('--gc does not run beside --load\n');
+  process.exit(2);
+}
 const defaults =
   load !== undefined
     ? { ...DEFAULT_CHAOS, ...LOAD_DEFAULTS }
@@ -247,6 +263,7 @@ try {
     load,
     groupWorkers: groups,
     semaphore,
+    gc: values.gc,
     keepLogs: values['keep-logs'],
     signal: stop.signal,
   });

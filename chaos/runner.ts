@@ -64,6 +64,11 @@ export interface ChaosOptions {
    * which also take the permits' keys as locks (plain runs only).
    */
   readonly semaphore?: { readonly workers: number; readonly permits: number } | undefined;
+  /**
+   * `--gc`: one more worker runs collectAbandoned passes back to back
+   * (chaos/gc-worker.ts), faulted as the others are (plain runs only).
+   */
+  readonly gc?: boolean | undefined;
   /** Milliseconds between process faults. */
   readonly faultGapMs: readonly [number, number];
   /** Keep the JSON-lines logs (their directory is in the report) instead of deleting them. */
@@ -192,8 +197,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const lockKeys = Array.from({ length: options.keys }, (_, i) => `key-${i + 1}`);
   // Single-key workers also take the permits' keys as plain locks, as a client of another language joins a semaphore.
   const permitKeys = semaphore === undefined ? [] : permitKeysOf(SEMAPHORE_NAME, semaphore.permits, undefined).map((key) => key.partitionKey);
+  const lockers = options.workers + groupWorkers + semaphoreWorkers;
+  const gc = load === undefined && options.gc === true;
   const driverOptions = {
-    workers: options.workers + groupWorkers + semaphoreWorkers,
+    workers: lockers + (gc ? 1 : 0),
     seed: options.seed,
     logDir,
     faultGapMs: options.faultGapMs,
@@ -210,6 +217,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
             ...(semaphore === undefined
               ? {}
               : { semaphore: { name: SEMAPHORE_NAME, permits: semaphore.permits, slotsFrom: options.workers + groupWorkers + 1 } }),
+            ...(gc ? { gcSlot: lockers + 1 } : {}),
           } satisfies Omit<WorkerConfig, keyof WorkerIdentity>,
         })
       : new ChaosDriver({
@@ -271,6 +279,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     ...check.overfull.map(
       (o) => `semaphore ${o.semaphore} of ${o.permits} permits had ${o.holders} holders at ${o.atNs}: ${JSON.stringify(o.holds)}`,
     ),
+    ...check.heldItemsDeleted.map(
+      (d) => `gc deleted ${d.key} at RVN ${d.rvn} (${d.outcome}) while ${d.hold.worker} held it (acquired ${d.hold.rvn}): ${JSON.stringify(d)}`,
+    ),
     ...check.wrongGrants.map((g) => `${g.worker} asked for ${g.asked} permits of ${g.semaphore} and was granted ${JSON.stringify(g.keys)}`),
     ...(loadCheck === undefined ? [] : loadViolations(loadCheck)),
     ...driver.crashes.map(
@@ -280,6 +291,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   ];
   if (check.acquisitions === 0) violations.push('no acquisition at all: the run proved nothing');
   if (groupWorkers > 0 && check.groupAcquisitions === 0) violations.push('no group acquisition at all: the group run proved nothing');
+  if (gc && (check.gcDeletes.deleted ?? 0) === 0) violations.push('the gc deleted nothing: the gc run proved nothing');
   if (semaphoreWorkers > 0 && check.permitsGranted === 0) violations.push('no permit granted at all: the semaphore run proved nothing');
   if (fenced !== undefined) {
     if (fenced.lostUpdates > 0) violations.push(`${fenced.lostUpdates} lost update(s) in the counter items`);

@@ -6,7 +6,8 @@
  * only once the check of every lock of the group passed. In `--semaphores`
  * runs they are semaphore workers: each asks in turn for 1 to N−1 permits of
  * the semaphore of N (acquirePermit for one, acquirePermits for more), and
- * acts only once the check of every permit it holds passed.
+ * acts only once the check of every permit it holds passed. In `--gc` runs
+ * the last slot runs collectAbandoned instead (chaos/gc-worker.ts).
  *
  *   node --import tsx chaos/worker.ts '<WorkerConfig as JSON>'
  *
@@ -24,6 +25,7 @@ import { appendFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isLockLostError, isLockNotGrantedError, LockClient, type Lock, type LockGroup } from '../src/index.js';
 import type { WorkerIdentity } from './driver.js';
+import { collectAbandonedForever } from './gc-worker.js';
 import { nowNs, type ChaosEvent } from './events.js';
 import { readCounter, writeCounter, writeCounterLate, type CounterWrite, type FencedMode } from './fenced-writes.js';
 import { between, pick, sample, seededRandom } from './random.js';
@@ -41,6 +43,8 @@ export interface WorkerConfig extends WorkerIdentity, WorkerDynamoDBSettings {
   readonly groupSlotsFrom?: number | undefined;
   /** `--semaphores`: the slots from `slotsFrom` on take permits of the semaphore `name` of `permits` permits. */
   readonly semaphore?: { readonly name: string; readonly permits: number; readonly slotsFrom: number } | undefined;
+  /** `--gc`: the slot that runs collectAbandoned. */
+  readonly gcSlot?: number | undefined;
 }
 
 /** Acts per hold and the pause before each: holds often outlast a heartbeat period, sometimes the lease. */
@@ -239,6 +243,7 @@ async function main(): Promise<never> {
 }
 
 function role(): Promise<never> {
+  if (config.slot === config.gcSlot) return collectAbandonedForever({ config, client, dynamoDB, log });
   if (config.semaphore !== undefined && config.slot >= config.semaphore.slotsFrom) return semaphoreMain(config.semaphore);
   return config.groupSlotsFrom !== undefined && config.slot >= config.groupSlotsFrom ? groupMain() : main();
 }
