@@ -13,7 +13,7 @@ import {
 } from '../protocol/index.js';
 import { checkSignal } from '../settings/argument-checks.js';
 import { ACQUIRE_DEFAULTS } from '../settings/defaults.js';
-import { checkDuration, checkLockLease } from '../settings/options.js';
+import { checkDuration, checkLockLease, checkRefreshPeriod } from '../settings/options.js';
 
 /** Options of one `acquireLock` call (Java's `AcquireLockOptions`, PROTOCOL.md §8.2). */
 export interface AcquireLockOptions {
@@ -30,7 +30,7 @@ export interface AcquireLockOptions {
   readonly deleteLockOnRelease?: boolean;
   /** Only take a lock whose item already exists (released or expired); never create one. @default false */
   readonly acquireOnlyIfLockAlreadyExists?: boolean;
-  /** Milliseconds between reads while waiting. @default 1000 */
+  /** Milliseconds between reads while waiting, at least 10. @default 1000 */
   readonly refreshPeriod?: number;
   /**
    * Opt-in turns, for even shares of a lock that clients release and ask
@@ -114,7 +114,7 @@ export function resolveAcquireOptions<Options extends Pick<AcquireLockOptions, D
     }
   }
   const wait = { allowInfinity: true };
-  const refreshPeriod = checkDuration('refreshPeriod', options.refreshPeriod ?? ACQUIRE_DEFAULTS.refreshPeriod);
+  const refreshPeriod = checkRefreshPeriod(options.refreshPeriod ?? ACQUIRE_DEFAULTS.refreshPeriod);
   return {
     ...options,
     refreshPeriod,
