@@ -81,6 +81,33 @@ describe('a semaphore of ordinary locks', () => {
     expect(permit.isHeld()).toBe(true);
   });
 
+  it('after losing a free permit to another client, takes another one its round saw free, without reading again', async () => {
+    const racer = worker('racer');
+    const dynamoDB = bed.dynamoDBClient('raced');
+    const raced = bed.client({ ownerName: 'raced', leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS }, dynamoDB);
+    await raced.assertLockTableExists();
+    // The racer takes whichever permit the raced client is about to write, twice: its first try and its first take after a round.
+    let steals = 2;
+    dynamoDB.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { Key?: { key?: { S?: string } }; Item?: { key?: { S?: string } } };
+        const key = (input.Key ?? input.Item)?.key?.S;
+        if (steals > 0 && key !== undefined && ['PutItemCommand', 'UpdateItemCommand'].includes(context.commandName ?? '')) {
+          steals--;
+          await racer.acquireLock(key, { shouldSkipBlockingWait: true });
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'racer' },
+    );
+    const calls = countCalls(dynamoDB);
+    const permit = await raced.acquirePermit('raced', { permits: 4, refreshPeriod: REFRESH_MS });
+    expect(permit.ownerName).toBe('raced');
+    expect(steals).toBe(0);
+    // One round of reads (the four permits and the one past the last), then writes until a free permit is taken.
+    expect(calls.counts()).toMatchObject({ GetItem: 5 });
+  });
+
   it('takes a permit of a semaphore that is not full with one conditional write, and holds it as any lock', async () => {
     const dynamoDB = bed.dynamoDBClient('fenced');
     const fenced = bed.client({ ownerName: 'fenced', fencingTableName: `${bed.tableName}-fence` }, dynamoDB);

@@ -8,9 +8,10 @@
  * waits in rounds that only read: each reads every permit and the one past
  * the last (which no client that agrees on the number may hold), judges
  * them (permit-round.ts), and once enough are free, takes free ones picked
- * at random: one as `acquireLock` takes a lock without waiting, several in
- * one transaction as `acquireLocks` does, which never holds some while
- * waiting for others. A permit whose RVN stood still for its whole lease on
+ * at random: one as `acquireLock` takes a lock without waiting (and, when
+ * another client took it first, the next free one the round saw, before
+ * any new read), several in one transaction as `acquireLocks` does, which
+ * never holds some while waiting for others. A permit whose RVN stood still for its whole lease on
  * this process's clock is recovered first by a delete conditioned on that
  * RVN and its owner: a takeover and a release, as `collectAbandoned` does.
  */
@@ -111,7 +112,7 @@ class PermitAcquisition {
       if (view !== undefined) {
         const candidates = [...view.free, ...(await this.#recover(view, count - view.free.length))];
         if (candidates.length >= count) {
-          const won = await this.#take(shuffled(candidates).slice(0, count));
+          const won = await this.#takeAnyOf(shuffled(candidates));
           if (won !== undefined) return won;
           if (this.#racesInARow++ === 0) continue; // another client wrote first: read again at once, once
         } else {
@@ -165,6 +166,22 @@ class PermitAcquisition {
       }),
     );
     return recovered.filter((index) => index !== undefined);
+  }
+
+  /**
+   * Takes `count` of the permits at `candidates`, in that order: one permit
+   * at a time, the next candidate as soon as one was taken first (a write
+   * refused costs less than a round of reads); a group, with the first
+   * `count` of them, once.
+   */
+  async #takeAnyOf(candidates: readonly number[]): Promise<HeldLock[] | undefined> {
+    const { count } = this.#options;
+    if (count > 1) return this.#take(candidates.slice(0, count));
+    for (const index of candidates) {
+      const won = await this.#take([index]);
+      if (won !== undefined) return won;
+    }
+    return undefined;
   }
 
   /** Takes the permits at `indices` without waiting for any holder; `undefined` when one was taken first. */
