@@ -1,7 +1,7 @@
 /**
  * The gc worker of a `--gc` run: `collectAbandoned` passes back to back,
- * beside the chaos workers, on the README's client and faulted like any
- * worker (killed, paused, its requests delayed, dropped or refused).
+ * beside the chaos workers, on the README's client and faulted as they are
+ * (paused, its requests delayed, dropped or refused), but never killed.
  *
  * It logs each DeleteItem call the passes send, from before its first
  * attempt to its outcome, so that gc-check.ts can judge every delete against

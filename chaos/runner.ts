@@ -201,6 +201,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const gc = load === undefined && options.gc === true;
   const driverOptions = {
     workers: lockers + (gc ? 1 : 0),
+    // The gc is paused, never killed: a run in which it is killed before its first pass ends would prove nothing of it.
+    pauseOnlySlot: gc ? lockers + 1 : undefined,
     seed: options.seed,
     logDir,
     faultGapMs: options.faultGapMs,
