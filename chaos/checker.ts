@@ -2,11 +2,16 @@
  * Judges a chaos run's log: mutual exclusion of the checked critical
  * sections, and how long a key stayed unavailable after its holder was
  * killed or paused; in `--groups` runs, that every group was held whole
- * (group-check.ts). Pure: events in, report out.
+ * (group-check.ts); in `--semaphores` runs, that no semaphore ever had more
+ * holders than permits (semaphore-check.ts); in `--gc` runs, that the gc
+ * deleted no item a worker still held (gc-check.ts). Pure: events in,
+ * report out.
  */
 import type { ChaosEvent } from './events.js';
+import { checkGc, type GcCheckReport } from './gc-check.js';
 import { checkGroups, type GroupCheckReport } from './group-check.js';
 import { pausedWithin, pausesByWorker } from './pauses.js';
+import { checkSemaphores, semaphoreOfKey, semaphoresOf, type SemaphoreCheckReport } from './semaphore-check.js';
 
 export interface CheckOptions {
   readonly leaseMs: number;
@@ -55,7 +60,7 @@ export interface Unavailability {
   readonly byGroup?: true;
 }
 
-export interface CheckReport extends GroupCheckReport {
+export interface CheckReport extends GroupCheckReport, SemaphoreCheckReport, GcCheckReport {
   readonly acquisitions: number;
   readonly acts: number;
   readonly lossesByKind: Record<string, number>;
@@ -121,7 +126,8 @@ export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptio
         startHold(event.worker, event.key, event.rvn, event.atNs, false);
         break;
       case 'groupAcquired':
-        for (const member of event.members) startHold(event.worker, member.key, member.rvn, event.atNs, true);
+      case 'permitsAcquired':
+        for (const member of event.members) startHold(event.worker, member.key, member.rvn, event.atNs, event.type === 'groupAcquired');
         break;
       case 'act':
         acts++;
@@ -151,6 +157,9 @@ export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptio
       case 'start':
         if (!event.worker.endsWith('.1')) processFaults.restart++;
         break;
+      case 'permitsWanting': // judged by semaphore-check.ts
+      case 'gcDelete': // judged by gc-check.ts
+      case 'gcPass':
       case 'cont': // read by pausesByWorker
       case 'write': // judged by fenced-check.ts
       case 'overdue': // judged by load-check.ts
@@ -189,9 +198,11 @@ export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptio
 
   const unavailableBoundMs = options.leaseMs + options.pollMs + options.marginMs;
   const unavailabilities: Unavailability[] = [];
+  // A semaphore's waiters take whichever permits are free: how soon one given permit is taken again measures no one's wait.
+  const semaphores = semaphoresOf(events);
   for (const fault of faults) {
     for (const hold of holds.values()) {
-      if (hold.worker !== fault.worker || hold.startNs > fault.atNs) continue;
+      if (hold.worker !== fault.worker || hold.startNs > fault.atNs || semaphoreOfKey(hold.key, semaphores) !== undefined) continue;
       const ended = endedAt.get(`${hold.worker} ${hold.rvn}`);
       if (ended !== undefined && ended <= fault.atNs) continue;
       // Held through the fault: how long until anyone acquired that key again? Counted from the
@@ -243,8 +254,11 @@ export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptio
   const slowTakeovers = unavailabilities.filter((u) => u.ms > unavailableBoundMs);
   const worst = unavailabilities.reduce<Unavailability | undefined>((w, u) => (w === undefined || u.ms > w.ms ? u : w), undefined);
 
+  const vouched = [...actedHolds.values()].flat();
   return {
     ...checkGroups(events),
+    ...checkSemaphores(events, vouched),
+    ...checkGc(events, vouched),
     acquisitions: holds.size,
     acts,
     lossesByKind,

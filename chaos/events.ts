@@ -77,6 +77,52 @@ export interface GroupActEvent {
   readonly checkedAtNs: string;
 }
 
+/** `--semaphores` runs: a semaphore worker asks for `count` of the `permits` permits of `semaphore`, all or none. */
+export interface PermitsWantingEvent {
+  readonly type: 'permitsWanting';
+  readonly worker: string;
+  readonly semaphore: string;
+  readonly permits: number;
+  readonly count: number;
+  readonly atNs: string;
+}
+
+/** `--semaphores` runs: acquirePermit(s) resolved; one hold per permit starts, each named by its RVN; acts are `groupAct`s over all of them. */
+export interface PermitsAcquiredEvent {
+  readonly type: 'permitsAcquired';
+  readonly worker: string;
+  readonly semaphore: string;
+  readonly members: readonly { readonly key: string; readonly rvn: string }[];
+  readonly atNs: string;
+}
+
+/**
+ * `--gc` runs: a DeleteItem call of the gc worker's `collectAbandoned`,
+ * conditioned on `rvn`: `sentAtNs` before its first attempt, `atNs` when
+ * the call settled; `deleted` when DynamoDB applied it, else whether it was
+ * refused with the item there (`taken`), or ended otherwise (`other`: gone,
+ * no answer, …).
+ */
+export interface GcDeleteEvent {
+  readonly type: 'gcDelete';
+  readonly worker: string;
+  readonly key: string;
+  readonly rvn: string;
+  readonly sentAtNs: string;
+  readonly atNs: string;
+  readonly outcome: 'deleted' | 'taken' | 'other';
+}
+
+/** `--gc` runs: a `collectAbandoned` pass ended: how many items it deleted and left (by reason), or the error it failed with. */
+export interface GcPassEvent {
+  readonly type: 'gcPass';
+  readonly worker: string;
+  readonly deleted: number;
+  readonly left: Record<string, number>;
+  readonly error?: string;
+  readonly atNs: string;
+}
+
 /**
  * How one write of a `--fenced` run to the key's counter item ended:
  * - `committed`: DynamoDB applied it;
@@ -164,6 +210,10 @@ export type ChaosEvent =
   | GroupWantingEvent
   | GroupAcquiredEvent
   | GroupActEvent
+  | PermitsWantingEvent
+  | PermitsAcquiredEvent
+  | GcDeleteEvent
+  | GcPassEvent
   | WriteEvent
   | ProcessEvent
   | OverdueEvent

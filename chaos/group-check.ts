@@ -3,8 +3,9 @@
  * whole. A group is partial when acquireLocks resolved with other keys than
  * the worker asked for (a subset, say), or when an act went ahead having
  * checked only some of its group's locks. Overlaps on each key are judged
- * with every other hold by the checker (checker.ts). Pure: events in,
- * report out.
+ * with every other hold by the checker (checker.ts). The permits a
+ * semaphore worker took together (`--semaphores`) are a group too: its acts
+ * must check every one of them. Pure: events in, report out.
  */
 import type { ChaosEvent } from './events.js';
 
@@ -35,6 +36,10 @@ export function checkGroups(events: readonly ChaosEvent[]): GroupCheckReport {
   /** Every member's acquisition (worker + RVN) to its group's RVNs. */
   const groupOf = new Map<string, string[]>();
   const partialGroups: PartialGroup[] = [];
+  const register = (worker: string, members: readonly { rvn: string }[]): void => {
+    const rvns = sorted(members.map((member) => member.rvn));
+    for (const rvn of rvns) groupOf.set(`${worker} ${rvn}`, rvns);
+  };
   let groupAsks = 0;
   let groupAcquisitions = 0;
   for (const event of events) {
@@ -49,10 +54,13 @@ export function checkGroups(events: readonly ChaosEvent[]): GroupCheckReport {
         asked.delete(event.worker);
         const found = sorted(event.members.map((member) => member.key));
         if (!same(expected, found)) partialGroups.push({ worker: event.worker, at: 'acquired', expected, found, atNs: event.atNs });
-        const rvns = sorted(event.members.map((member) => member.rvn));
-        for (const rvn of rvns) groupOf.set(`${event.worker} ${rvn}`, rvns);
+        register(event.worker, event.members);
         break;
       }
+      // Which permits a grant holds is judged by semaphore-check.ts; here, only that its acts check them all.
+      case 'permitsAcquired':
+        register(event.worker, event.members);
+        break;
       case 'groupAct':
       case 'act': {
         const found = sorted(event.type === 'act' ? [event.acquiredRvn] : event.acquiredRvns);

@@ -1,7 +1,8 @@
 /**
  * `npm run chaos -- --seconds N --seed S [--workers W] [--keys K] [--lease MS]
  * [--heartbeat MS] [--poll MS] [--margin MS] [--max-attempts N] [--retry-mode standard|adaptive]
- * [--fenced [guarded|unguarded]] [--groups [--group-workers N]] [--load [--held N] [--waits N] [--burst N]]
+ * [--fenced [guarded|unguarded]] [--groups [--group-workers N]] [--semaphores [--semaphore-workers N] [--permits N]]
+ * [--gc] [--load [--held N] [--waits N] [--burst N]]
  * [--endpoint URL] [--keep-logs] [--json]`
  *
  * Workers use the DynamoDB client README tells users to build (the SDK's own
@@ -15,6 +16,18 @@
  * once with acquireLocks, among the single-key ones, on 4 keys unless
  * `--keys` says otherwise; the checker also proves every group held whole
  * (chaos/group-check.ts), and the report counts `groupAcquisitions`.
+ *
+ * `--semaphores` adds `--semaphore-workers` workers (4) that take 1 to N−1
+ * permits at once of one semaphore of `--permits` N (3), among 3 single-key
+ * workers unless `--workers` says otherwise, which take the permits' keys as
+ * plain locks too; the checker also proves that the semaphore never had more
+ * than N holders at once (chaos/semaphore-check.ts), and the report counts
+ * the permits granted.
+ *
+ * `--gc` (with any run but `--load`) adds a worker that runs
+ * collectAbandoned passes back to back (chaos/gc-worker.ts); the checker
+ * proves that no delete took an item a worker still held
+ * (chaos/gc-check.ts).
  *
  * `--load` runs load workers instead (chaos/load-worker.ts): each client
  * keeps `--held` locks (200) with background heartbeats while it waits in
@@ -36,7 +49,7 @@ import { startDynamoDBLocal } from '../src/testing/index.js';
 import type { FencedMode } from './fenced-writes.js';
 import { DEFAULT_LOAD_SHAPE, LOAD_DEFAULTS } from './load-run.js';
 import type { LoadShape } from './load-worker.js';
-import { DEFAULT_CHAOS, GROUP_DEFAULTS, runChaos, type ChaosReport } from './runner.js';
+import { DEFAULT_CHAOS, GROUP_DEFAULTS, runChaos, SEMAPHORE_DEFAULTS, type ChaosOptions, type ChaosReport } from './runner.js';
 import type { RetryMode } from './worker-dynamodb.js';
 
 const { values, positionals } = parseArgs({
@@ -56,6 +69,10 @@ const { values, positionals } = parseArgs({
     load: { type: 'boolean', default: false },
     groups: { type: 'boolean', default: false },
     'group-workers': { type: 'string' },
+    semaphores: { type: 'boolean', default: false },
+    gc: { type: 'boolean', default: false },
+    'semaphore-workers': { type: 'string' },
+    permits: { type: 'string' },
     held: { type: 'string' },
     waits: { type: 'string' },
     burst: { type: 'string' },
@@ -120,6 +137,23 @@ function groupWorkers(): number | undefined {
   return whole('group-workers', values['group-workers'], GROUP_DEFAULTS.groupWorkers);
 }
 
+/** The semaphore of a `--semaphores` run: its workers and permits, from SEMAPHORE_DEFAULTS unless the flags say otherwise. */
+function semaphoreShape(): ChaosOptions['semaphore'] {
+  if (!values.semaphores) {
+    if (values['semaphore-workers'] !== undefined || values.permits !== undefined) {
+      process.stderr.write('--semaphore-workers and --permits need --semaphores\n');
+      process.exit(2);
+    }
+    return undefined;
+  }
+  const permits = whole('permits', values.permits, SEMAPHORE_DEFAULTS.semaphore.permits);
+  if (permits < 1) {
+    process.stderr.write('--permits must be at least 1\n');
+    process.exit(2);
+  }
+  return { workers: whole('semaphore-workers', values['semaphore-workers'], SEMAPHORE_DEFAULTS.semaphore.workers), permits };
+}
+
 function loadSummary(report: ChaosReport): string[] {
   const lost = report.heldLocksLost;
   if (lost === undefined) return [];
@@ -152,6 +186,19 @@ function summary(report: ChaosReport): string {
           `group acquisitions ${c.groupAcquisitions} of ${c.groupAsks} acquireLocks calls by ${report.options.groupWorkers} group workers, partial groups ${c.partialGroups.length}, ` +
             `slow takeovers by a group (reported, not judged) ${c.slowTakeovers.filter((u) => u.byGroup === true).length}`,
         ]),
+    ...(report.options.gc !== true
+      ? []
+      : [
+          `gc: ${c.gcPasses} passes (failed ${JSON.stringify(c.gcPassErrors)}), deletes by outcome ${JSON.stringify(c.gcDeletes)}, ` +
+            `items left ${JSON.stringify(c.gcLeft)}, held items deleted ${c.heldItemsDeleted.length}`,
+        ]),
+    ...(report.options.semaphore === undefined
+      ? []
+      : [
+          `permits granted ${c.permitsGranted} (grants by count ${JSON.stringify(c.permitGrantsByCount)} of ${c.permitAsks} calls) ` +
+            `by ${report.options.semaphore.workers} semaphore workers on ${report.options.semaphore.permits} permits; ` +
+            `most holders at once ${JSON.stringify(c.mostHolders)}, overfull ${c.overfull.length}, wrong grants ${c.wrongGrants.length}`,
+        ]),
     `takeovers after a kill or pause: ${c.takeovers}, longest unavailability ${c.maxUnavailableMs} ms (bound ${c.unavailableBoundMs} ms)`,
     `final scan: ${report.scan.items} items, ${report.scan.malformed.length} malformed`,
     ...loadSummary(report),
@@ -173,13 +220,24 @@ process.once('SIGTERM', () => stop.abort());
 const fenced = fencedMode();
 const load = loadShape();
 const groups = groupWorkers();
-if ([load, fenced, groups].filter((mode) => mode !== undefined).length > 1) {
-  process.stderr.write('--load, --fenced and --groups are separate runs\n');
+const semaphore = semaphoreShape();
+if ([load, fenced, groups, semaphore].filter((mode) => mode !== undefined).length > 1) {
+  process.stderr.write('--load, --fenced, --groups and --semaphores are separate runs\n');
   process.exit(2);
 }
-// A load or group run starts from its own defaults; explicit flags still win.
+// A load, group or semaphore run starts from its own defaults; explicit flags still win.
+if (load !== undefined && values.gc) {
+  process.stderr.write('--gc does not run beside --load\n');
+  process.exit(2);
+}
 const defaults =
-  load !== undefined ? { ...DEFAULT_CHAOS, ...LOAD_DEFAULTS } : groups !== undefined ? { ...DEFAULT_CHAOS, ...GROUP_DEFAULTS } : DEFAULT_CHAOS;
+  load !== undefined
+    ? { ...DEFAULT_CHAOS, ...LOAD_DEFAULTS }
+    : groups !== undefined
+      ? { ...DEFAULT_CHAOS, ...GROUP_DEFAULTS }
+      : semaphore !== undefined
+        ? { ...DEFAULT_CHAOS, ...SEMAPHORE_DEFAULTS }
+        : DEFAULT_CHAOS;
 const keys = whole('keys', values.keys, defaults.keys);
 if (groups !== undefined && keys < 2) {
   process.stderr.write('--groups needs at least 2 keys\n');
@@ -204,6 +262,8 @@ try {
     fenced,
     load,
     groupWorkers: groups,
+    semaphore,
+    gc: values.gc,
     keepLogs: values['keep-logs'],
     signal: stop.signal,
   });

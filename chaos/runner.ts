@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { FaultProxy } from '../test-kit/fault-proxy.js';
 import { LockClient } from '../src/index.js';
+import { permitKeys as permitKeysOf } from '../src/semaphore/permit-keys.js';
 import { checkChaosLog, type CheckReport } from './checker.js';
 import { ChaosDriver, type WorkerCrash, type WorkerIdentity } from './driver.js';
 import type { ChaosEvent } from './events.js';
@@ -57,6 +58,17 @@ export interface ChaosOptions {
    * with acquireLocks, among the single-key ones (plain runs only).
    */
   readonly groupWorkers?: number | undefined;
+  /**
+   * `--semaphores`: this many more workers, each taking 1 to `permits` − 1
+   * permits at once of one semaphore of `permits`, among the single-key ones,
+   * which also take the permits' keys as locks (plain runs only).
+   */
+  readonly semaphore?: { readonly workers: number; readonly permits: number } | undefined;
+  /**
+   * `--gc`: one more worker runs collectAbandoned passes back to back
+   * (chaos/gc-worker.ts), faulted as the others are (plain runs only).
+   */
+  readonly gc?: boolean | undefined;
   /** Milliseconds between process faults. */
   readonly faultGapMs: readonly [number, number];
   /** Keep the JSON-lines logs (their directory is in the report) instead of deleting them. */
@@ -89,6 +101,12 @@ export const DEFAULT_CHAOS: Omit<ChaosOptions, 'endpoint'> = {
 
 /** A `--groups` run's own defaults: groups of up to 4 keys need 4 keys to choose from. */
 export const GROUP_DEFAULTS = { keys: 4, groupWorkers: 3 } as const;
+
+/** A `--semaphores` run's own defaults: 4 semaphore workers and 3 single-key ones on a semaphore of 3 permits. */
+export const SEMAPHORE_DEFAULTS = { workers: 3, semaphore: { workers: 4, permits: 3 } } as const;
+
+/** The semaphore of a `--semaphores` run. */
+const SEMAPHORE_NAME = 'sem';
 
 export interface ChaosReport extends Partial<LoadCheckReport> {
   readonly options: Omit<ChaosOptions, 'endpoint' | 'signal'>;
@@ -174,16 +192,34 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     retryMode: options.retryMode,
   };
   const groupWorkers = load === undefined ? (options.groupWorkers ?? 0) : 0;
-  const driverOptions = { workers: options.workers + groupWorkers, seed: options.seed, logDir, faultGapMs: options.faultGapMs };
+  const semaphore = load === undefined ? options.semaphore : undefined;
+  const semaphoreWorkers = semaphore?.workers ?? 0;
+  const lockKeys = Array.from({ length: options.keys }, (_, i) => `key-${i + 1}`);
+  // Single-key workers also take the permits' keys as plain locks, as a client of another language joins a semaphore.
+  const permitKeys = semaphore === undefined ? [] : permitKeysOf(SEMAPHORE_NAME, semaphore.permits, undefined).map((key) => key.partitionKey);
+  const lockers = options.workers + groupWorkers + semaphoreWorkers;
+  const gc = load === undefined && options.gc === true;
+  const driverOptions = {
+    workers: lockers + (gc ? 1 : 0),
+    // The gc is paused, never killed: a run in which it is killed before its first pass ends would prove nothing of it.
+    pauseOnlySlot: gc ? lockers + 1 : undefined,
+    seed: options.seed,
+    logDir,
+    faultGapMs: options.faultGapMs,
+  };
   const driver =
     load === undefined
       ? new ChaosDriver({
           ...driverOptions,
           worker: {
             ...common,
-            keys: Array.from({ length: options.keys }, (_, i) => `key-${i + 1}`),
+            keys: [...lockKeys, ...permitKeys],
             ...(options.fenced === undefined ? {} : { fenced: { dataTable, mode: options.fenced, fencingTable } }),
             ...(groupWorkers === 0 ? {} : { groupSlotsFrom: options.workers + 1 }),
+            ...(semaphore === undefined
+              ? {}
+              : { semaphore: { name: SEMAPHORE_NAME, permits: semaphore.permits, slotsFrom: options.workers + groupWorkers + 1 } }),
+            ...(gc ? { gcSlot: lockers + 1 } : {}),
           } satisfies Omit<WorkerConfig, keyof WorkerIdentity>,
         })
       : new ChaosDriver({
@@ -242,6 +278,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         `${u.key} unavailable ${u.ms} ms after ${u.worker} ${u.fault === 'kill' ? 'died' : 'was paused'} (bound ${check.unavailableBoundMs} ms)`,
     ),
     ...check.partialGroups.map((p) => `partial group of ${p.worker} at ${p.at}: expected ${p.expected.join(',')}, found ${p.found.join(',')}`),
+    ...check.overfull.map(
+      (o) => `semaphore ${o.semaphore} of ${o.permits} permits had ${o.holders} holders at ${o.atNs}: ${JSON.stringify(o.holds)}`,
+    ),
+    ...check.heldItemsDeleted.map(
+      (d) => `gc deleted ${d.key} at RVN ${d.rvn} (${d.outcome}) while ${d.hold.worker} held it (acquired ${d.hold.rvn}): ${JSON.stringify(d)}`,
+    ),
+    ...check.wrongGrants.map((g) => `${g.worker} asked for ${g.asked} permits of ${g.semaphore} and was granted ${JSON.stringify(g.keys)}`),
     ...(loadCheck === undefined ? [] : loadViolations(loadCheck)),
     ...driver.crashes.map(
       (c) => `${c.worker} exited by itself (code ${c.code}, signal ${c.signal}): ${c.stderrTail.trim().split('\n').slice(-3).join(' | ')}`,
@@ -250,6 +293,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   ];
   if (check.acquisitions === 0) violations.push('no acquisition at all: the run proved nothing');
   if (groupWorkers > 0 && check.groupAcquisitions === 0) violations.push('no group acquisition at all: the group run proved nothing');
+  if (gc && (check.gcDeletes.deleted ?? 0) === 0) violations.push('the gc deleted nothing: the gc run proved nothing');
+  if (semaphoreWorkers > 0 && check.permitsGranted === 0) violations.push('no permit granted at all: the semaphore run proved nothing');
   if (fenced !== undefined) {
     if (fenced.lostUpdates > 0) violations.push(`${fenced.lostUpdates} lost update(s) in the counter items`);
     if (fenced.outcomes.fencedOut > 0)

@@ -3,7 +3,11 @@
  * random keys, and logs each act with the instant its validity check passed.
  * In `--groups` runs the slots from `groupSlotsFrom` on are group workers
  * instead: each takes 2–4 random keys at once with acquireLocks, and acts
- * only once the check of every lock of the group passed.
+ * only once the check of every lock of the group passed. In `--semaphores`
+ * runs they are semaphore workers: each asks in turn for 1 to N−1 permits of
+ * the semaphore of N (acquirePermit for one, acquirePermits for more), and
+ * acts only once the check of every permit it holds passed. In `--gc` runs
+ * the last slot runs collectAbandoned instead (chaos/gc-worker.ts).
  *
  *   node --import tsx chaos/worker.ts '<WorkerConfig as JSON>'
  *
@@ -21,6 +25,7 @@ import { appendFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isLockLostError, isLockNotGrantedError, LockClient, type Lock, type LockGroup } from '../src/index.js';
 import type { WorkerIdentity } from './driver.js';
+import { collectAbandonedForever } from './gc-worker.js';
 import { nowNs, type ChaosEvent } from './events.js';
 import { readCounter, writeCounter, writeCounterLate, type CounterWrite, type FencedMode } from './fenced-writes.js';
 import { between, pick, sample, seededRandom } from './random.js';
@@ -36,6 +41,10 @@ export interface WorkerConfig extends WorkerIdentity, WorkerDynamoDBSettings {
   readonly fenced?: { readonly dataTable: string; readonly mode: FencedMode; readonly fencingTable?: string | undefined };
   /** `--groups`: the slots from this one on are group workers. */
   readonly groupSlotsFrom?: number | undefined;
+  /** `--semaphores`: the slots from `slotsFrom` on take permits of the semaphore `name` of `permits` permits. */
+  readonly semaphore?: { readonly name: string; readonly permits: number; readonly slotsFrom: number } | undefined;
+  /** `--gc`: the slot that runs collectAbandoned. */
+  readonly gcSlot?: number | undefined;
 }
 
 /** Acts per hold and the pause before each: holds often outlast a heartbeat period, sometimes the lease. */
@@ -158,8 +167,8 @@ async function retryLater(error: unknown): Promise<void> {
   await sleep(between(random, 10, 100));
 }
 
-/** Acts while every lock of the group is certainly held. */
-async function groupSection(group: LockGroup, members: readonly { key: string; rvn: string }[]): Promise<void> {
+/** Acts while every lock of the group (or the one lock) is certainly held. */
+async function groupSection(group: Lock | LockGroup, members: readonly { key: string; rvn: string }[]): Promise<void> {
   const acquiredRvns = members.map((member) => member.rvn);
   const acts = between(random, ...ACTS_PER_HOLD);
   for (let i = 0; i < acts; i++) {
@@ -169,6 +178,15 @@ async function groupSection(group: LockGroup, members: readonly { key: string; r
     if (checkedAtNs === undefined) return;
     log({ type: 'groupAct', worker: config.worker, acquiredRvns, checkedAtNs });
   }
+}
+
+/** Acts under every lock of `held`, releases it, and logs the end of each member's hold. */
+async function actAndRelease(held: Lock | LockGroup, members: readonly { key: string; rvn: string }[]): Promise<void> {
+  await groupSection(held, members);
+  await held.release({ bestEffort: true }).catch(() => false);
+  const atNs = nowNs();
+  for (const { key, rvn } of members) log({ type: 'released', worker: config.worker, key, acquiredRvn: rvn, atNs });
+  await sleep(between(random, 0, 100));
 }
 
 async function groupMain(): Promise<never> {
@@ -184,11 +202,28 @@ async function groupMain(): Promise<never> {
     }
     const members = group.locks.map((lock) => ({ key: lock.partitionKey, rvn: lock.recordVersionNumber }));
     log({ type: 'groupAcquired', worker: config.worker, members, atNs: nowNs() });
-    await groupSection(group, members);
-    await group.release({ bestEffort: true }).catch(() => false);
-    const atNs = nowNs();
-    for (const { key, rvn } of members) log({ type: 'released', worker: config.worker, key, acquiredRvn: rvn, atNs });
-    await sleep(between(random, 0, 100));
+    await actAndRelease(group, members);
+  }
+}
+
+/** Asks in turn for 1 to N−1 permits (never the whole semaphore, so that a grant always shares it), from a count each slot starts at. */
+async function semaphoreMain({ name, permits }: { name: string; permits: number }): Promise<never> {
+  const most = Math.max(1, permits - 1);
+  for (let ask = config.slot; ; ask++) {
+    const count = 1 + (ask % most);
+    log({ type: 'permitsWanting', worker: config.worker, semaphore: name, permits, count, atNs: nowNs() });
+    // Half the permits are kept as released items: a `--gc` run then watches items that waiters take meanwhile.
+    const options = { ...waiting, permits, deleteLockOnRelease: random() < 0.5 };
+    let held: Lock | LockGroup;
+    try {
+      held = count === 1 ? await client.acquirePermit(name, options) : await client.acquirePermits(name, { ...options, count });
+    } catch (error) {
+      await retryLater(error);
+      continue;
+    }
+    const members = ('locks' in held ? held.locks : [held]).map((lock) => ({ key: lock.partitionKey, rvn: lock.recordVersionNumber }));
+    log({ type: 'permitsAcquired', worker: config.worker, semaphore: name, members, atNs: nowNs() });
+    await actAndRelease(held, members);
   }
 }
 
@@ -214,4 +249,10 @@ async function main(): Promise<never> {
   }
 }
 
-await (config.groupSlotsFrom !== undefined && config.slot >= config.groupSlotsFrom ? groupMain() : main());
+function role(): Promise<never> {
+  if (config.slot === config.gcSlot) return collectAbandonedForever({ config, client, dynamoDB, log });
+  if (config.semaphore !== undefined && config.slot >= config.semaphore.slotsFrom) return semaphoreMain(config.semaphore);
+  return config.groupSlotsFrom !== undefined && config.slot >= config.groupSlotsFrom ? groupMain() : main();
+}
+
+await role();

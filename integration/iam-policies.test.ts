@@ -28,7 +28,17 @@ const tables = { locks: uniqueTableName('iam-locks'), fencing: uniqueTableName('
 const opened: { clients: LockClient[]; dynamoDB: DynamoDBClient[] } = { clients: [], dynamoDB: [] };
 
 type Feature =
-  'locking' | 'batched' | 'listing' | 'gc' | 'guarded' | 'fencing' | 'groups' | 'fenced-groups' | 'create-table' | 'create-fencing-table';
+  | 'locking'
+  | 'batched'
+  | 'semaphores'
+  | 'listing'
+  | 'gc'
+  | 'guarded'
+  | 'fencing'
+  | 'groups'
+  | 'fenced-groups'
+  | 'create-table'
+  | 'create-fencing-table';
 /** Document → table (as the documents name it) → actions. */
 type Grants = Map<string, Set<string>>;
 const recorded = new Map<Feature, Grants>();
@@ -100,6 +110,12 @@ beforeAll(async () => {
     );
     await Promise.all(['b1', 'b2', 'b3', 'b4', 'b5', 'b6'].map((key) => client.acquireLock(key)));
     await waitUntil('a batch of heartbeats', batched, { timeoutMs: 20_000 });
+  });
+
+  await run('semaphores', {}, async (client) => {
+    // Two permits of two: read in a round (BatchGetItem) before they are taken together.
+    const permits = await client.acquirePermits('iam-semaphore', { permits: 2, count: 2 });
+    await permits.release();
   });
 
   await run('listing', {}, async (client) => {
@@ -198,11 +214,11 @@ const defaults = (): Grants => policyFile('locking-batched-heartbeats.json');
 /** `own`: what the document adds to the locking policy, each of which its feature must send. */
 const DOCUMENTS: { name: string; grants: () => Grants; features: Feature[]; own?: () => Grants }[] = [
   { name: 'locking.json', grants: locking, features: ['locking', 'groups'] },
-  { name: 'locking-batched-heartbeats.json', grants: defaults, features: ['locking', 'batched', 'groups'] },
+  { name: 'locking-batched-heartbeats.json', grants: defaults, features: ['locking', 'batched', 'groups', 'semaphores'] },
   {
     name: 'locking-batched-heartbeats-listing.json',
     grants: () => policyFile('locking-batched-heartbeats-listing.json'),
-    features: ['locking', 'batched', 'groups', 'listing', 'gc'],
+    features: ['locking', 'batched', 'groups', 'semaphores', 'listing', 'gc'],
   },
   {
     name: 'guarded-writes.json with locking.json',
@@ -233,6 +249,7 @@ describe('the documented IAM grants', () => {
       expect.arrayContaining([`${LOCKS}: dynamodb:PartiQLInsert`, `${LOCKS}: dynamodb:PartiQLUpdate`, `${LOCKS}: dynamodb:DescribeTable`]),
     );
     expect(flatten(featureGrants('guarded'))).toContain(`${LOCKS}: dynamodb:ConditionCheckItem`);
+    expect(flatten(featureGrants('semaphores'))).toContain(`${LOCKS}: dynamodb:BatchGetItem`);
     expect(flatten(featureGrants('fencing'))).toEqual(
       expect.arrayContaining([`${FENCING}: dynamodb:GetItem`, `${FENCING}: dynamodb:UpdateItem`]),
     );

@@ -2,7 +2,8 @@
  * Records the IAM actions a DynamoDB client's calls need, per table, with a
  * middleware on the client's own stack: `GetItem` needs `dynamodb:GetItem`;
  * a PartiQL batch needs `dynamodb:PartiQL<Insert|Update|Delete|Select>` per
- * statement kind; a transaction needs the action of each item (there is no
+ * statement kind; a BatchGetItem needs `dynamodb:BatchGetItem` on each table
+ * it reads; a transaction needs the action of each item (there is no
  * IAM action for TransactWriteItems itself). Free of jest.
  */
 import type { BatchStatementRequest, DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
@@ -27,6 +28,9 @@ function actionsOf(operation: string, input: Record<string, unknown>): [table: s
       const kind = PARTIQL_KINDS[text.split(' ')[0] ?? ''] ?? 'Unknown';
       return [/"([^"]+)"/.exec(text)?.[1] ?? '?', `PartiQL${kind}`];
     });
+  }
+  if (operation === 'BatchGetItem') {
+    return Object.keys(input['RequestItems'] as Record<string, unknown>).map((table): [string, string] => [table, operation]);
   }
   if (operation === 'TransactWriteItems') {
     return (input['TransactItems'] as TransactWriteItem[]).flatMap((item) =>

@@ -14,7 +14,7 @@ import {
 import { leaseEndOf, type InvocationDeadline, type LeaseEnd } from '../hold/lease-end.js';
 import { checkSignal } from '../settings/argument-checks.js';
 import { ACQUIRE_DEFAULTS } from '../settings/defaults.js';
-import { checkDuration, checkLockLease, safetyMarginFor } from '../settings/options.js';
+import { checkDuration, checkLockLease, checkRefreshPeriod, safetyMarginFor } from '../settings/options.js';
 
 /** Options of one `acquireLock` call (Java's `AcquireLockOptions`, PROTOCOL.md §8.2). */
 export interface AcquireLockOptions {
@@ -31,7 +31,7 @@ export interface AcquireLockOptions {
   readonly deleteLockOnRelease?: boolean;
   /** Only take a lock whose item already exists (released or expired); never create one. @default false */
   readonly acquireOnlyIfLockAlreadyExists?: boolean;
-  /** Milliseconds between reads while waiting. @default 1000 */
+  /** Milliseconds between reads while waiting, at least 10. @default 1000 */
   readonly refreshPeriod?: number;
   /**
    * Opt-in turns, for even shares of a lock that clients release and ask
@@ -137,7 +137,7 @@ export function resolveAcquireOptions<Options extends Pick<AcquireLockOptions, D
     }
   }
   const wait = { allowInfinity: true };
-  const refreshPeriod = checkDuration('refreshPeriod', options.refreshPeriod ?? ACQUIRE_DEFAULTS.refreshPeriod);
+  const refreshPeriod = checkRefreshPeriod(options.refreshPeriod ?? ACQUIRE_DEFAULTS.refreshPeriod);
   return {
     ...options,
     refreshPeriod,

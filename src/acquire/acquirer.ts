@@ -11,6 +11,7 @@ import { DynamoDBTimeoutError, InvalidArgumentError, LockClientClosedError, Lock
 import { describeLockKey, lockId, type LockKey } from '../base/lock-key.js';
 import { LockPages, type LockListing } from '../dynamodb/list-locks.js';
 import { readLock, type LockObservation } from '../dynamodb/read-lock.js';
+import { readLocks } from '../dynamodb/read-locks.js';
 import type { HeldLock } from '../hold/held-lock.js';
 import type { HeldLocks } from '../heartbeat/held-locks.js';
 import type { LeaseEnd } from '../hold/lease-end.js';
@@ -207,6 +208,17 @@ export class Acquirer {
     try {
       const abandoned = this.#timedOut(`getLock(${describeLockKey(key)})`);
       return await this.#call(signal, (call) => this.#look(call, (bounded) => readLock(dynamoDB, table, key, clock, bounded), { abandoned }));
+    } catch (error) {
+      throw await this.#ended(error, signal);
+    }
+  }
+
+  /** The consistent reads of several locks, in BatchGetItem calls (`undefined`: no item), for a semaphore's round. */
+  async readLocks(keys: readonly LockKey[], signal: AbortSignal | undefined): Promise<(LockObservation | undefined)[]> {
+    const { dynamoDB, table, clock } = this.#options;
+    try {
+      const abandoned = this.#timedOut(`getLocks(${describeLockKey(keys[0] as LockKey)}, … ${keys.length} keys)`);
+      return await this.#call(signal, (call) => this.#look(call, (bounded) => readLocks(dynamoDB, table, keys, clock, bounded), { abandoned }));
     } catch (error) {
       throw await this.#ended(error, signal);
     }

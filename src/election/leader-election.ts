@@ -12,7 +12,7 @@ import { InvalidArgumentError } from '../base/errors.js';
 import { LockClient } from '../lock-client.js';
 import type { LockKeyOptions } from '../lock-client-options.js';
 import { checkFunction } from '../settings/argument-checks.js';
-import { checkDuration } from '../settings/options.js';
+import { checkDuration, checkRefreshPeriod } from '../settings/options.js';
 import { AlreadyCampaigningError } from './already-campaigning-error.js';
 import { leaderOf, sameLeader, type Leader } from './leader.js';
 import { Leadership } from './leadership.js';
@@ -27,7 +27,7 @@ export interface LeaderElectionOptions extends LockKeyOptions {
   /**
    * Milliseconds between a waiting candidate's reads of the lock. A
    * resignation is noticed at the next read, so this bounds how long a
-   * hand-over takes. @default 500
+   * hand-over takes. At least 10. @default 500
    */
   readonly refreshPeriod?: number;
   /** Milliseconds between the reads of {@link LeaderElection.observe}, unless the call passes its own. @default 1000 */
@@ -76,7 +76,7 @@ export class LeaderElection {
     this.sortKey = options.sortKey;
     this.#data = toBytes(options.data);
     this.#leaseDuration = options.leaseDuration === undefined ? undefined : checkDuration('leaseDuration', options.leaseDuration, { min: 1 });
-    this.#refreshPeriod = checkDuration('refreshPeriod', options.refreshPeriod ?? ELECTION_DEFAULTS.refreshPeriod, { min: 1 });
+    this.#refreshPeriod = checkRefreshPeriod(options.refreshPeriod ?? ELECTION_DEFAULTS.refreshPeriod);
     this.#pollInterval = checkDuration('pollInterval', options.pollInterval ?? ELECTION_DEFAULTS.pollInterval, { min: 1 });
   }
 

@@ -25,7 +25,7 @@ import type { HeldLocks } from '../heartbeat/held-locks.js';
 import { abortableSleep } from '../primitives/abortable-sleep.js';
 import { BoundedRuns } from '../primitives/bounded-runs.js';
 import { runWithinLifetime } from '../primitives/lifetime-call.js';
-import type { LockTable } from '../protocol/index.js';
+import { keyOfLockItem, type LockTable } from '../protocol/index.js';
 import { MAX_DURATION_MS, type ResolvedSettings } from '../settings/options.js';
 import {
   resolveCollectOptions,
@@ -37,7 +37,7 @@ import {
   type SeenLock,
 } from './collect-options.js';
 import { deleteAbandoned } from './delete-abandoned.js';
-import { firstLook, isUnchanged, keyOf, standStillAt, type FirstLookRules, type Watched } from './judge.js';
+import { firstLook, isUnchanged, standStillAt, type FirstLookRules, type Watched } from './judge.js';
 
 export interface AbandonedItemsOptions {
   readonly dynamoDB: Pick<DynamoDBClient, 'send'>;
@@ -146,7 +146,7 @@ class Pass {
     try {
       while (!pages.done && this.#now() < this.#endsAt) {
         for (const item of (await this.#page(pages)).items) {
-          const key = keyOf(table, item);
+          const key = keyOfLockItem(table, item);
           const watched = key === undefined ? undefined : this.#watched.get(lockId(key));
           if (watched === undefined) continue;
           this.#watched.delete(lockId(watched.lock));

@@ -13,7 +13,6 @@
  */
 import { TAKEOVER_MARGIN_MS } from '../acquire/stale-watch.js';
 import { isMalformedLockItemError } from '../base/errors.js';
-import type { LockKey } from '../base/lock-key.js';
 import { isConditionalCheckFailed } from '../dynamodb/sdk-errors.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
 import { decodeLockItem, type KeySchemaNames, type LockItem } from '../protocol/index.js';
@@ -62,15 +61,6 @@ export function isUnchanged(schema: KeySchemaNames, watched: Watched, item: Lock
     throw error;
   }
   return now.recordVersionNumber === watched.lock.recordVersionNumber && now.ownerName === watched.lock.ownerName;
-}
-
-/** The key an item is stored under, when its key attributes are strings (`undefined` otherwise: never watched). */
-export function keyOf(schema: KeySchemaNames, item: LockItem): LockKey | undefined {
-  const partitionKey = item[schema.partitionKeyName]?.S;
-  if (partitionKey === undefined) return undefined;
-  if (schema.sortKeyName === undefined) return { partitionKey };
-  const sortKey = item[schema.sortKeyName]?.S;
-  return sortKey === undefined ? undefined : { partitionKey, sortKey };
 }
 
 /**

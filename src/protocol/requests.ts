@@ -21,6 +21,15 @@ type Names = Record<string, string>;
 type Values = Record<string, AttributeValue>;
 
 /** The primary key of a lock item; validates the key values first. */
+/** The key an item is stored under, when its key attributes are strings (`undefined` otherwise): the inverse of {@link lockItemKey}. */
+export function keyOfLockItem(schema: KeySchemaNames, item: LockItem): LockKey | undefined {
+  const partitionKey = item[schema.partitionKeyName]?.S;
+  if (partitionKey === undefined) return undefined;
+  if (schema.sortKeyName === undefined) return { partitionKey };
+  const sortKey = item[schema.sortKeyName]?.S;
+  return sortKey === undefined ? undefined : { partitionKey, sortKey };
+}
+
 export function lockItemKey(schema: KeySchemaNames, key: LockKey): LockItem {
   validateLockKey(schema, key);
   const item: LockItem = { [schema.partitionKeyName]: { S: key.partitionKey } };

@@ -3,6 +3,7 @@
  * requests about the table itself (PROTOCOL.md §1.2, §4), as pure functions.
  */
 import type {
+  BatchGetItemCommandInput,
   CreateTableCommandInput,
   DescribeTableCommandInput,
   GetItemCommandInput,
@@ -19,6 +20,19 @@ import { lockItemKey } from './requests.js';
 /** The consistent read of one lock (PROTOCOL.md §4.1). */
 export function buildGetLockRequest(table: LockTable, key: LockKey): GetItemCommandInput {
   return { TableName: table.tableName, Key: lockItemKey(table, key), ConsistentRead: true };
+}
+
+/** The most keys one BatchGetItem reads. */
+export const MAX_BATCH_GET_KEYS = 100;
+
+/**
+ * The consistent reads of up to {@link MAX_BATCH_GET_KEYS} locks in one
+ * call: each item as its own GetItem (PROTOCOL.md §4.1) would return it.
+ */
+export function buildBatchGetLocksRequest(table: LockTable, keys: readonly LockKey[]): BatchGetItemCommandInput {
+  if (keys.length === 0 || keys.length > MAX_BATCH_GET_KEYS)
+    throw new RangeError(`a BatchGetItem reads 1 to ${MAX_BATCH_GET_KEYS} keys, got ${keys.length}`);
+  return { RequestItems: { [table.tableName]: { Keys: keys.map((key) => lockItemKey(table, key)), ConsistentRead: true } } };
 }
 
 export interface ListRequestOptions {

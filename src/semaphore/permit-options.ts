@@ -4,7 +4,7 @@ import type { AcquireLockOptions } from '../acquire/acquire-options.js';
 import { maxGroupSize } from '../protocol/index.js';
 import { checkSignal } from '../settings/argument-checks.js';
 import { ACQUIRE_DEFAULTS } from '../settings/defaults.js';
-import { checkCount, checkDuration } from '../settings/options.js';
+import { checkCount, checkDuration, checkRefreshPeriod } from '../settings/options.js';
 import { PERMITS_ATTRIBUTE } from './permit-keys.js';
 
 /** The most permits a semaphore may count: a waiting round reads each of them, and the one past the last. */
@@ -57,7 +57,7 @@ export function resolvePermitOptions(options: AcquirePermitsOptions, fenced: boo
   const wait = { allowInfinity: true };
   return {
     ...options,
-    refreshPeriod: checkDuration('refreshPeriod', options.refreshPeriod ?? ACQUIRE_DEFAULTS.refreshPeriod),
+    refreshPeriod: checkRefreshPeriod(options.refreshPeriod ?? ACQUIRE_DEFAULTS.refreshPeriod),
     additionalTimeToWaitForLock: checkDuration(
       'additionalTimeToWaitForLock',
       options.additionalTimeToWaitForLock ?? ACQUIRE_DEFAULTS.additionalTimeToWaitForLock,

@@ -6,11 +6,13 @@
  * A call first tries one permit picked at random with a single conditional
  * write (a single permit only: a group reads before it writes). Then it
  * waits in rounds that only read: each reads every permit and the one past
- * the last (which no client that agrees on the number may hold), judges
+ * the last (which no client that agrees on the number may hold) in one
+ * BatchGetItem (permit-reads.ts), judges
  * them (permit-round.ts), and once enough are free, takes free ones picked
- * at random: one as `acquireLock` takes a lock without waiting, several in
- * one transaction as `acquireLocks` does, which never holds some while
- * waiting for others. A permit whose RVN stood still for its whole lease on
+ * at random: one as `acquireLock` takes a lock without waiting (and, when
+ * another client took it first, the next free one the round saw, before
+ * any new read), several in one transaction as `acquireLocks` does, which
+ * never holds some while waiting for others. A permit whose RVN stood still for its whole lease on
  * this process's clock is recovered first by a delete conditioned on that
  * RVN and its owner: a takeover and a release, as `collectAbandoned` does.
  */
@@ -38,6 +40,7 @@ import type { LockTable } from '../protocol/index.js';
 import { checkSemaphoreName, PERMITS_ATTRIBUTE, permitKeys } from './permit-keys.js';
 import type { ResolvedSettings } from '../settings/options.js';
 import { resolvePermitOptions, type AcquirePermitsOptions, type ResolvedPermitOptions } from './permit-options.js';
+import { PermitReads } from './permit-reads.js';
 import { judgeRound, type RoundView } from './permit-round.js';
 
 export type { AcquirePermitOptions, AcquirePermitsOptions } from './permit-options.js';
@@ -58,9 +61,12 @@ export interface SemaphoresOptions {
 
 export class Semaphores {
   readonly #options: SemaphoresOptions;
+  /** Shared by every acquisition: a refused BatchGetItem is tried once per client. */
+  readonly #reads: PermitReads;
 
   constructor(options: SemaphoresOptions) {
     this.#options = options;
+    this.#reads = new PermitReads(options.acquirer, options.logger);
   }
 
   /** Takes `options.count` permits of the semaphore `name`, all or none. */
@@ -68,13 +74,14 @@ export class Semaphores {
     checkSemaphoreName(name);
     const resolved = resolvePermitOptions(options, this.#options.settings.fencingTableName !== undefined);
     return runWithinLifetime(this.#options.lifetime, resolved.signal, (signal) =>
-      new PermitAcquisition(this.#options, name, resolved, signal).run(),
+      new PermitAcquisition(this.#options, this.#reads, name, resolved, signal).run(),
     );
   }
 }
 
 class PermitAcquisition {
   readonly #ctx: SemaphoresOptions;
+  readonly #reads: PermitReads;
   readonly #name: string;
   readonly #options: ResolvedPermitOptions;
   /** Aborts when the caller's signal does or the client closes. */
@@ -89,8 +96,9 @@ class PermitAcquisition {
   /** Why the newest attempt did not take the permits, thrown once the wait is over. */
   #refusal: LockNotGrantedError | LockCurrentlyUnavailableError | undefined;
 
-  constructor(ctx: SemaphoresOptions, name: string, options: ResolvedPermitOptions, signal: AbortSignal) {
+  constructor(ctx: SemaphoresOptions, reads: PermitReads, name: string, options: ResolvedPermitOptions, signal: AbortSignal) {
     this.#ctx = ctx;
+    this.#reads = reads;
     this.#name = name;
     this.#options = options;
     this.#signal = signal;
@@ -111,7 +119,7 @@ class PermitAcquisition {
       if (view !== undefined) {
         const candidates = [...view.free, ...(await this.#recover(view, count - view.free.length))];
         if (candidates.length >= count) {
-          const won = await this.#take(shuffled(candidates).slice(0, count));
+          const won = await this.#takeAnyOf(shuffled(candidates));
           if (won !== undefined) return won;
           if (this.#racesInARow++ === 0) continue; // another client wrote first: read again at once, once
         } else {
@@ -131,7 +139,7 @@ class PermitAcquisition {
   async #round(): Promise<RoundView | undefined> {
     let seen: (LockObservation | undefined)[];
     try {
-      seen = await Promise.all(this.#keys.map((key) => this.#ctx.acquirer.readLock(key, this.#signal)));
+      seen = await this.#reads.read(this.#keys, this.#signal);
     } catch (error) {
       this.#signal.throwIfAborted();
       if (!(isTransient(error) || error instanceof DynamoDBTimeoutError)) throw error;
@@ -165,6 +173,22 @@ class PermitAcquisition {
       }),
     );
     return recovered.filter((index) => index !== undefined);
+  }
+
+  /**
+   * Takes `count` of the permits at `candidates`, in that order: one permit
+   * at a time, the next candidate as soon as one was taken first (a write
+   * refused costs less than a round of reads); a group, with the first
+   * `count` of them, once.
+   */
+  async #takeAnyOf(candidates: readonly number[]): Promise<HeldLock[] | undefined> {
+    const { count } = this.#options;
+    if (count > 1) return this.#take(candidates.slice(0, count));
+    for (const index of candidates) {
+      const won = await this.#take([index]);
+      if (won !== undefined) return won;
+    }
+    return undefined;
   }
 
   /** Takes the permits at `indices` without waiting for any holder; `undefined` when one was taken first. */

@@ -157,6 +157,17 @@ export function checkDuration(name: string, value: unknown, options: { min?: num
   return value;
 }
 
+/**
+ * The shortest `refreshPeriod` of any wait (a lock's, a group's, a
+ * semaphore's, an election's): a shorter one would have a waiter read
+ * without a pause, a busy loop on DynamoDB.
+ */
+export const MIN_REFRESH_PERIOD_MS = 10;
+
+export function checkRefreshPeriod(value: unknown): number {
+  return checkDuration('refreshPeriod', value, { min: MIN_REFRESH_PERIOD_MS });
+}
+
 /** The longest delay Node's timers take; a longer one fires after 1 ms. */
 export const MAX_DURATION_MS = 2 ** 31 - 1;
 

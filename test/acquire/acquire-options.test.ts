@@ -85,6 +85,10 @@ describe('resolveAcquireOptions', () => {
 
   it('refuses bad durations and a lease too short for the heartbeats, as the options are read', () => {
     expect(codeOf(() => resolveAcquireOptions(ctx, { refreshPeriod: -1 }))).toBe('INVALID_DURATION');
+    // Under 10 ms a waiter would read the lock without a pause: the same minimum as a semaphore's and an election's.
+    expect(codeOf(() => resolveAcquireOptions(ctx, { refreshPeriod: 0 }))).toBe('INVALID_DURATION');
+    expect(codeOf(() => resolveAcquireOptions(ctx, { refreshPeriod: 9 }))).toBe('INVALID_DURATION');
+    expect(resolveAcquireOptions(ctx, { refreshPeriod: 10 }).refreshPeriod).toBe(10);
     expect(codeOf(() => resolveAcquireOptions(ctx, { turnLength: 1.5 }))).toBe('INVALID_DURATION');
     expect(codeOf(() => resolveAcquireOptions(ctx, { additionalTimeToWaitForLock: Number.NaN }))).toBe('INVALID_DURATION');
     expect(codeOf(() => resolveAcquireOptions(ctx, { leaseDuration: 9_999 }))).toBe('LEASE_TOO_SHORT');

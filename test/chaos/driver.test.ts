@@ -2,7 +2,8 @@
  * The chaos driver on a starved event loop, as on a loaded machine: a
  * restart timer may run before the exit of the worker it replaces is seen.
  * Each exit must still be judged by the process that exited, and stop()
- * must end every process the driver started.
+ * must end every process the driver started. A pause-only slot's worker is
+ * paused, never killed.
  */
 import { expect, it } from '@jest/globals';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -49,6 +50,36 @@ it('takes no kill of its own for a crash, and leaves no worker running after sto
     await rm(logDir, { recursive: true, force: true });
   }
 }, 90_000);
+
+it('only pauses the worker of its pause-only slot', async () => {
+  const logDir = await mkdtemp(join(tmpdir(), 'chaos-driver-test-'));
+  try {
+    const driver = new ChaosDriver({
+      workers: 2,
+      pauseOnlySlot: 2,
+      seed: 3,
+      logDir,
+      faultGapMs: [50, 100],
+      restartDelayMs: [0, 0],
+      workerScript: IDLE_WORKER,
+      worker: { endpoint: 'http://127.0.0.1:1', tableName: 't', keys: ['k'], leaseMs: 50, heartbeatMs: 10, pollMs: 10, maxAttempts: undefined },
+    });
+    driver.start();
+    await sleep(4_000);
+    await driver.stop();
+    const events = (await readFile(join(logDir, 'driver.jsonl'), 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { type: string; worker: string });
+    const faultsOf = (slot: string) =>
+      events.filter((e) => e.worker.startsWith(`${slot}.`) && ['kill', 'stop'].includes(e.type)).map((e) => e.type);
+    expect(faultsOf('w1')).toContain('kill');
+    expect(faultsOf('w2')).toContain('stop');
+    expect(faultsOf('w2')).not.toContain('kill');
+  } finally {
+    await rm(logDir, { recursive: true, force: true });
+  }
+}, 30_000);
 
 /** The pids of every worker the driver started, from the files it writes them to. */
 async function startedWorkers(logDir: string): Promise<number[]> {

@@ -14,6 +14,7 @@ describe('LeaderElection refuses bad input before any call', () => {
   it.each([
     ['an empty key', () => new LeaderElection(silentClient(), ''), 'EMPTY_KEY'],
     ['a negative refreshPeriod', () => new LeaderElection(silentClient(), 'k', { refreshPeriod: -1 }), 'INVALID_DURATION'],
+    ['a refreshPeriod under 10 ms', () => new LeaderElection(silentClient(), 'k', { refreshPeriod: 9 }), 'INVALID_DURATION'],
     ['a fractional pollInterval', () => new LeaderElection(silentClient(), 'k', { pollInterval: 1.5 }), 'INVALID_DURATION'],
     ['a zero leaseDuration', () => new LeaderElection(silentClient(), 'k', { leaseDuration: 0 }), 'INVALID_DURATION'],
     ['data that is neither bytes nor text', () => new LeaderElection(silentClient(), 'k', { data: 42 as never }), 'INVALID_OPTION'],

@@ -1,10 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { MalformedLockItemError } from '../../src/base/errors.js';
-import { firstLook, isUnchanged, judgeFailedDelete, keyOf, standStillAt, type FirstLookRules } from '../../src/gc/judge.js';
+import { firstLook, isUnchanged, judgeFailedDelete, standStillAt, type FirstLookRules } from '../../src/gc/judge.js';
 import type { LockItem } from '../../src/protocol/index.js';
 
 const SCHEMA = { partitionKeyName: 'key' };
-const WITH_SORT_KEY = { partitionKeyName: 'key', sortKeyName: 'sk' };
 const RULES: FirstLookRules = { isHeldHere: (lock) => lock.ownerName === 'me', maxLeaseMs: 60_000 };
 
 const item = (key: string, owner: string, rvn: string, leaseMs = 1_000, extra: LockItem = {}): LockItem => ({
@@ -87,15 +86,6 @@ describe('isUnchanged', () => {
     expect(isUnchanged(SCHEMA, watched, item('a', 'other', 'r2'))).toBe(false);
     expect(isUnchanged(SCHEMA, watched, item('a', 'thief', 'r1'))).toBe(false);
     expect(isUnchanged(SCHEMA, watched, { key: { S: 'a' }, ownerName: { S: 'other' }, recordVersionNumber: { S: 'r1' } })).toBe(false);
-  });
-});
-
-describe('keyOf', () => {
-  it('reads the key attributes of an item, with or without a sort key, when they are strings', () => {
-    expect(keyOf(SCHEMA, item('a', 'o', 'r'))).toEqual({ partitionKey: 'a' });
-    expect(keyOf(WITH_SORT_KEY, item('a', 'o', 'r', 1_000, { sk: { S: 's' } }))).toEqual({ partitionKey: 'a', sortKey: 's' });
-    expect(keyOf(WITH_SORT_KEY, item('a', 'o', 'r'))).toBeUndefined();
-    expect(keyOf(SCHEMA, { key: { N: '1' } })).toBeUndefined();
   });
 });
 

@@ -18,6 +18,13 @@ describe('resolvePermitOptions', () => {
     expect(resolvePermitOptions({ permits: MAX_PERMITS, count: 100 }, false).count).toBe(100);
   });
 
+  it('refuses a refreshPeriod under 10 ms, as acquireLock does: rounds without a pause would read the permits without end', () => {
+    for (const refreshPeriod of [0, 5, 9]) {
+      expect(() => resolvePermitOptions({ permits: 3, count: 1, refreshPeriod }, false)).toThrow(/refreshPeriod must be .* ≥ 10/);
+    }
+    expect(resolvePermitOptions({ permits: 3, count: 1, refreshPeriod: 10 }, false).refreshPeriod).toBe(10);
+  });
+
   it('refuses additionalAttributes that would write the permits attribute', () => {
     const refused = (): unknown => resolvePermitOptions({ permits: 3, count: 1, additionalAttributes: { semaphorePermits: 9 } }, false);
     expect(refused).toThrow(InvalidArgumentError);
