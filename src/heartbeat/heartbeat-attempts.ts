@@ -1,8 +1,8 @@
 /**
  * One heartbeat attempt: of one lock (Java's UpdateItem) or of several locks
  * due together (one batch, one concurrency slot). It bounds the attempt by
- * the safe time of its locks (a batch's always leaves each lock a lone
- * retry), learns from answered attempts how long a heartbeat takes, and
+ * the safe time of its locks (a batch's leaves each lock a lone retry
+ * where lone heartbeats are much quicker), learns from answered attempts how long a heartbeat takes, and
  * gives up, rather than sends, a lock with less safe time left than that.
  * It tells each lock's result and acts on none of them: the keeper does.
  */
@@ -10,7 +10,7 @@ import type { MonotonicClock } from '../base/clock.js';
 import type { HeldLock } from '../hold/held-lock.js';
 import { tooLateToHeartbeat } from '../hold/loss.js';
 import { HeartbeatBatchPace } from './heartbeat-batch-pace.js';
-import { attemptBoundMs, batchAttemptBoundMs } from './heartbeat-tuning.js';
+import { LONE_QUICKER_RATIO, attemptBoundMs, batchAttemptBoundMs } from './heartbeat-tuning.js';
 import type { HeartbeatResult, HeartbeatWriter } from './heartbeat-writer.js';
 import { RoundTripEstimate } from './round-trip-estimate.js';
 import { SharedDeadlines } from './shared-deadlines.js';
@@ -74,23 +74,30 @@ export class HeartbeatAttempts {
 
   /**
    * The heartbeats of several due locks in one request, a result for each,
-   * in their order. A lock whose safe time does not hold a batch's usual
-   * round trip and a lone retry after it is not sent: it goes alone
-   * (`unbatchable`); when only one is left, it goes alone too, as Java's
-   * UpdateItem.
+   * in their order. Where lone heartbeats are much quicker than batches, a
+   * lock whose safe time does not hold a batch's usual round trip and a
+   * lone retry after it goes alone (`unbatchable`), and the batch's attempt
+   * leaves each lock that retry's room; elsewhere a lock with less safe
+   * time than a batch takes is given up, and the attempt may take all of
+   * it. When only one is left, it goes alone, as Java's UpdateItem.
    */
   async batch(helds: readonly HeldLock[]): Promise<HeartbeatResult[]> {
     const { clock, writer, heartbeatPeriod } = this.#options;
     const startedAt = clock.now();
     const roundTrip = this.#batchPace.roundTrip.estimate();
     const slowLone = this.#roundTrip.slow();
+    const loneIsQuicker = this.#roundTrip.estimate() * LONE_QUICKER_RATIO < roundTrip;
     const results: HeartbeatResult[] = [];
     const sent: number[] = [];
     let safeFor = Infinity;
     helds.forEach((held, i) => {
       const safe = held.safeTimeLeft();
-      if (batchAttemptBoundMs(heartbeatPeriod, safe, slowLone) < roundTrip) {
+      if (loneIsQuicker && batchAttemptBoundMs(heartbeatPeriod, safe, slowLone) < roundTrip) {
         results[i] = { outcome: 'unbatchable' };
+        return;
+      }
+      if (safe < roundTrip) {
+        results[i] = { outcome: 'lost', error: held.lose('expired', tooLateToHeartbeat(safe, roundTrip)) };
         return;
       }
       sent.push(i);
@@ -101,7 +108,10 @@ export class HeartbeatAttempts {
       if (locks[0] !== undefined) results[sent[0] as number] = await this.single(locks[0]);
       return results;
     }
-    const attempt = this.#deadlines.deadline(batchAttemptBoundMs(heartbeatPeriod, safeFor, slowLone));
+    const boundMs = loneIsQuicker
+      ? batchAttemptBoundMs(heartbeatPeriod, safeFor, slowLone)
+      : attemptBoundMs(heartbeatPeriod, safeFor, this.#batchPace.roundTrip.slow());
+    const attempt = this.#deadlines.deadline(boundMs);
     this.#batchPace.sending(locks.length);
     let replies: HeartbeatResult[];
     try {

@@ -40,6 +40,15 @@ export const BATCH_WAIT_SHARE_OF_PERIOD = 1 / 50;
  */
 export const SLOW_BATCH_SHARE_OF_PERIOD = 1 / 4;
 
+/**
+ * A batch leaves its locks a lone retry's room only where lone heartbeats
+ * are answered at least this many times as fast as batches (DynamoDB Local
+ * applying a batch's statements in line under load): where they are not
+ * (a far region, a server slow for every request), a lone retry would be
+ * no surer, and a batch is a lock's last chance as a lone attempt is.
+ */
+export const LONE_QUICKER_RATIO = 2;
+
 /** What an attempt needs, in round trips of a slow heartbeat of late: a retry's new connection and its request. */
 const ROUND_TRIPS_PER_ATTEMPT = 2;
 
