@@ -139,15 +139,14 @@ export class DeadlineScheduler<Subject = unknown> {
   }
 
   /**
-   * Starts `task`, a limited task that is due and waits for a slot while
-   * none is free for it, at once and by itself, past the concurrency limit:
-   * in a second lane as wide as the first. False when it is not due and
-   * waiting, when a slot is free for it (the next drain starts it, in a
-   * batch if it may join one), or when the second lane is full.
+   * Starts `task`, a limited task that is due and still waits for a slot,
+   * at once and by itself, past the concurrency limit: in a second lane as
+   * wide as the first. False when it is not due and waiting, or the lane is
+   * full.
    */
   startNow(task: ScheduledTask<Subject>): boolean {
     const waiting = task.kind.limited && this.#limited.has(task) && task.dueAt - this.#clock.now() < TIMER_SLACK_MS;
-    if (!waiting || this.#hasSlotFor(task) || this.#startedNow >= this.#concurrency) return false;
+    if (!waiting || this.#startedNow >= this.#concurrency) return false;
     this.#limited.remove(task);
     this.#startedNow++;
     void this.#runStartedNow(task);
@@ -210,13 +209,6 @@ export class DeadlineScheduler<Subject = unknown> {
     this.#arm();
   }
 
-  /** Whether a slot is free for the limited task `task` (a batch slot, if it may join a batch). */
-  #hasSlotFor(task: ScheduledTask<Subject>): boolean {
-    if (this.#running >= this.#concurrency) return false;
-    const batches = this.#batches;
-    return batches === undefined || !batches.canJoin(task) || this.#batchedTasks < this.#batchLimit * batches.largestSize;
-  }
-
   /**
    * When the most overdue limited task could start: never while every slot
    * (or, for a batchable one, every batch slot) is busy; at the end of its
@@ -224,9 +216,10 @@ export class DeadlineScheduler<Subject = unknown> {
    */
   #nextLimitedStart(): number {
     const top = this.#limited.peek();
-    if (top === undefined || !this.#hasSlotFor(top)) return Infinity;
+    if (top === undefined || this.#running >= this.#concurrency) return Infinity;
     const batches = this.#batches;
     if (batches === undefined || !batches.canJoin(top)) return top.dueAt;
+    if (this.#batchedTasks >= this.#batchLimit * batches.largestSize) return Infinity;
     return this.#waitingForCompany ? top.dueAt + batches.maxWaitMs : top.dueAt;
   }
 

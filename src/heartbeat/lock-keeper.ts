@@ -11,8 +11,8 @@
  * - expiry: the moment the lease minus the safety margin has passed since
  *   the lock's last confirmed write, when it must be given up; checked
  *   first a lone attempt's room before it, when a heartbeat still waiting
- *   for a slot while none is free is started at once, past the limit (a
- *   lock is not lost in the queue while a lone write could keep it);
+ *   for a slot is started at once, past the limit (a lock is not lost in
+ *   the queue while a lone write could keep it);
  * - session check: Java's session monitor (`safeTimeWithoutHeartbeat`).
  *
  * Every heartbeat's result, background or manual, alone or batched, is acted
@@ -253,9 +253,8 @@ export class LockKeeper {
   /**
    * Gives the lock up once its safe time has run out. Before that, from its
    * last call on, starts its heartbeat at once whenever it waits for a slot
-   * while none is free (else, or with the second lane full too, looks again
-   * a first backoff later), and looks again when a retry waiting out its
-   * backoff falls due.
+   * (with the second lane full too, looks again a first backoff later), and
+   * looks again when a retry waiting out its backoff falls due.
    */
   #checkExpiry(held: HeldLock): void {
     const keeping = this.#keepings.kept(held);
