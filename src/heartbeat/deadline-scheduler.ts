@@ -11,10 +11,6 @@
  *
  * Part-full batches are held back a little, as Nagle's algorithm holds back
  * small TCP segments, and batches take only a share of the slots.
- *
- * A due limited task may also be started at once, past the limit, in a
- * second lane as wide as the first ({@link DeadlineScheduler.startNow}):
- * for a lock whose safe time would run out before a slot frees.
  */
 import type { Logger } from '../base/logger.js';
 import type { MonotonicClock } from '../base/clock.js';
@@ -97,8 +93,6 @@ export class DeadlineScheduler<Subject = unknown> {
   readonly #batchLimit: number;
   readonly #logger: Logger | undefined;
   #running = 0;
-  /** Tasks started past the limit by `startNow`, still running. */
-  #startedNow = 0;
   /** Tasks in the batches in flight. */
   #batchedTasks = 0;
   /** The most overdue task is held back for a fuller batch (and `#running` is at least `#partFullLimit`). */
@@ -133,27 +127,6 @@ export class DeadlineScheduler<Subject = unknown> {
     this.#arm();
   }
 
-  /** Whether `task` is on the schedule, not yet started. */
-  isScheduled(task: ScheduledTask<Subject>): boolean {
-    return this.#heapOf(task).has(task);
-  }
-
-  /**
-   * Starts `task`, a limited task that is due and still waits for a slot,
-   * at once and by itself, past the concurrency limit: in a second lane as
-   * wide as the first. False when it is not due and waiting, or the lane is
-   * full.
-   */
-  startNow(task: ScheduledTask<Subject>): boolean {
-    const waiting = task.kind.limited && this.#limited.has(task) && task.dueAt - this.#clock.now() < TIMER_SLACK_MS;
-    if (!waiting || this.#startedNow >= this.#concurrency) return false;
-    this.#limited.remove(task);
-    this.#startedNow++;
-    void this.#runStartedNow(task);
-    this.#arm();
-    return true;
-  }
-
   /** How long the most overdue heartbeat not yet started has been due, in ms; 0 when none waits. */
   overdueMs(): number {
     const waiting = this.#limited.peek();
@@ -162,7 +135,7 @@ export class DeadlineScheduler<Subject = unknown> {
 
   /** Heartbeats and checks scheduled or running. */
   get size(): number {
-    return this.#limited.size + this.#unlimited.size + this.#running + this.#startedNow;
+    return this.#limited.size + this.#unlimited.size + this.#running;
   }
 
   close(): void {
@@ -283,34 +256,20 @@ export class DeadlineScheduler<Subject = unknown> {
     }
   }
 
-  async #runStartedNow(task: ScheduledTask<Subject>): Promise<void> {
-    try {
-      await this.#run(task);
-    } finally {
-      this.#startedNow--;
-    }
-  }
-
   async #execute(task: ScheduledTask<Subject>): Promise<void> {
     const { limited } = task.kind;
     if (limited) this.#running++;
     try {
-      await this.#run(task);
+      await task.kind.run(task.subject);
+    } catch (error) {
+      // Tasks handle their own failures; this only keeps the loop alive if one does not.
+      this.#logger?.error({ err: error }, 'lock scheduler task failed');
     } finally {
       if (limited) {
         this.#running--;
         this.#drain();
         this.#arm();
       }
-    }
-  }
-
-  async #run(task: ScheduledTask<Subject>): Promise<void> {
-    try {
-      await task.kind.run(task.subject);
-    } catch (error) {
-      // Tasks handle their own failures; this only keeps the loop alive if one does not.
-      this.#logger?.error({ err: error }, 'lock scheduler task failed');
     }
   }
 }

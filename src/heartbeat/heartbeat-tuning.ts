@@ -56,7 +56,7 @@ const ROUND_TRIPS_PER_ATTEMPT = 2;
 const RETRY_SHARE_OF_SAFE_TIME = 1 / 3;
 
 /** The backoff before the first retry of a failed heartbeat (randomized 1–2×): a tenth of a period, at most 100 ms. */
-export function firstRetryBackoffMs(heartbeatPeriod: number): number {
+function firstRetryBackoffMs(heartbeatPeriod: number): number {
   return Math.min(100, heartbeatPeriod / 10);
 }
 
@@ -68,19 +68,8 @@ export function firstRetryBackoffMs(heartbeatPeriod: number): number {
  * say little of a busy one.
  */
 function retryRoomMs(heartbeatPeriod: number, safeTimeLeftMs: number, slowRoundTripMs: number): number {
-  return Math.max(loneAttemptRoomMs(heartbeatPeriod, slowRoundTripMs), safeTimeLeftMs * RETRY_SHARE_OF_SAFE_TIME);
-}
-
-/**
- * What a lone attempt needs, in ms, with `slowRoundTripMs` what a slow
- * lone heartbeat took of late: the longest first backoff and two such
- * round trips. A retry gets at least this much; and a lock whose heartbeat
- * still waits for a slot with this much safe time left is heartbeated at
- * once, past the concurrency limit (lock-keeper.ts), rather than lost in
- * the queue.
- */
-export function loneAttemptRoomMs(heartbeatPeriod: number, slowRoundTripMs: number): number {
-  return 2 * firstRetryBackoffMs(heartbeatPeriod) + ROUND_TRIPS_PER_ATTEMPT * slowRoundTripMs;
+  const measured = 2 * firstRetryBackoffMs(heartbeatPeriod) + ROUND_TRIPS_PER_ATTEMPT * slowRoundTripMs;
+  return Math.max(measured, safeTimeLeftMs * RETRY_SHARE_OF_SAFE_TIME);
 }
 
 /**

@@ -9,10 +9,7 @@
  *   (heartbeat-attempts.ts); after a failed attempt, the next one, alone,
  *   after a backoff, while the safe time lasts;
  * - expiry: the moment the lease minus the safety margin has passed since
- *   the lock's last confirmed write, when it must be given up; checked
- *   first a lone attempt's room before it, when a heartbeat still waiting
- *   for a slot is started at once, past the limit (a lock is not lost in
- *   the queue while a lone write could keep it);
+ *   the last confirmed write, when the lock must be given up;
  * - session check: Java's session monitor (`safeTimeWithoutHeartbeat`).
  *
  * Every heartbeat's result, background or manual, alone or batched, is acted
@@ -23,13 +20,7 @@ import type { MonotonicClock } from '../base/clock.js';
 import { isTransient } from '../dynamodb/sdk-errors.js';
 import type { TypedEvents } from '../base/events.js';
 import { DeadlineScheduler, type ScheduledTask, type TaskKind } from './deadline-scheduler.js';
-import {
-  BATCH_WAIT_SHARE_OF_PERIOD,
-  FIRST_HEARTBEAT_JITTER,
-  firstRetryBackoffMs,
-  loneAttemptRoomMs,
-  retryBackoffMs,
-} from './heartbeat-tuning.js';
+import { BATCH_WAIT_SHARE_OF_PERIOD, FIRST_HEARTBEAT_JITTER, retryBackoffMs } from './heartbeat-tuning.js';
 import type { Logger } from '../base/logger.js';
 import { deadline } from '../primitives/deadline.js';
 import { HeartbeatAttempts } from './heartbeat-attempts.js';
@@ -103,7 +94,7 @@ export class LockKeeper {
       session: held.sessionMonitor === undefined ? undefined : scheduler.createTask(this.#session, held),
     }));
     this.#scheduleHeartbeat(keeping, held, held.lookupTime + this.#options.heartbeatPeriod * (1 - FIRST_HEARTBEAT_JITTER * this.#random()));
-    scheduler.schedule(keeping.expiry, this.#expiryCheckAt(keeping, held));
+    scheduler.schedule(keeping.expiry, held.safeUntil());
     this.#moveDeadlines(keeping, held);
   }
 
@@ -226,20 +217,7 @@ export class LockKeeper {
    * move in the scheduler's heap.
    */
   #moveExpiry(keeping: Keeping, held: HeldLock): void {
-    const checkAt = this.#expiryCheckAt(keeping, held);
-    if (checkAt < keeping.expiry.dueAt) this.#scheduler.schedule(keeping.expiry, checkAt);
-  }
-
-  /** What a lone heartbeat attempt needs of the safe time: its last call is due that long before the expiry. */
-  #lastCallMs(keeping: Keeping): number {
-    return keeping.heartbeat === undefined ? 0 : loneAttemptRoomMs(this.#options.heartbeatPeriod, this.#attempts.slowRoundTripMs());
-  }
-
-  /** When the expiry task next looks at the lock: at its last call while one is ahead, then at the expiry. */
-  #expiryCheckAt(keeping: Keeping, held: HeldLock): number {
-    const safeUntil = held.safeUntil();
-    const lastCall = safeUntil - this.#lastCallMs(keeping);
-    return lastCall > this.#options.clock.now() ? lastCall : safeUntil;
+    if (held.safeUntil() < keeping.expiry.dueAt) this.#scheduler.schedule(keeping.expiry, held.safeUntil());
   }
 
   /** A background heartbeat attempt failed: told to listeners, and `endangered` once per episode of failures. */
@@ -250,29 +228,12 @@ export class LockKeeper {
     if (keeping.failures++ === 0) events.emit('endangered', { held, error, msUntilLost: held.safeTimeLeft() });
   }
 
-  /**
-   * Gives the lock up once its safe time has run out. Before that, from its
-   * last call on, starts its heartbeat at once whenever it waits for a slot
-   * (with the second lane full too, looks again a first backoff later), and
-   * looks again when a retry waiting out its backoff falls due.
-   */
   #checkExpiry(held: HeldLock): void {
-    const keeping = this.#keepings.kept(held);
-    if (keeping === undefined) return;
-    const now = this.#options.clock.now();
+    const expiry = this.#keepings.kept(held)?.expiry;
+    if (expiry === undefined) return;
     const left = held.safeTimeLeft();
-    // A timer may fire a fraction of a millisecond early: the check set for the expiry itself ends the lock.
-    if (left <= 0 || keeping.expiry.dueAt >= held.safeUntil()) {
-      held.expire();
-      return;
-    }
-    const heartbeat = keeping.heartbeat;
-    let checkAt = this.#expiryCheckAt(keeping, held);
-    if (heartbeat !== undefined && left <= this.#lastCallMs(keeping) && this.#scheduler.isScheduled(heartbeat)) {
-      if (heartbeat.dueAt > now) checkAt = Math.min(heartbeat.dueAt, checkAt);
-      else if (!this.#scheduler.startNow(heartbeat)) checkAt = now + Math.min(left, firstRetryBackoffMs(this.#options.heartbeatPeriod));
-    }
-    this.#scheduler.schedule(keeping.expiry, checkAt);
+    if (left > 0) this.#scheduler.schedule(expiry, this.#options.clock.now() + left);
+    else held.expire();
   }
 
   #checkSession(held: HeldLock): void {

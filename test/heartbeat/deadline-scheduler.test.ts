@@ -462,41 +462,6 @@ describe('DeadlineScheduler: concurrency', () => {
     expect(after).toHaveBeenCalledTimes(1);
   });
 
-  it('startNow starts a due task waiting for a slot at once, past the limit, in a second lane as wide as the first', async () => {
-    const scheduler = newScheduler(1);
-    const blocker = deferred();
-    scheduler.schedule(
-      newTask(scheduler, () => blocker.promise, { limited: true }),
-      at(10),
-    );
-    const stuck = deferred();
-    const first = jest.fn(() => stuck.promise);
-    const second = jest.fn<() => void>();
-    const notDue = jest.fn<() => void>();
-    const firstTask = newTask(scheduler, first, { limited: true });
-    const secondTask = newTask(scheduler, second, { limited: true });
-    const laterTask = newTask(scheduler, notDue, { limited: true });
-    scheduler.schedule(firstTask, at(20));
-    scheduler.schedule(secondTask, at(20));
-    scheduler.schedule(laterTask, at(100));
-    await advanceTo(50);
-    expect(scheduler.isScheduled(firstTask)).toBe(true);
-    expect(scheduler.startNow(laterTask)).toBe(false); // not due yet
-    expect(scheduler.startNow(firstTask)).toBe(true);
-    expect(first).toHaveBeenCalledTimes(1);
-    expect(scheduler.isScheduled(firstTask)).toBe(false);
-    expect(scheduler.startNow(firstTask)).toBe(false); // no longer waiting
-    expect(scheduler.startNow(secondTask)).toBe(false); // the second lane is full
-    expect(scheduler.size).toBe(4);
-    stuck.resolve();
-    await settle();
-    expect(scheduler.startNow(secondTask)).toBe(true);
-    expect(second).toHaveBeenCalledTimes(1);
-    blocker.resolve();
-    await settle();
-    expect(notDue).not.toHaveBeenCalled();
-  });
-
   it('cancel does not interrupt a run already under way', async () => {
     const scheduler = newScheduler(1);
     const gate = deferred();

@@ -381,39 +381,6 @@ describe('failures', () => {
   });
 });
 
-describe('a lock whose heartbeat waits for a slot too long', () => {
-  it('is heartbeated outside the concurrency limit before its safe time runs out, rather than lost in the queue', async () => {
-    const { keeper, hooks, newHeldLock } = keeperWith({
-      batching: false,
-      concurrency: 1,
-      // The hog's heartbeat gets no answer: it holds the only slot until its attempt is cut off, long after the lock's expiry.
-      write: async (held, _change, signal) => {
-        if (held.partitionKey === 'hog') {
-          return new Promise((resolve) =>
-            signal.addEventListener('abort', () => resolve({ outcome: 'failed', error: signal.reason as unknown })),
-          );
-        }
-        const sentAt = performance.now();
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        confirmAt(held, sentAt);
-        return CONFIRMED;
-      },
-    });
-    // The hog, of a lease ten times as long, is due a little before the lock, so it takes the slot first.
-    const hog = newHeldLock('hog');
-    confirmAt(hog, performance.now() - 10, 10 * LEASE);
-    keeper.track(hog);
-    const held = newHeldLock('job');
-    keeper.track(held);
-    // Two leases: the lock's heartbeat waits for the slot each time, and is started at its last call each time.
-    await jest.advanceTimersByTimeAsync(2 * LEASE);
-    expect(hooks.heartbeat.mock.calls.map(([lock]) => lock.partitionKey)).toEqual(['hog', 'job', 'job']);
-    expect(held.state).toBe('held');
-    expect(hooks.heartbeatConfirmed.mock.calls.map(([lock]) => lock.partitionKey)).toEqual(['job', 'job']);
-    keeper.close();
-  });
-});
-
 describe('endangered', () => {
   it('is told once per episode of failures: a confirmed heartbeat ends the episode, a 503 kept by holdLockOnServiceUnavailable does not', async () => {
     const results: HeartbeatResult[] = [
