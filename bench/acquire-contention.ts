@@ -11,6 +11,7 @@
 import { pollPeriodOf, type BenchVariant, type LockSettings } from './acquire-clients.js';
 import { startProcess, type BenchProcess } from './acquire-processes.js';
 import type { WorkerConfig } from './acquire-worker.js';
+import { lockHandOvers, medianHandOverMs } from './hand-over.js';
 import { acquireRow, percentile, type Row } from './report.js';
 
 export interface ContentionShape {
@@ -74,7 +75,6 @@ function summarize(variant: BenchVariant, shape: ContentionShape, settings: Lock
   // Workers i, i+K, i+2K, … shared a key: their sections must never overlap.
   let overlaps = 0;
   let longestRun = 0;
-  /** Milliseconds from the end of one worker's section to the start of another's on the same key. */
   const handOvers: number[] = [];
   for (let k = 0; k < shape.keys; k++) {
     const sections = results
@@ -85,9 +85,9 @@ function summarize(variant: BenchVariant, shape: ContentionShape, settings: Lock
       const previous = sections[i - 1];
       if (previous !== undefined && section.start < previous.end) overlaps++;
       run = previous?.worker === section.worker ? run + 1 : 1;
-      if (previous !== undefined && previous.worker !== section.worker) handOvers.push(section.start - previous.end);
       longestRun = Math.max(longestRun, run);
     });
+    handOvers.push(...lockHandOvers(sections));
   }
   return acquireRow({
     client: variant.label,
@@ -105,13 +105,7 @@ function summarize(variant: BenchVariant, shape: ContentionShape, settings: Lock
     minMax: worstMinMax(counts, shape.keys),
     randomMinMax: randomMinMax(counts, shape.keys),
     longestRun,
-    handOverMs:
-      handOvers.length === 0
-        ? null
-        : percentile(
-            handOvers.sort((a, b) => a - b),
-            50,
-          ),
+    handOverMs: medianHandOverMs(handOvers),
     overlaps,
   });
 }

@@ -6,14 +6,23 @@
  * does it, same workers, same poll period, in the same run. Reports permits
  * granted per second, how long each grant waited, DynamoDB calls per grant,
  * the fewest grants of a worker over the most (`minMax`), calls that ended
- * without a permit (`failedCalls`: the worker counts and goes on), and the
- * most sections that ran at once (never above N).
+ * without a permit (`failedCalls`: the worker counts and goes on), the
+ * most sections that ran at once (never above N), and `handOverMs`, the
+ * median time a place stood idle when it changed hands (bench/hand-over.ts),
+ * from the end of one worker's section to the start of another's: for the
+ * permits, on each permit as for a lock; for the counter item, from a
+ * release that took a full count down by one to the next grant, in the
+ * order the item applied them. Only from full does the next grant take the
+ * place that release freed, every other taker being refused meanwhile, as a
+ * lock's next holder is; both thus time a freed place until its next holder
+ * runs, with the release call and the grant's reply in it.
  */
 import { createTables, benchDynamoDB } from './acquire-clients.js';
 import { startProcess, type BenchProcess } from './acquire-processes.js';
 import { ACQUIRE_SETTINGS } from './acquire-release.js';
 import { createIdKeyedTable } from '../test-kit/data-table.js';
-import type { SemaphoreMethod, SemaphoreWorkerConfig } from './semaphore-worker.js';
+import { counterHandOvers, lockHandOvers, medianHandOverMs, type CounterChange, type WorkerSection } from './hand-over.js';
+import type { SemaphoreMethod, SemaphoreSection, SemaphoreWorkerConfig } from './semaphore-worker.js';
 import { percentile, type Row } from './report.js';
 
 const WORKERS = 32;
@@ -27,7 +36,7 @@ interface WorkerResult {
   readonly grants: number;
   readonly failed: number;
   readonly waits: number[];
-  readonly sections: Array<[number, number]>;
+  readonly sections: SemaphoreSection[];
   readonly calls: number;
 }
 
@@ -78,8 +87,8 @@ async function grants(endpoint: string, method: SemaphoreMethod, counterTable: s
 }
 
 /** The most sections running at one instant. */
-function mostAtOnce(sections: ReadonlyArray<readonly [number, number]>): number {
-  const edges = sections.flatMap(([start, end]): Array<[number, number]> => [
+function mostAtOnce(sections: readonly SemaphoreSection[]): number {
+  const edges = sections.flatMap(({ start, end }): Array<[number, number]> => [
     [start, 1],
     [end, -1],
   ]);
@@ -89,6 +98,28 @@ function mostAtOnce(sections: ReadonlyArray<readonly [number, number]>): number 
   let most = 0;
   for (const [, step] of edges) most = Math.max(most, (running += step));
   return most;
+}
+
+/** Each hand-over's idle time: per permit, or per release of the counter item from full. */
+function handOvers(method: SemaphoreMethod, results: readonly WorkerResult[]): number[] {
+  if (method === 'counter') {
+    const changes = results.flatMap((r, worker) =>
+      r.sections.flatMap(({ start, end, granted, released }): CounterChange[] => [
+        ...(granted === undefined ? [] : [{ ...granted, kind: 'grant' as const, at: start, worker }]),
+        ...(released === undefined ? [] : [{ ...released, kind: 'release' as const, at: end, worker }]),
+      ]),
+    );
+    return counterHandOvers(changes, PERMITS);
+  }
+  const onPermit = new Map<string | undefined, WorkerSection[]>();
+  results.forEach((r, worker) => {
+    for (const { start, end, permit } of r.sections) {
+      const sections = onPermit.get(permit) ?? [];
+      sections.push({ start, end, worker });
+      onPermit.set(permit, sections);
+    }
+  });
+  return [...onPermit.values()].flatMap((sections) => lockHandOvers(sections.sort((a, b) => a.start - b.start)));
 }
 
 function summarize(method: SemaphoreMethod, results: readonly WorkerResult[]): Row {
@@ -103,6 +134,7 @@ function summarize(method: SemaphoreMethod, results: readonly WorkerResult[]): R
     p50Ms: percentile(waits, 50),
     p99Ms: percentile(waits, 99),
     callsPerGrant: total === 0 ? null : results.reduce((sum, r) => sum + r.calls, 0) / total,
+    handOverMs: medianHandOverMs(handOvers(method, results)),
     minMax: Math.max(...perWorker) === 0 ? null : Math.min(...perWorker) / Math.max(...perWorker),
     failedCalls: results.reduce((sum, r) => sum + r.failed, 0),
     mostAtOnce: mostAtOnce(results.flatMap((r) => r.sections)),
