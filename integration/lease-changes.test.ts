@@ -70,21 +70,21 @@ describe('a confirmed heartbeat that shortened the lease', () => {
 describe('a background heartbeat queued behind a manual one that changed the lease', () => {
   it('a background heartbeat due while a lease-changing manual heartbeat is in flight keeps the new lease', async () => {
     const network = await faults.proxied('changer', { sdkDefaults: true });
-    const client = faults.bed.client({ ownerName: 'changer', leaseDuration: 24_000, heartbeatPeriod: 3_000 }, network.dynamoDB);
+    const client = faults.bed.client({ ownerName: 'changer', leaseDuration: 12_000, heartbeatPeriod: 1_500 }, network.dynamoDB);
     const lock = await client.acquireLock('job');
-    // The manual heartbeat (lease 8 s) takes 2.5 s on the wire; the background one falls due meanwhile.
-    void network.proxy.injectOnce((request) => operationOf(request) === 'UpdateItem' && request.body.toString('utf8').includes('"S":"8000"'), {
+    // The manual heartbeat (lease 4 s) takes 1.25 s on the wire; the background one falls due meanwhile.
+    void network.proxy.injectOnce((request) => operationOf(request) === 'UpdateItem' && request.body.toString('utf8').includes('"S":"4000"'), {
       action: 'forward',
-      delayMs: 2_500,
+      delayMs: 1_250,
     });
-    await sleep(1_500);
-    await lock.sendHeartbeat({ leaseDuration: 8_000 });
-    expect(lock.leaseDuration).toBe(8_000); // confirmed
+    await sleep(750);
+    await lock.sendHeartbeat({ leaseDuration: 4_000 });
+    expect(lock.leaseDuration).toBe(4_000); // confirmed
     const afterManual = lock.recordVersionNumber;
 
     // The background heartbeat that was queued behind it now goes out.
     await waitUntil('a background heartbeat after the manual one', () => lock.recordVersionNumber !== afterManual);
-    expect(lock.leaseDuration).toBe(8_000);
-    expect((await faults.bed.item('job'))?.['leaseDuration']?.S).toBe('8000');
+    expect(lock.leaseDuration).toBe(4_000);
+    expect((await faults.bed.item('job'))?.['leaseDuration']?.S).toBe('4000');
   }, 30_000);
 });
