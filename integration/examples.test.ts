@@ -4,14 +4,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { join } from 'node:path';
 import { LockClient } from '../src/index.js';
 import { localClientConfig, localEndpoint, uniqueTableName } from '../test-kit/aws.js';
 import { CliProcess, cliEnvironment } from '../test-kit/cli-process.js';
 import { FaultProxy, operationOf, refuseDeletes } from '../test-kit/fault-proxy.js';
-import { isRunning, REPO_ROOT, spawnTsx } from '../test-kit/processes.js';
+import { snippetAgainstProgram } from '../test-kit/doc-snippets.js';
+import { isRunning, spawnTsx } from '../test-kit/processes.js';
 import { waitUntil } from '../test-kit/test-locks.js';
 
 const tableName = uniqueTableName('examples');
@@ -170,15 +169,9 @@ describe('examples/worker-pool.ts', () => {
 
 describe('examples/bank-transfer.ts', () => {
   it("two processes never move money on one account at the same time, and README's snippet is the example's code", async () => {
-    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-    const snippet = /### Several locks at once[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
-    const example = readFileSync(join(REPO_ROOT, 'examples/bank-transfer.ts'), 'utf8');
-    const lines = snippet
-      .split('\n')
-      .map((line) => line.trim())
-      .filter((line) => line !== '');
+    const { lines, missing } = snippetAgainstProgram('README.md', '### Several locks at once', 'examples/bank-transfer.ts');
     expect(lines.length).toBeGreaterThan(0);
-    expect(lines.filter((line) => !example.includes(line))).toEqual([]);
+    expect(missing).toEqual([]);
 
     const env = environment({ ACCOUNTS: '4' });
     const banks = [start('examples/bank-transfer.ts', env), start('examples/bank-transfer.ts', env)];

@@ -5,9 +5,9 @@
  * program the states run (test-kit/programs/order-workflow.ts).
  */
 import { describe, expect, it } from '@jest/globals';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { localEndpoint } from '../../test-kit/aws.js';
+import { snippetAgainstProgram } from '../../test-kit/doc-snippets.js';
 import { REPO_ROOT, spawnTsx } from '../../test-kit/processes.js';
 import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
 
@@ -29,15 +29,13 @@ async function runState(state: string, input: unknown): Promise<{ output: unknow
 
 describe("docs/hand-over.md's Step Functions pattern", () => {
   it('is the code the workflow runs', () => {
-    const doc = readFileSync(join(REPO_ROOT, 'docs/hand-over.md'), 'utf8');
-    const snippet = /## The Step Functions pattern[\s\S]*?```ts\n([\s\S]*?)```/.exec(doc)?.[1] ?? '';
-    const program = readFileSync(WORKFLOW, 'utf8');
-    const lines = snippet
-      .split('\n')
-      .map((line) => line.trim())
-      .filter((line) => line !== '');
+    const { lines, missing } = snippetAgainstProgram(
+      'docs/hand-over.md',
+      '## The Step Functions pattern',
+      'test-kit/programs/order-workflow.ts',
+    );
     expect(lines.length).toBeGreaterThan(10);
-    expect(lines.filter((line) => !program.includes(line))).toEqual([]);
+    expect(missing).toEqual([]);
   });
 
   it('holds the lock from the first state to the last, across processes, and frees it at the end', async () => {
