@@ -16,18 +16,35 @@ import { isRunning } from '../../test-kit/processes.js';
 
 const IDLE_WORKER = fileURLToPath(new URL('../../test-kit/programs/idle-worker.ts', import.meta.url));
 
+const IDLE_SETTINGS = {
+  endpoint: 'http://127.0.0.1:1',
+  tableName: 't',
+  keys: ['k'],
+  leaseMs: 50,
+  heartbeatMs: 10,
+  pollMs: 10,
+  maxAttempts: undefined,
+};
+
+/** A driver of two idle workers (they only wait to be killed or paused), restarting a killed one at once. */
+function idleDriver(
+  logDir: string,
+  options: { seed: number; faultGapMs: [number, number]; pauseOnlySlot?: number },
+): ChaosDriver<typeof IDLE_SETTINGS> {
+  return new ChaosDriver({
+    workers: 2,
+    ...options,
+    logDir,
+    restartDelayMs: [0, 0],
+    workerScript: IDLE_WORKER,
+    worker: IDLE_SETTINGS,
+  });
+}
+
 it('takes no kill of its own for a crash, and leaves no worker running after stop()', async () => {
   const logDir = await mkdtemp(join(tmpdir(), 'chaos-driver-test-'));
   try {
-    const driver = new ChaosDriver({
-      workers: 2,
-      seed: 7,
-      logDir,
-      faultGapMs: [300, 600],
-      restartDelayMs: [0, 0],
-      workerScript: IDLE_WORKER,
-      worker: { endpoint: 'http://127.0.0.1:1', tableName: 't', keys: ['k'], leaseMs: 50, heartbeatMs: 10, pollMs: 10, maxAttempts: undefined },
-    });
+    const driver = idleDriver(logDir, { seed: 7, faultGapMs: [300, 600] });
     // Busy stretches longer than the restart delay: a killed worker's exit then waits behind its restart.
     const starve = setInterval(() => {
       const until = performance.now() + 40;
@@ -54,16 +71,7 @@ it('takes no kill of its own for a crash, and leaves no worker running after sto
 it('only pauses the worker of its pause-only slot', async () => {
   const logDir = await mkdtemp(join(tmpdir(), 'chaos-driver-test-'));
   try {
-    const driver = new ChaosDriver({
-      workers: 2,
-      pauseOnlySlot: 2,
-      seed: 3,
-      logDir,
-      faultGapMs: [50, 100],
-      restartDelayMs: [0, 0],
-      workerScript: IDLE_WORKER,
-      worker: { endpoint: 'http://127.0.0.1:1', tableName: 't', keys: ['k'], leaseMs: 50, heartbeatMs: 10, pollMs: 10, maxAttempts: undefined },
-    });
+    const driver = idleDriver(logDir, { seed: 3, faultGapMs: [50, 100], pauseOnlySlot: 2 });
     driver.start();
     await sleep(4_000);
     await driver.stop();
