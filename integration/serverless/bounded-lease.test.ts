@@ -58,7 +58,8 @@ describe('a lock bounded by its invocation', () => {
     const lost = await abortOf(lock.signal, REMAINING_MS + SLACK_MS);
     expect(lost.reason).toBeInstanceOf(LockLostError);
     expect(lost.reason).toMatchObject({ kind: 'deadline' });
-    expect(lost.at).toBeGreaterThanOrEqual(deadline - MARGIN);
+    // A heartbeat that finds less safe time left than a round trip takes (at most a period) gives the lock up then.
+    expect(lost.at).toBeGreaterThanOrEqual(deadline - MARGIN - HOLDER.heartbeatPeriod);
     expect(lock.isHeld()).toBe(false);
     const written = writes();
     const rvn = await bed.rvn('job');

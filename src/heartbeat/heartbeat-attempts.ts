@@ -56,7 +56,7 @@ export class HeartbeatAttempts {
     const { clock, writer } = this.#options;
     const roundTrip = this.#roundTrip.estimate();
     const safeFor = held.safeTimeLeft();
-    if (safeFor < roundTrip) return { outcome: 'lost', error: held.lose('expired', tooLateToHeartbeat(safeFor, roundTrip)) };
+    if (safeFor < roundTrip) return { outcome: 'lost', error: held.expire(tooLateToHeartbeat(safeFor, roundTrip)) };
     const attempt = this.#deadlines.deadline(attemptBoundMs(this.#options.heartbeatPeriod, safeFor, this.#roundTrip.slow()));
     const sentAt = clock.now();
     let result: HeartbeatResult;
@@ -97,7 +97,7 @@ export class HeartbeatAttempts {
         return;
       }
       if (safe < roundTrip) {
-        results[i] = { outcome: 'lost', error: held.lose('expired', tooLateToHeartbeat(safe, roundTrip)) };
+        results[i] = { outcome: 'lost', error: held.expire(tooLateToHeartbeat(safe, roundTrip)) };
         return;
       }
       sent.push(i);

@@ -305,12 +305,19 @@ export class HeldLock {
     return this.endReason ?? error;
   }
 
-  /** No write was confirmed within the lease minus the safety margin, or the end of the holder's process is near. */
-  expire(): LockLostError {
-    if (this.leaseEnd !== undefined && this.leaseEnd.safeUntil <= this.safeUntil()) return this.lose('deadline', this.leaseEnd.reason());
+  /**
+   * The lock's safe time ran out, or is too short for a heartbeat to be
+   * confirmed within it (`tooLate` says why): kind `deadline` when the end
+   * of its holder's process bounds that safe time, `expired` otherwise.
+   */
+  expire(tooLate?: string): LockLostError {
+    if (this.leaseEnd !== undefined && this.leaseEnd.safeUntil <= this.safeUntil()) {
+      const reason = this.leaseEnd.reason();
+      return this.lose('deadline', tooLate === undefined ? reason : `${tooLate}; ${reason}`);
+    }
     return this.lose(
       'expired',
-      `no heartbeat was confirmed within its lease of ${this.#leaseDurationMs} ms minus the ${this.safetyMarginMs} ms safety margin`,
+      tooLate ?? `no heartbeat was confirmed within its lease of ${this.#leaseDurationMs} ms minus the ${this.safetyMarginMs} ms safety margin`,
     );
   }
 

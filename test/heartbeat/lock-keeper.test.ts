@@ -9,6 +9,7 @@ import { systemClock } from '../../src/base/clock.js';
 import { TypedEvents } from '../../src/base/events.js';
 import type { HeartbeatResult, HeartbeatWriter } from '../../src/heartbeat/heartbeat-writer.js';
 import { HeldLock } from '../../src/hold/held-lock.js';
+import { LeaseEnd } from '../../src/hold/lease-end.js';
 import type { SessionMonitor } from '../../src/hold/lock-state.js';
 import type { HoldEvents } from '../../src/heartbeat/hold-events.js';
 import { LockKeeper } from '../../src/heartbeat/lock-keeper.js';
@@ -60,7 +61,7 @@ function keeperWith(options: {
 }): {
   keeper: LockKeeper;
   hooks: Calls;
-  newHeldLock: (partitionKey: string, sessionMonitor?: SessionMonitor) => HeldLock;
+  newHeldLock: (partitionKey: string, sessionMonitor?: SessionMonitor, leaseEnd?: LeaseEnd) => HeldLock;
 } {
   const events = new TypedEvents<HoldEvents>((error) => {
     throw error;
@@ -89,7 +90,7 @@ function keeperWith(options: {
     random: () => options.random ?? 0,
   });
   /** A lock just acquired (its last confirmed write is now), with the test's lease and margin. */
-  const newHeldLock = (partitionKey: string, sessionMonitor?: SessionMonitor): HeldLock =>
+  const newHeldLock = (partitionKey: string, sessionMonitor?: SessionMonitor, leaseEnd?: LeaseEnd): HeldLock =>
     new HeldLock({
       key: { partitionKey },
       ownerName: 'me',
@@ -103,6 +104,7 @@ function keeperWith(options: {
       clock: systemClock,
       marginFor: () => MARGIN,
       sessionMonitor,
+      leaseEnd,
       // As the client's registry does: an ended lock is no longer kept.
       onEnd: (held) => {
         keeper.untrack(held);
@@ -114,7 +116,7 @@ function keeperWith(options: {
   return { keeper, hooks, newHeldLock };
 }
 
-function harness(options: { random?: number; backgroundHeartbeats?: boolean; sessionSafeTime?: number } = {}): Harness {
+function harness(options: { random?: number; backgroundHeartbeats?: boolean; sessionSafeTime?: number; leaseEnd?: LeaseEnd } = {}): Harness {
   const outcomes: Array<'ok' | Error> = [];
   const { keeper, hooks, newHeldLock } = keeperWith({
     batching: false,
@@ -128,7 +130,7 @@ function harness(options: { random?: number; backgroundHeartbeats?: boolean; ses
     },
   });
   const monitor = options.sessionSafeTime === undefined ? undefined : { safeTimeWithoutHeartbeat: options.sessionSafeTime, callback: jest.fn() };
-  const held = newHeldLock('job', monitor);
+  const held = newHeldLock('job', monitor, options.leaseEnd);
   return { keeper, held, hooks, outcomes };
 }
 
@@ -329,6 +331,25 @@ describe('failures', () => {
     expect(hooks.giveUp).toHaveBeenCalledTimes(1);
     expect(hooks.giveUp.mock.calls[0]?.[1]).toMatch(/150 ms of safe time were left, and a heartbeat takes about 200 ms/);
     expect(hooks.expire).not.toHaveBeenCalled();
+    keeper.close();
+  });
+
+  it("ends a lock bounded by its invocation as kind 'deadline' when the deadline leaves too little safe time for a heartbeat", async () => {
+    const ROUND_TRIP = 200;
+    // Safe until 2 300 ms: the second heartbeat, due at 2 200 ms, finds 100 ms left, less than a heartbeat takes.
+    const leaseEnd = new LeaseEnd(performance.now() + 2_300 + MARGIN, 1_000, MARGIN);
+    const { keeper, held, hooks } = harness({ random: 0, leaseEnd });
+    hooks.heartbeat.mockImplementation(async () => {
+      await new Promise((resolve) => setTimeout(resolve, ROUND_TRIP));
+      confirmAt(held, performance.now());
+      return CONFIRMED;
+    });
+    keeper.track(held);
+    await jest.advanceTimersByTimeAsync(2 * PERIOD + ROUND_TRIP);
+    expect(hooks.heartbeat).toHaveBeenCalledTimes(1);
+    expect(held.state).toBe('lost');
+    expect(held.endReason).toMatchObject({ kind: 'deadline' });
+    expect(held.endReason?.message).toMatch(/could not be sent in time.*invocationDeadline|invocationDeadline.*could not be sent in time/);
     keeper.close();
   });
 
