@@ -231,3 +231,44 @@ describe('a hand-off that cannot give a handle', () => {
     expect(lock.state).toBe('lost');
   });
 });
+
+describe('an adoption in an invocation that ends (invocationDeadline)', () => {
+  /** The adopter's invocation: 3 s left, stopped at most 500 ms after; its configured lease (margin 1 s) is far longer. */
+  const REMAINING_MS = 3_000;
+  const KILL_OVERRUN_MS = 500;
+  const ADOPTER_LEASE = 10_000;
+
+  it("bounds the adopter's lease and safe time by its own invocation, not by the handing-off one's", async () => {
+    const first = client('first', 3_000);
+    // The handing-off invocation ends first: its deadline is not the adopter's.
+    const lock = await first.acquireLock('bounded', { invocationDeadline: { remainingMs: 1_000, killOverrunMs: 0 } });
+    const handle = await lock.handOff();
+    const adopter = bed.client({ ownerName: 'adopter', leaseDuration: ADOPTER_LEASE, heartbeatPeriod: HEARTBEAT });
+    const deadline = performance.now() + REMAINING_MS;
+    const sentBy = performance.now();
+    const adopted = await adopter.adoptLock(handle, { invocationDeadline: { at: deadline, killOverrunMs: KILL_OVERRUN_MS } });
+    const stated = Number((await bed.item('bounded'))?.['leaseDuration']?.S);
+    expect(stated).toBeLessThanOrEqual(deadline + KILL_OVERRUN_MS - sentBy);
+    expect(stated).toBeGreaterThan(REMAINING_MS - 1_000);
+    await sleep(1_000);
+    expect(adopted.isHeld()).toBe(true);
+    const ended = new Promise<unknown>((resolve) => adopted.signal.addEventListener('abort', () => resolve(adopted.signal.reason)));
+    expect(await ended).toMatchObject({ name: 'LockLostError', kind: 'deadline' });
+    expect(performance.now()).toBeLessThan(deadline);
+    expect(Number((await bed.item('bounded'))?.['leaseDuration']?.S)).toBeLessThan(REMAINING_MS + KILL_OVERRUN_MS);
+  }, 20_000);
+
+  it('refuses a bad deadline with a typed error before sending anything', async () => {
+    const handle = await (await client('first').acquireLock('bad-deadline')).handOff();
+    const adopter = client('adopter');
+    for (const [invocationDeadline, code] of [
+      [{ remainingMs: Number.NaN }, 'INVALID_DEADLINE'],
+      ['soon', 'INVALID_DEADLINE'],
+      [{ remainingMs: 50 }, 'DEADLINE_TOO_SOON'],
+    ] as const) {
+      const error = await rejectionOf(adopter.adoptLock(handle, { invocationDeadline } as never));
+      expect(error).toMatchObject({ name: 'InvalidArgumentError', code });
+    }
+    expect(await bed.owner('bad-deadline')).toBe('first');
+  });
+});
