@@ -17,6 +17,7 @@ import type { MonotonicClock } from '../base/clock.js';
 import { DynamoDBUnavailableError, InvalidArgumentError, isDynamoDBLockError, LockHandOffError, type LockHolder } from '../base/errors.js';
 import { writeAdoption, type AdoptionOutcome } from '../dynamodb/adoption-write.js';
 import type { ReplicationCheck } from '../dynamodb/table-replication.js';
+import { leaseEndOf, type InvocationDeadline, type LeaseEnd } from '../hold/lease-end.js';
 import type { HoldTerms } from '../hold/lock-state.js';
 import { boundedSignal } from '../primitives/bounded-signal.js';
 import { holderOf } from '../protocol/lock-holder.js';
@@ -32,7 +33,7 @@ import {
   type LockTable,
 } from '../protocol/index.js';
 import { checkSignal } from '../settings/argument-checks.js';
-import { checkLockLease, type ResolvedSettings } from '../settings/options.js';
+import { checkLockLease, safetyMarginFor, type ResolvedSettings } from '../settings/options.js';
 import type { Acquisition } from './steps.js';
 
 export interface AdoptLockOptions {
@@ -40,6 +41,14 @@ export interface AdoptLockOptions {
   readonly leaseDuration?: number;
   /** @default as the lock was acquired (the handle's `deleteLockOnRelease`) */
   readonly deleteLockOnRelease?: boolean;
+  /**
+   * When the process adopting the lock will be stopped, as `acquireLock`'s
+   * option: the adopting write and every heartbeat state a lease that ends
+   * by then plus `killOverrunMs`, and the lock's safe time ends a safety
+   * margin before. The handing-off process's deadline is never carried over:
+   * it bounded that process only. @default none (leases are not bounded)
+   */
+  readonly invocationDeadline?: InvocationDeadline;
   /** Abandons the adoption; its outcome may then be unknown, and a lock adopted meanwhile lapses. */
   readonly signal?: AbortSignal;
 }
@@ -69,11 +78,15 @@ export async function adoptLock(
   if (typeof deleteLockOnRelease !== 'boolean')
     throw new InvalidArgumentError('INVALID_OPTION', 'adoptLock: deleteLockOnRelease must be true or false');
   const callerSignal = checkSignal('signal', options.signal);
-  // Unanswered for a lease, the adoption is abandoned: whatever it did lapses after that lease, held by nobody.
-  const bound = boundedSignal(leaseDurationMs, AbortSignal.any(callerSignal === undefined ? [ctx.lifetime] : [ctx.lifetime, callerSignal]));
+  const now = ctx.clock.now();
+  const given = options.invocationDeadline;
+  const leaseEnd = given === undefined ? undefined : leaseEndOf(given, now, safetyMarginFor(leaseDurationMs, ctx.settings));
+  // Unanswered for a lease, or until the safe time would end, the adoption is abandoned: what it did lapses, held by nobody.
+  const boundMs = Math.min(leaseDurationMs, (leaseEnd?.safeUntil ?? Infinity) - now);
+  const bound = boundedSignal(boundMs, AbortSignal.any(callerSignal === undefined ? [ctx.lifetime] : [ctx.lifetime, callerSignal]));
   try {
     const adopter = { ownerName: ctx.settings.ownerName, newRecordVersionNumber: randomUUID(), leaseDurationMs };
-    const { outcome, lookupTime, lookupWallTime } = await send(ctx, handle, adopter, bound.signal);
+    const { outcome, lookupTime, lookupWallTime } = await send(ctx, handle, adopter, leaseEnd, bound.signal);
     if (outcome.outcome === 'refused') {
       const why = outcome.item === undefined ? 'its item is gone' : 'it has another owner, RVN or a released mark';
       throw new LockHandOffError('MOVED_ON', `the lock moved on since it was handed off: ${why}`, { holder: holderIn(ctx.table, outcome.item) });
@@ -81,24 +94,29 @@ export async function adoptLock(
     const record = decodeLockItem(ctx.table, outcome.item);
     const additionalAttributes = encodeAdditionalAttributes(record.additionalAttributes);
     const fencingToken = handle.fencingToken === undefined ? undefined : BigInt(handle.fencingToken);
-    return { won: { record, lookupTime, lookupWallTime, additionalAttributes, fencingToken }, terms: { deleteLockOnRelease } };
+    return { won: { record, lookupTime, lookupWallTime, additionalAttributes, fencingToken }, terms: { deleteLockOnRelease, leaseEnd } };
   } finally {
     bound.dispose();
   }
 }
 
-/** The table check (once per client) and the adopting write, timed from just before it was first sent. */
+/**
+ * The table check (once per client) and the adopting write, timed from just
+ * before it was first sent; bounded by `leaseEnd`, its lease ends by then (lease-end.ts).
+ */
 async function send(
   ctx: AdoptionContext,
   handle: LockHandOff,
   adopter: AdoptionWriteOptions,
+  leaseEnd: LeaseEnd | undefined,
   signal: AbortSignal,
 ): Promise<{ outcome: AdoptionOutcome; lookupTime: number; lookupWallTime: number | undefined }> {
   try {
     if (ctx.replication?.passed === false) await ctx.replication.ensure(signal);
     const lookupTime = ctx.clock.now();
     const lookupWallTime = ctx.clock.wallNow?.();
-    return { outcome: await writeAdoption(ctx.dynamoDB, ctx.table, handle, adopter, signal), lookupTime, lookupWallTime };
+    const stated = { ...adopter, leaseDurationMs: leaseEnd?.leaseAt(adopter.leaseDurationMs, lookupTime) ?? adopter.leaseDurationMs };
+    return { outcome: await writeAdoption(ctx.dynamoDB, ctx.table, handle, stated, signal), lookupTime, lookupWallTime };
   } catch (error) {
     if (isDynamoDBLockError(error)) throw error;
     const reason = 'the adopting write failed; nothing is held (a write applied unseen lapses after its lease)';
