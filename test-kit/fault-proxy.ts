@@ -48,14 +48,15 @@ export interface ProxiedRequest {
  * - `dropRequest`: destroy the client's connection without forwarding, so the
  *   request was certainly not applied;
  * - `respond`: answer it in the server's place, without forwarding it, with
- *   `reply` (see {@link dynamoDBErrorReply}); the connection stays usable.
+ *   `reply` (see {@link dynamoDBErrorReply}), after `delayMs`; the
+ *   connection stays usable.
  */
 export type RequestFault =
   | { readonly action: 'forward'; readonly delayMs?: number }
   | { readonly action: 'dropReply' }
   | { readonly action: 'blackhole' }
   | { readonly action: 'dropRequest' }
-  | { readonly action: 'respond'; readonly reply: CannedReply };
+  | { readonly action: 'respond'; readonly reply: CannedReply; readonly delayMs?: number };
 
 /** An HTTP reply the proxy sends instead of the server's. */
 export interface CannedReply {
@@ -360,7 +361,8 @@ export class FaultProxy {
           client.destroy();
           break;
         case 'respond':
-          client.write(replyBytes(fault.reply));
+          if (fault.delayMs !== undefined && fault.delayMs > 0) await this.#sleep(fault.delayMs);
+          if (!client.destroyed) client.write(replyBytes(fault.reply));
           break;
       }
       this.#onApplied.get(request)?.(exchange);

@@ -81,7 +81,8 @@ describe('a lock bounded by its invocation', () => {
       const sentAt = performance.now();
       await lock.sendHeartbeat(leaseDuration === undefined ? {} : { leaseDuration });
       const stated = Number((await bed.item('job'))?.['leaseDuration']?.S);
-      expect(stated).toBe(lock.leaseDuration);
+      // Stated again as the write left (a moment after the holder counted its own): never longer than the holder's.
+      expect(stated).toBeLessThanOrEqual(lock.leaseDuration);
       expect(sentAt + stated).toBeLessThanOrEqual(deadline + KILL_OVERRUN_MS);
       expect(stated).toBeGreaterThan(REMAINING_MS + KILL_OVERRUN_MS - SLACK_MS);
     }

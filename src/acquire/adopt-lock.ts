@@ -16,6 +16,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { MonotonicClock } from '../base/clock.js';
 import { DynamoDBUnavailableError, InvalidArgumentError, isDynamoDBLockError, LockHandOffError, type LockHolder } from '../base/errors.js';
 import { writeAdoption, type AdoptionOutcome } from '../dynamodb/adoption-write.js';
+import { LeaseRestatement } from '../dynamodb/lease-restatement.js';
 import type { ReplicationCheck } from '../dynamodb/table-replication.js';
 import { leaseEndOf, type InvocationDeadline, type LeaseEnd } from '../hold/lease-end.js';
 import type { HoldTerms } from '../hold/lock-state.js';
@@ -115,8 +116,10 @@ async function send(
     if (ctx.replication?.passed === false) await ctx.replication.ensure(signal);
     const lookupTime = ctx.clock.now();
     const lookupWallTime = ctx.clock.wallNow?.();
-    const stated = { ...adopter, leaseDurationMs: leaseEnd?.leaseAt(adopter.leaseDurationMs, lookupTime) ?? adopter.leaseDurationMs };
-    return { outcome: await writeAdoption(ctx.dynamoDB, ctx.table, handle, stated, signal), lookupTime, lookupWallTime };
+    const asked = adopter.leaseDurationMs;
+    const stated = { ...adopter, leaseDurationMs: leaseEnd?.leaseAt(asked, lookupTime) ?? asked };
+    const restatement = leaseEnd === undefined ? undefined : new LeaseRestatement((now) => leaseEnd.leaseAt(asked, now), ctx.clock);
+    return { outcome: await writeAdoption(ctx.dynamoDB, ctx.table, handle, stated, signal, restatement), lookupTime, lookupWallTime };
   } catch (error) {
     if (isDynamoDBLockError(error)) throw error;
     const reason = 'the adopting write failed; nothing is held (a write applied unseen lapses after its lease)';

@@ -24,6 +24,7 @@ import {
 } from '../protocol/index.js';
 import type { LockKey } from '../base/lock-key.js';
 import type { Departure } from './departure.js';
+import type { LeaseRestatement } from './lease-restatement.js';
 import { Fencing, sendTransaction } from './fencing-counter.js';
 import { NewLockBatches } from './new-lock-batches.js';
 import { readLock, type LockObservation } from './read-lock.js';
@@ -74,7 +75,9 @@ export class AcquisitionRequests {
    * Sends the write that takes the lock for `record` by `path`. With
    * fencing, `tokenChosen` learns the write's fencing token before anything
    * is sent, whatever the outcome. `departure` notes when the write first
-   * left, where the lease it writes counts from.
+   * left, where the lease it writes counts from; a bounded lock's
+   * `restatement` states its lease again as each attempt leaves (never in
+   * a batch of new locks).
    */
   async write(
     record: LockRecordToWrite,
@@ -83,28 +86,32 @@ export class AcquisitionRequests {
     signal: AbortSignal,
     tokenChosen: (token: bigint) => void,
     departure: Departure,
+    restatement?: LeaseRestatement,
   ): Promise<void> {
     const writtenAt = this.#writtenAt(departure);
     const request = withOldItemOnConditionFailure(buildAcquireRequest(this.#table, record, path, { ...options, writtenAt }));
     if (this.#fencing !== undefined) {
+      // Not restated: a retry of the transaction must be the same request as its token's first, or DynamoDB refuses it.
       await this.#fencing.send(request, record, tokenChosen, signal, departure);
-    } else if (path.kind === 'absent' && request.operation === 'PutItem') {
+    } else if (path.kind === 'absent' && request.operation === 'PutItem' && restatement === undefined) {
       await this.#newLocks.write(request, signal, departure);
     } else {
-      await sendWrite(this.#dynamoDB, request, signal, departure);
+      await sendWrite(this.#dynamoDB, request, signal, departure, restatement);
     }
   }
 
   /**
    * Renews the lock `written` took with `renewal`'s RVN and lease, conditioned
    * on the RVN it wrote, as a heartbeat is: the lease counts from the
-   * renewal's `departure`. Never fenced: the fencing token was `written`'s step.
+   * renewal's `departure` (a bounded lock's `restatement`: as in {@link write}).
+   * Never fenced: the fencing token was `written`'s step.
    */
   async renew(
     written: LockRecordToWrite,
     renewal: Pick<LockRecordToWrite, 'recordVersionNumber' | 'leaseDurationMs'>,
     signal: AbortSignal,
     departure: Departure,
+    restatement?: LeaseRestatement,
   ): Promise<void> {
     const heartbeat = buildHeartbeatRequest(this.#table, written, {
       newRecordVersionNumber: renewal.recordVersionNumber,
@@ -112,7 +119,7 @@ export class AcquisitionRequests {
       refuseReleased: true,
       writtenAt: this.#writtenAt(departure),
     });
-    await sendWrite(this.#dynamoDB, withOldItemOnConditionFailure(heartbeat), signal, departure);
+    await sendWrite(this.#dynamoDB, withOldItemOnConditionFailure(heartbeat), signal, departure, restatement);
   }
 
   /**

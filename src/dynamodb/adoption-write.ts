@@ -10,6 +10,7 @@
 import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { buildAdoptionRequest, LockAttribute, stillHandedOff, type AdoptionWriteOptions, type LockHandOff } from '../protocol/index.js';
 import type { LockItem, LockTable } from '../protocol/index.js';
+import type { LeaseRestatement } from './lease-restatement.js';
 import { readLockItem } from './read-lock.js';
 import { itemOfFailedCondition } from './sdk-errors.js';
 import { classifyFailedWrite } from './write-outcome.js';
@@ -24,13 +25,18 @@ const MAX_SENDS = 3;
 export type AdoptionOutcome =
   { readonly outcome: 'adopted'; readonly item: LockItem } | { readonly outcome: 'refused'; readonly item: LockItem | undefined };
 
-/** Adopts the handle's lock, or throws the SDK's error when nothing was applied or the outcome stays unknown. */
+/**
+ * Adopts the handle's lock, or throws the SDK's error when nothing was
+ * applied or the outcome stays unknown. A bounded adopter's `restatement`
+ * states its lease again as each attempt leaves.
+ */
 export async function writeAdoption(
   dynamoDB: Pick<DynamoDBClient, 'send'>,
   table: LockTable,
   handle: LockHandOff,
   adopter: AdoptionWriteOptions,
   signal: AbortSignal,
+  restatement?: LeaseRestatement,
 ): Promise<AdoptionOutcome> {
   const input = buildAdoptionRequest(table, handle, adopter);
   const ours = { ownerName: adopter.ownerName, recordVersionNumbers: [adopter.newRecordVersionNumber] };
@@ -39,7 +45,8 @@ export async function writeAdoption(
   for (let sends = 1; ; sends++) {
     let error: unknown;
     try {
-      const output = await dynamoDB.send(new UpdateItemCommand(input), { abortSignal: signal });
+      const command = new UpdateItemCommand(input);
+      const output = await dynamoDB.send(restatement?.watch(command) ?? command, { abortSignal: signal });
       return { outcome: 'adopted', item: output.Attributes ?? {} };
     } catch (caught) {
       error = caught;

@@ -14,17 +14,17 @@ export interface CommandWatch {
   watch<Command extends { readonly input: object; readonly middlewareStack: object }>(command: Command, sender: object): Command;
 }
 
-/** Sends a {@link LockWriteRequest} with the SDK command that matches its operation; `watch` follows its attempts. */
+/** Sends a {@link LockWriteRequest} with the SDK command that matches its operation; `watches` follow its attempts. */
 export async function sendWrite(
   dynamoDB: Pick<DynamoDBClient, 'send'>,
   request: LockWriteRequest,
   signal?: AbortSignal,
-  watch?: CommandWatch,
+  ...watches: readonly (CommandWatch | undefined)[]
 ): Promise<void> {
   // No options at all without a signal: the SDK's cacheMiddleware serves only calls without options.
   const options = signal === undefined ? undefined : { abortSignal: signal };
   const watched = <Command extends PutItemCommand | UpdateItemCommand | DeleteItemCommand>(command: Command): Command =>
-    watch?.watch(command, dynamoDB) ?? command;
+    watchedBy(command, dynamoDB, watches);
   switch (request.operation) {
     case 'PutItem':
       await dynamoDB.send(watched(new PutItemCommand(request.input)), options);
@@ -45,4 +45,14 @@ export async function sendTransaction(
   signal?: AbortSignal,
 ): Promise<void> {
   await dynamoDB.send(new TransactWriteItemsCommand(input), { abortSignal: signal });
+}
+
+/** `command`, followed by each of `watches` through `sender`. */
+function watchedBy<Command extends { readonly input: object; readonly middlewareStack: object }>(
+  command: Command,
+  sender: object,
+  watches: readonly (CommandWatch | undefined)[],
+): Command {
+  for (const watch of watches) watch?.watch(command, sender);
+  return command;
 }

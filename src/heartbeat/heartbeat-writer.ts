@@ -10,6 +10,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import type { MonotonicClock } from '../base/clock.js';
 import { sendStatementBatch, type StatementFailedError } from '../dynamodb/send-statement-batch.js';
+import { LeaseRestatement } from '../dynamodb/lease-restatement.js';
 import { sendWrite } from '../dynamodb/send-write.js';
 import { attemptsOf, httpStatusOf, isConditionalCheckFailed, refusesPartiQL } from '../dynamodb/sdk-errors.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
@@ -109,10 +110,10 @@ export class HeartbeatWriter {
       if (notHeld !== undefined) return { outcome: 'lost', error: notHeld };
       const newRecordVersionNumber = randomUUID();
       // The lease in force now, when this write starts: not when it was queued behind one that changed it.
-      const write = this.#lockWrite(held, newRecordVersionNumber, {
-        ...change,
-        leaseDurationMs: change.leaseDurationMs ?? held.leaseDurationMs,
-      });
+      const askedMs = change.leaseDurationMs ?? held.leaseDurationMs;
+      const write = this.#lockWrite(held, newRecordVersionNumber, { ...change, leaseDurationMs: askedMs });
+      const end = held.leaseEnd;
+      const restatement = end === undefined ? undefined : new LeaseRestatement((now) => end.leaseAt(askedMs, now), this.#options.clock);
       const request = withOldItemOnConditionFailure(
         buildHeartbeatRequest(this.#options.table, held, {
           ...write,
@@ -122,7 +123,7 @@ export class HeartbeatWriter {
         }),
       );
       try {
-        await held.unlessReleaseStarts(this.#timed(sendWrite(this.#options.dynamoDB, request, until)));
+        await held.unlessReleaseStarts(this.#timed(sendWrite(this.#options.dynamoDB, request, until, restatement)));
       } catch (error) {
         return this.#notConfirmed(held, write, error);
       }

@@ -141,10 +141,15 @@ export class LockKeeper {
     this.#settle(held, await this.#attempts.single(held), { dueAt: task.dueAt, lagMs });
   }
 
-  /** Whether a due heartbeat may go out in a batch: not while another write of the lock is under way, nor as a retry. */
+  /**
+   * Whether a due heartbeat may go out in a batch: not while another write
+   * of the lock is under way, nor as a retry, nor for a lock bounded by its
+   * holder's end, whose lease is stated again as each attempt leaves
+   * (dynamodb/lease-restatement.ts), which a batch's statements are not.
+   */
   #canBatch(held: HeldLock): boolean {
     const keeping = this.#keepings.kept(held);
-    return keeping !== undefined && !keeping.alone && !held.writing && this.#options.writer.batching;
+    return keeping !== undefined && !keeping.alone && !held.writing && held.leaseEnd === undefined && this.#options.writer.batching;
   }
 
   /** The heartbeats of several due locks in one request (the scheduler's batch, one concurrency slot). */

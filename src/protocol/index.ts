@@ -12,3 +12,4 @@ export { NumberValue } from './number-value.js';
 export type { NativeAttributeValue } from './attribute-values.js';
 export * from './group-acquisition.js';
 export * from './hand-off.js';
+export * from './stated-lease.js';

@@ -159,6 +159,16 @@ describe('FaultProxy', () => {
     expect(proxy.exchanges[0]?.request.connection).toBe(proxy.exchanges[1]?.request.connection);
   });
 
+  it("answers in the server's place after a delay, when asked to", async () => {
+    const answered = proxy.injectOnce(() => true, { action: 'respond', reply: dynamoDBErrorReply('ThrottlingException'), delayMs: 300 });
+    const sentAt = performance.now();
+    const reply = await send('UpdateItem', 'throttled late');
+    await answered;
+    expect(reply.status).toBe(400);
+    expect(performance.now() - sentAt).toBeGreaterThanOrEqual(290);
+    expect(received).toEqual([]);
+  });
+
   it.each<[DynamoDBErrorKind, number]>([
     ['ProvisionedThroughputExceededException', 400],
     ['InternalServerError', 500],
