@@ -404,6 +404,15 @@ const localRows: Row[] = [
   { input: 'acquireLocks whose items exceed 4 MB together', action: (b) => b.hash.acquireLocks(Array.from({ length: 11 }, (_, i) => `k${i}`), { data: new Uint8Array(390 * KIB) }), error: InvalidArgumentError, code: 'ITEM_TOO_LARGE', message: 'DynamoDB allows at most 4194304 in one transaction' },
   { input: 'acquireLocks with a key this client holds', action: async (b) => b.hash.acquireLocks(['free', (await b.held()).partitionKey]), error: InvalidArgumentError, code: 'LOCK_ALREADY_HELD', message: 'a group never takes a lock its client holds' },
 
+  // ── Options that are not an object, or that the call does not take ──────
+  { input: 'acquireLock with null options', action: (b) => b.hash.acquireLock('a', null as never), error: InvalidArgumentError, code: 'INVALID_OPTION', message: 'acquireLock: its options must be an object, got null' },
+  { input: 'acquireLock with a misspelt option', action: (b) => b.hash.acquireLock('a', { leaseDurration: 5_000 } as never), error: InvalidArgumentError, code: 'INVALID_OPTION', message: 'acquireLock takes no option "leaseDurration"; it takes sortKey, data,' },
+  { input: 'acquireLocks with invocationDeadline (acquireLock only)', action: (b) => b.hash.acquireLocks(['a', 'b'], { invocationDeadline: { remainingMs: 9_000 } } as never), error: InvalidArgumentError, code: 'INVALID_OPTION', message: 'acquireLocks takes no option "invocationDeadline"' },
+  { input: 'acquireLocks with shouldSkipBlockingWait (acquireLock only)', action: (b) => b.hash.acquireLocks(['a', 'b'], { shouldSkipBlockingWait: true } as never), error: InvalidArgumentError, code: 'INVALID_OPTION', message: 'acquireLocks takes no option "shouldSkipBlockingWait"' },
+  { input: 'acquirePermit with count (acquirePermits only)', action: (b) => b.hash.acquirePermit('pool', { permits: 3, count: 2 } as never), error: InvalidArgumentError, code: 'INVALID_OPTION', message: 'acquirePermit takes no option "count"' },
+  { input: 'adoptLock with null options', action: (b) => b.hash.adoptLock('{}', null as never), error: InvalidArgumentError, code: 'INVALID_OPTION', message: 'adoptLock: its options must be an object, got null' },
+  { input: 'withLock with a misspelt option', action: (b) => b.hash.withLock('a', () => undefined, { releaseTimout: 10 } as never), error: InvalidArgumentError, code: 'INVALID_OPTION', message: 'withLock takes no option "releaseTimout"' },
+
   // ── A closed client ──────────────────────────────────────────────────────
   {
     input: 'acquireLock on a closed client',

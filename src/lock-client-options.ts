@@ -1,5 +1,5 @@
 /** The options of the client's calls that are the client's own (acquisitions take `AcquireLockOptions`). */
-import type { AcquireLockOptions } from './acquire/acquire-options.js';
+import { ACQUIRE_LOCK_OPTION_NAMES, type AcquireLockOptions } from './acquire/acquire-options.js';
 
 export interface LockKeyOptions {
   /** The sort key value; required exactly when the table has a sort key. */
@@ -26,6 +26,9 @@ export interface WithLockOptions extends AcquireLockOptions, LockKeyOptions {
   /** Milliseconds the release after the routine may take; it is not retried. @default 5000 */
   readonly releaseTimeout?: number;
 }
+
+/** Every option `withLock` takes, by name. */
+export const WITH_LOCK_OPTION_NAMES: Readonly<Record<keyof WithLockOptions, true>> = { ...ACQUIRE_LOCK_OPTION_NAMES, releaseTimeout: true };
 
 export interface CloseOptions {
   /**

@@ -8,9 +8,9 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { loggerWithBindings, type Logger } from './base/logger.js';
 import { Acquirer } from './acquire/acquirer.js';
-import type { AcquireLockOptions } from './acquire/acquire-options.js';
-import type { AdoptLockOptions } from './acquire/adopt-lock.js';
-import type { AcquireLocksOptions, GroupKey } from './acquire/group-options.js';
+import { ACQUIRE_LOCK_OPTION_NAMES, type AcquireLockOptions } from './acquire/acquire-options.js';
+import { ADOPT_LOCK_OPTION_NAMES, type AdoptLockOptions } from './acquire/adopt-lock.js';
+import { ACQUIRE_LOCKS_OPTION_NAMES, type AcquireLocksOptions, type GroupKey } from './acquire/group-options.js';
 import { LockGroup } from './lock-group.js';
 import { childAbortController } from './primitives/child-abort-controller.js';
 import { systemClock } from './base/clock.js';
@@ -24,10 +24,17 @@ import { lockId, type LockKey } from './base/lock-key.js';
 import { HeldLocks } from './heartbeat/held-locks.js';
 import { Lock, LockHandles, LockSnapshot, type LockOperations, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
 import type { LockClientEvents } from './lock-client-events.js';
-import type { CloseOptions, GetLockOptions, ListLocksOptions, LockKeyOptions, WithLockOptions } from './lock-client-options.js';
+import {
+  WITH_LOCK_OPTION_NAMES,
+  type CloseOptions,
+  type GetLockOptions,
+  type ListLocksOptions,
+  type LockKeyOptions,
+  type WithLockOptions,
+} from './lock-client-options.js';
 import { assertLockTableExists, createLockTable, lockTableExists, type CreateLockTableOptions } from './dynamodb/lock-table.js';
 import { LIST_LOCKS_DEFAULTS, WITH_LOCK_DEFAULTS } from './settings/defaults.js';
-import { checkFunction } from './settings/argument-checks.js';
+import { checkFunction, checkOptionNames } from './settings/argument-checks.js';
 import { checkClientSetup, checkDuration, resolveSettings, type LockClientOptions, type ResolvedSettings } from './settings/options.js';
 import { validateLockKey, type LockHandOff, type LockTable } from './protocol/index.js';
 import type { LockListing } from './dynamodb/list-locks.js';
@@ -35,6 +42,7 @@ import { ReplicationCheck } from './dynamodb/table-replication.js';
 import { AbandonedItems } from './gc/abandoned-items.js';
 import type { AbandonedItemsReport, CollectAbandonedOptions } from './gc/collect-options.js';
 import { Semaphores, type AcquirePermitOptions, type AcquirePermitsOptions } from './semaphore/semaphores.js';
+import { ACQUIRE_PERMIT_OPTION_NAMES, ACQUIRE_PERMITS_OPTION_NAMES } from './semaphore/permit-options.js';
 
 export class LockClient implements AsyncDisposable {
   /** This client's identity in the lock table. */
@@ -106,7 +114,8 @@ export class LockClient implements AsyncDisposable {
    */
   async acquireLock(partitionKey: string, options: AcquireLockOptions & LockKeyOptions = {}): Promise<Lock> {
     this.#assertOpen();
-    return this.#handles.of(await this.#acquirer.acquire({ partitionKey, sortKey: options.sortKey }, options));
+    const checked = checkOptionNames('acquireLock', options, ACQUIRE_LOCK_OPTION_NAMES);
+    return this.#handles.of(await this.#acquirer.acquire({ partitionKey, sortKey: checked.sortKey }, checked));
   }
 
   /**
@@ -115,7 +124,8 @@ export class LockClient implements AsyncDisposable {
    */
   async acquireLocks(keys: readonly GroupKey[], options: AcquireLocksOptions = {}): Promise<LockGroup> {
     this.#assertOpen();
-    return new LockGroup((await this.#acquirer.acquireGroup(keys, options)).map((held) => this.#handles.of(held)));
+    const checked = checkOptionNames('acquireLocks', options, ACQUIRE_LOCKS_OPTION_NAMES);
+    return new LockGroup((await this.#acquirer.acquireGroup(keys, checked)).map((held) => this.#handles.of(held)));
   }
 
   /**
@@ -124,14 +134,16 @@ export class LockClient implements AsyncDisposable {
    */
   async acquirePermit(name: string, options: AcquirePermitOptions): Promise<Lock> {
     this.#assertOpen();
-    const [lock] = (await this.#semaphores.acquire(name, { ...options, count: 1 })).map((held) => this.#handles.of(held));
+    const checked = checkOptionNames('acquirePermit', options, ACQUIRE_PERMIT_OPTION_NAMES);
+    const [lock] = (await this.#semaphores.acquire(name, { ...checked, count: 1 })).map((held) => this.#handles.of(held));
     return lock as Lock;
   }
 
   /** Takes `options.count` permits of the semaphore `name`, all or none, as {@link acquireLocks} takes locks. */
   async acquirePermits(name: string, options: AcquirePermitsOptions): Promise<LockGroup> {
     this.#assertOpen();
-    return new LockGroup((await this.#semaphores.acquire(name, options)).map((held) => this.#handles.of(held)));
+    const checked = checkOptionNames('acquirePermits', options, ACQUIRE_PERMITS_OPTION_NAMES);
+    return new LockGroup((await this.#semaphores.acquire(name, checked)).map((held) => this.#handles.of(held)));
   }
 
   /**
@@ -154,7 +166,7 @@ export class LockClient implements AsyncDisposable {
   /** Adopts a lock handed off by `lock.handOff()` (docs/hand-over.md); throws `LockHandOffError` (`code`: why not). */
   async adoptLock(handle: LockHandOff | string, options: AdoptLockOptions = {}): Promise<Lock> {
     this.#assertOpen();
-    return this.#handles.of(await this.#acquirer.adopt(handle, options));
+    return this.#handles.of(await this.#acquirer.adopt(handle, checkOptionNames('adoptLock', options, ADOPT_LOCK_OPTION_NAMES)));
   }
 
   // ── Holding ──────────────────────────────────────────────────────────────
@@ -197,8 +209,9 @@ export class LockClient implements AsyncDisposable {
     options: WithLockOptions = {},
   ): Promise<T> {
     checkFunction('withLock: routine', routine);
-    const releaseTimeout = checkDuration('releaseTimeout', options.releaseTimeout ?? WITH_LOCK_DEFAULTS.releaseTimeout, { min: 1 });
-    const lock = await this.acquireLock(partitionKey, options);
+    const { releaseTimeout: given, ...acquiring } = checkOptionNames('withLock', options, WITH_LOCK_OPTION_NAMES);
+    const releaseTimeout = checkDuration('releaseTimeout', given ?? WITH_LOCK_DEFAULTS.releaseTimeout, { min: 1 });
+    const lock = await this.acquireLock(partitionKey, acquiring);
     const scope = childAbortController(lock.signal);
     const onCallerAbort = (): void => scope.abort(options.signal?.reason);
     options.signal?.addEventListener('abort', onCallerAbort, { once: true });

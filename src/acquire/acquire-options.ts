@@ -88,6 +88,27 @@ export interface AcquireLockOptions {
   readonly signal?: AbortSignal;
 }
 
+/** Every option `acquireLock` takes, by name (argument-checks.ts refuses others). */
+export const ACQUIRE_LOCK_OPTION_NAMES: Readonly<Record<keyof AcquireLockOptions, true>> = {
+  sortKey: true,
+  data: true,
+  replaceData: true,
+  deleteLockOnRelease: true,
+  acquireOnlyIfLockAlreadyExists: true,
+  refreshPeriod: true,
+  turnLength: true,
+  additionalTimeToWaitForLock: true,
+  leaseDuration: true,
+  additionalAttributes: true,
+  updateExistingLockRecord: true,
+  acquireReleasedLocksConsistently: true,
+  reentrant: true,
+  shouldSkipBlockingWait: true,
+  sessionMonitor: true,
+  invocationDeadline: true,
+  signal: true,
+};
+
 /** What of the client's settings an acquisition follows. */
 export interface AcquireSettings {
   readonly table: LockTable;

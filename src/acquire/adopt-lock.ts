@@ -54,6 +54,14 @@ export interface AdoptLockOptions {
   readonly signal?: AbortSignal;
 }
 
+/** Every option `adoptLock` takes, by name. */
+export const ADOPT_LOCK_OPTION_NAMES: Readonly<Record<keyof AdoptLockOptions, true>> = {
+  leaseDuration: true,
+  deleteLockOnRelease: true,
+  invocationDeadline: true,
+  signal: true,
+};
+
 export interface AdoptionContext {
   readonly dynamoDB: Pick<DynamoDBClient, 'send'>;
   readonly table: LockTable;

@@ -26,6 +26,20 @@ export type AcquireLocksOptions = Pick<
   | 'signal'
 >;
 
+/** Every option `acquireLocks` takes, by name. */
+export const ACQUIRE_LOCKS_OPTION_NAMES: Readonly<Record<keyof AcquireLocksOptions, true>> = {
+  data: true,
+  replaceData: true,
+  deleteLockOnRelease: true,
+  refreshPeriod: true,
+  turnLength: true,
+  additionalTimeToWaitForLock: true,
+  leaseDuration: true,
+  additionalAttributes: true,
+  acquireReleasedLocksConsistently: true,
+  signal: true,
+};
+
 /** The keys of a group as lock keys (a string is a partition key alone). */
 export function groupKeysOf(keys: readonly GroupKey[]): LockKey[] {
   const list: unknown = keys;

@@ -37,6 +37,23 @@ export interface AcquirePermitsOptions extends AcquirePermitOptions {
   readonly count: number;
 }
 
+/** Every option `acquirePermit` takes, by name. */
+export const ACQUIRE_PERMIT_OPTION_NAMES: Readonly<Record<keyof AcquirePermitOptions, true>> = {
+  permits: true,
+  sortKey: true,
+  data: true,
+  deleteLockOnRelease: true,
+  refreshPeriod: true,
+  additionalTimeToWaitForLock: true,
+  leaseDuration: true,
+  additionalAttributes: true,
+  shouldSkipBlockingWait: true,
+  signal: true,
+};
+
+/** Every option `acquirePermits` takes, by name. */
+export const ACQUIRE_PERMITS_OPTION_NAMES: Readonly<Record<keyof AcquirePermitsOptions, true>> = { ...ACQUIRE_PERMIT_OPTION_NAMES, count: true };
+
 export interface ResolvedPermitOptions extends AcquirePermitsOptions {
   readonly refreshPeriod: number;
   readonly additionalTimeToWaitForLock: number;

@@ -13,6 +13,33 @@ export function checkSignal(name: string, value: unknown): AbortSignal | undefin
   throw new InvalidArgumentError('INVALID_OPTION', `${name} must be an AbortSignal${hint}, got ${describeValue(value)}`);
 }
 
+/**
+ * The options argument of the call `entry`: left out, or an object that
+ * sets only options `entry` takes (`known`, every one of its option type's
+ * names). An option of another call (`invocationDeadline` on
+ * `acquireLocks`, say) or a misspelt one would otherwise be ignored, and
+ * its caller would believe it in force. One set to `undefined` counts as
+ * left out.
+ */
+export function checkOptionNames<Options extends object>(
+  entry: string,
+  given: Options | undefined,
+  known: Readonly<Record<keyof Options, true>>,
+): Options {
+  const value: unknown = given;
+  if (value === undefined) return {} as Options;
+  if (typeof value !== 'object' || value === null) {
+    throw new InvalidArgumentError('INVALID_OPTION', `${entry}: its options must be an object, got ${describeValue(value)}`);
+  }
+  const record = value as Record<string, unknown>;
+  const unknown = Object.keys(record).filter((name) => record[name] !== undefined && !Object.hasOwn(known, name));
+  if (unknown.length > 0) {
+    const names = unknown.map((name) => JSON.stringify(name)).join(', ');
+    throw new InvalidArgumentError('INVALID_OPTION', `${entry} takes no option ${names}; it takes ${Object.keys(known).join(', ')}`);
+  }
+  return value as Options;
+}
+
 /** A callback the caller must pass, such as a routine to run while holding a lock. */
 export function checkFunction(name: string, value: unknown): void {
   if (typeof value !== 'function') throw new InvalidArgumentError('INVALID_OPTION', `${name} must be a function, got ${describeValue(value)}`);
