@@ -122,6 +122,32 @@ describe('fencing tokens', () => {
     expect(await storedToken()).toBe('1');
   });
 
+  it("are stepped once when the SDK retries a bounded lock's acquisition whose reply was lost, the retry with a lease and a token of its own", async () => {
+    await withFencingTable();
+    const network = await faults.proxied('bounded-sdk-retry', { sdkDefaults: true });
+    const lost = network.proxy.loseReplyThenRetries(isTransaction, { action: 'forward' });
+    const client = fencingClient('bounded-sdk-retry', network.dynamoDB);
+    const lock = await client.acquireLock(KEY, { invocationDeadline: { remainingMs: 5_000 } });
+    await lost;
+    const sent = network.proxy.exchanges
+      .filter((e) => isTransaction(e.request))
+      .map(
+        (e) =>
+          JSON.parse(e.request.body.toString('utf8')) as {
+            ClientRequestToken: string;
+            TransactItems: { Put?: { Item: Record<string, { S: string }> } }[];
+          },
+      );
+    expect(sent.length).toBeGreaterThanOrEqual(2);
+    // DynamoDB refuses a token reused with other parameters: the retry, whose lease was stated again, has its own.
+    expect(new Set(sent.map((body) => body.ClientRequestToken)).size).toBe(sent.length);
+    const leases = sent.map((body) => Number(body.TransactItems[0]?.Put?.Item['leaseDuration']?.S));
+    expect(leases[1]).toBeLessThanOrEqual(leases[0] as number);
+    expect(lock.isHeld()).toBe(true);
+    expect(lock.fencingToken).toBe(1n);
+    expect(await storedToken()).toBe('1');
+  });
+
   it('follow a counter that moved between its read and the acquisition: that write is canceled and the next one gets the next number', async () => {
     await withFencingTable();
     const recorder = recording(bed.dynamoDBClient('raced'));

@@ -14,10 +14,13 @@ const faults = useFaultBed('bounded-retries');
 
 /** A configured lease far longer than the invocation (margin 1 s): the bound decides every lease. */
 const LEASE = 10_000;
-const REMAINING_MS = 5_000;
+/** Room for the acquisition and a heartbeat each retried after a late throttle and the SDK's backoff, on a busy machine. */
+const REMAINING_MS = 7_000;
+/** Longer than the acquisition's retried write takes, so that no late-reply renewal adds to it. */
+const HEARTBEAT_MS = 2_000;
 const KILL_OVERRUN_MS = 1_000;
 /** How late the throttle of each first attempt is answered: the retry leaves at least this much after the lease was computed. */
-const LATE_THROTTLE_MS = 700;
+const LATE_THROTTLE_MS = 400;
 /** Between the lease stated as an attempt leaves the client and its arrival at the proxy. */
 const TRANSIT_MS = 50;
 
@@ -45,7 +48,7 @@ describe('a bounded lock whose writes the SDK retries', () => {
       attempts.push({ at: performance.now(), attempt, leaseMs });
       return attempt === 1 ? LATE_THROTTLE : FORWARD;
     });
-    const client = faults.bed.client({ ownerName: 'invocation', leaseDuration: LEASE, heartbeatPeriod: 1_000 }, network.dynamoDB);
+    const client = faults.bed.client({ ownerName: 'invocation', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT_MS }, network.dynamoDB);
     const deadline = performance.now() + REMAINING_MS;
     const lock = await client.acquireLock('job', { invocationDeadline: { at: deadline, killOverrunMs: KILL_OVERRUN_MS } });
     const lost = await abortOf(lock.signal, REMAINING_MS + 3_000);

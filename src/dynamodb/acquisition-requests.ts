@@ -91,8 +91,7 @@ export class AcquisitionRequests {
     const writtenAt = this.#writtenAt(departure);
     const request = withOldItemOnConditionFailure(buildAcquireRequest(this.#table, record, path, { ...options, writtenAt }));
     if (this.#fencing !== undefined) {
-      // Not restated: a retry of the transaction must be the same request as its token's first, or DynamoDB refuses it.
-      await this.#fencing.send(request, record, tokenChosen, signal, departure);
+      await this.#fencing.send(request, record, tokenChosen, signal, departure, restatement);
     } else if (path.kind === 'absent' && request.operation === 'PutItem' && restatement === undefined) {
       await this.#newLocks.write(request, signal, departure);
     } else {

@@ -9,6 +9,7 @@ import { GetItemCommand, TransactWriteItemsCommand, type DynamoDBClient, type Tr
 import type { LockKey } from '../base/lock-key.js';
 import { randomUUID } from 'node:crypto';
 import type { Departure } from './departure.js';
+import type { LeaseRestatement } from './lease-restatement.js';
 import { isResourceNotFound } from './sdk-errors.js';
 import { LockTableDoesNotExistError } from '../base/errors.js';
 import {
@@ -42,6 +43,7 @@ export class Fencing {
     tokenChosen: (token: bigint) => void,
     signal?: AbortSignal,
     departure?: Departure,
+    restatement?: LeaseRestatement,
   ): Promise<void> {
     const fenced = buildFencedAcquisition(
       this.#fencingTable,
@@ -49,7 +51,7 @@ export class Fencing {
       await this.read(record, signal),
     );
     tokenChosen(fenced.token);
-    await sendTransaction(this.#dynamoDB, fenced.items, signal, departure);
+    await sendTransaction(this.#dynamoDB, fenced.items, signal, departure, restatement);
   }
 
   /** The fencing table, with the lock table's key names. */
@@ -71,14 +73,18 @@ export class Fencing {
 /**
  * Sends an acquisition transaction with a `ClientRequestToken` of its own:
  * the SDK's retries of it carry the same token, so one that committed is
- * answered with success, not applied again.
+ * answered with success, not applied again; but for a bounded lock's, whose
+ * retries state a new lease and a new token (lease-restatement.ts).
  */
 export async function sendTransaction(
   dynamoDB: Pick<DynamoDBClient, 'send'>,
   items: TransactWriteItem[],
   signal?: AbortSignal,
   departure?: Departure,
+  restatement?: LeaseRestatement,
 ): Promise<void> {
   const transaction = new TransactWriteItemsCommand({ TransactItems: items, ClientRequestToken: randomUUID() });
-  await dynamoDB.send(departure?.watch(transaction, dynamoDB) ?? transaction, { abortSignal: signal });
+  departure?.watch(transaction, dynamoDB);
+  restatement?.watch(transaction);
+  await dynamoDB.send(transaction, { abortSignal: signal });
 }

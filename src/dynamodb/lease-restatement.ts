@@ -12,7 +12,15 @@
  * The lease an attempt states ends no later than the one computed before
  * the send, from which the writer counts its safe time: it starts later, and
  * a lease cut by the bound ends at the same moment.
+ *
+ * A transaction (a fenced acquisition) carries a `ClientRequestToken`, and
+ * DynamoDB refuses a request that reuses one with other parameters: a retry
+ * whose lease changed gets a token of its own. It then no longer answers
+ * success for a first attempt that was applied unseen; its conditions
+ * refuse it, with the lock item showing this call's own RVN, which the
+ * acquisition reads as applied (a write whose reply was lost).
  */
+import { randomUUID } from 'node:crypto';
 import type { MonotonicClock } from '../base/clock.js';
 import { restateLease } from '../protocol/index.js';
 
@@ -38,9 +46,10 @@ export class LeaseRestatement {
 
   /** States the lease of each attempt of `command` as it leaves; returns the command. */
   watch<Command extends { readonly middlewareStack: object }>(command: Command): Command {
+    let attempts = 0;
     const restate: Middleware = (next) => (args) => {
       const request = (args as { readonly request?: RequestShape }).request;
-      if (request !== undefined) this.#restate(request);
+      if (request !== undefined) this.#restate(request, ++attempts);
       return next(args);
     };
     (command.middlewareStack as { addRelativeTo(middleware: Middleware, options: object): void }).addRelativeTo(restate, WHERE);
@@ -48,12 +57,14 @@ export class LeaseRestatement {
   }
 
   /** The SDK serializes JSON bodies as a string, or as UTF-8 bytes (newer versions): the body keeps its form. */
-  #restate(request: RequestShape): void {
+  #restate(request: RequestShape, attempt: number): void {
     const { body } = request;
     const text = typeof body === 'string' ? body : body instanceof Uint8Array ? Buffer.from(body).toString('utf8') : undefined;
     if (text === undefined) return;
-    const parsed: unknown = JSON.parse(text);
+    const parsed = JSON.parse(text) as unknown;
     if (!restateLease(parsed, this.#leaseAt(this.#clock.now()))) return;
+    const transaction = parsed as { ClientRequestToken?: unknown };
+    if (attempt > 1 && typeof transaction.ClientRequestToken === 'string') transaction.ClientRequestToken = randomUUID();
     const restated = JSON.stringify(parsed);
     request.body = typeof body === 'string' ? restated : Buffer.from(restated, 'utf8');
     const headers = request.headers ?? {};

@@ -1,7 +1,8 @@
 /**
  * Where a lock write's request states its lease, in the JSON form DynamoDB
  * receives (the same shape as the SDK command's input): the item's
- * `leaseDuration` (PutItem), or the value an UpdateExpression sets it to. Used to state the lease again as a retry of
+ * `leaseDuration` (PutItem), or the value an UpdateExpression sets it to,
+ * alone or as a member of a transaction (a fenced acquisition). Used to state the lease again as a retry of
  * the same request leaves (dynamodb/lease-restatement.ts). Pure.
  */
 import { LockAttribute } from './attributes.js';
@@ -9,20 +10,35 @@ import { formatLeaseDuration } from './codec.js';
 
 type Json = Record<string, unknown>;
 
-/** Sets the lease a PutItem or UpdateItem `request` states to `leaseMs`, in place; false when it states none. */
+/** Sets every lease `request` states to `leaseMs`, in place; false when it states none. */
 export function restateLease(request: unknown, leaseMs: number): boolean {
-  if (!isObject(request)) return false;
   const stated = { S: formatLeaseDuration(leaseMs) };
-  const item = objectAt(request, 'Item');
-  if (item?.[LockAttribute.leaseDuration] !== undefined) {
-    item[LockAttribute.leaseDuration] = stated;
-    return true;
+  let found = false;
+  for (const write of writesIn(request)) {
+    const item = objectAt(write, 'Item');
+    if (item?.[LockAttribute.leaseDuration] !== undefined) {
+      item[LockAttribute.leaseDuration] = stated;
+      found = true;
+    }
+    const values = objectAt(write, 'ExpressionAttributeValues');
+    const placeholder = leaseValuePlaceholder(write);
+    if (values !== undefined && placeholder !== undefined && values[placeholder] !== undefined) {
+      values[placeholder] = stated;
+      found = true;
+    }
   }
-  const values = objectAt(request, 'ExpressionAttributeValues');
-  const placeholder = leaseValuePlaceholder(request);
-  if (values === undefined || placeholder === undefined || values[placeholder] === undefined) return false;
-  values[placeholder] = stated;
-  return true;
+  return found;
+}
+
+/** The single writes of `request`: itself, or the Put and Update members of a transaction. */
+function writesIn(request: unknown): Json[] {
+  if (!isObject(request)) return [];
+  const members = request['TransactItems'];
+  if (!Array.isArray(members)) return [request];
+  return members.flatMap((member: unknown) => {
+    if (!isObject(member)) return [];
+    return [objectAt(member, 'Put'), objectAt(member, 'Update')].filter((write) => write !== undefined);
+  });
 }
 
 /** The value placeholder an update's `SET` assigns to `leaseDuration` (`#ld = :ld`, `#k2 = :v2`), if any. */

@@ -6,6 +6,7 @@ import { describe, expect, it } from '@jest/globals';
 import {
   buildAcquireRequest,
   buildAdoptionRequest,
+  buildFencedAcquisition,
   buildHeartbeatRequest,
   buildReleaseRequest,
   handOffHandle,
@@ -22,6 +23,13 @@ const record: LockRecordToWrite = { ...held, leaseDurationMs: 20_000, data: unde
 /** The request as DynamoDB receives it: the input serialized to JSON. */
 const wire = (input: object): unknown => JSON.parse(JSON.stringify(input));
 
+const fencingTable: LockTable = { tableName: 'fence', partitionKeyName: 'key' };
+/** A fenced acquisition's transaction: the lock write and the counter's step, which states no lease. */
+const fenced = (request: ReturnType<typeof buildAcquireRequest>): object => ({
+  TransactItems: buildFencedAcquisition(fencingTable, { request, key: held, ownerName: 'owner-A', recordVersionNumber: RVN }, 4n).items,
+  ClientRequestToken: 'token',
+});
+
 const stating: [string, object][] = [
   ['acquire PutItem', buildAcquireRequest(table, record, { kind: 'absent' }).input],
   [
@@ -36,6 +44,11 @@ const stating: [string, object][] = [
       newRecordVersionNumber: 'rvn-3',
       leaseDurationMs: 20_000,
     }),
+  ],
+  ['a fenced PutItem', fenced(buildAcquireRequest(table, record, { kind: 'absent' }))],
+  [
+    'a fenced UpdateItem',
+    fenced(buildAcquireRequest(table, record, { kind: 'expired', watchedRecordVersionNumber: RVN }, { updateExistingLockRecord: true })),
   ],
 ];
 
