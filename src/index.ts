@@ -3,7 +3,8 @@
  * so that nothing internal is public by accident.
  */
 export { LockClient } from './lock-client.js';
-export type { LockKeyOptions, GetLockOptions, ListLocksOptions, WithLockOptions, CloseOptions } from './lock-client-options.js';
+export type { LockKeyOptions, GetLockOptions, ListLocksOptions, CloseOptions } from './lock-client-options.js';
+export type { WithLockOptions } from './with-lock.js';
 export type { LockClientEvents } from './lock-client-events.js';
 export type { Subscription } from './base/events.js';
 export { Lock, LockSnapshot, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';

@@ -1,5 +1,4 @@
 /** The options of the client's calls that are the client's own (acquisitions take `AcquireLockOptions`). */
-import { ACQUIRE_LOCK_OPTION_NAMES, type AcquireLockOptions } from './acquire/acquire-options.js';
 
 export interface LockKeyOptions {
   /** The sort key value; required exactly when the table has a sort key. */
@@ -21,14 +20,6 @@ export interface ListLocksOptions {
   readonly consistentRead?: boolean;
   readonly signal?: AbortSignal;
 }
-
-export interface WithLockOptions extends AcquireLockOptions, LockKeyOptions {
-  /** Milliseconds the release after the routine may take; it is not retried. @default 5000 */
-  readonly releaseTimeout?: number;
-}
-
-/** Every option `withLock` takes, by name. */
-export const WITH_LOCK_OPTION_NAMES: Readonly<Record<keyof WithLockOptions, true>> = { ...ACQUIRE_LOCK_OPTION_NAMES, releaseTimeout: true };
 
 export interface CloseOptions {
   /**

@@ -12,7 +12,6 @@ import { ACQUIRE_LOCK_OPTION_NAMES, type AcquireLockOptions } from './acquire/ac
 import { ADOPT_LOCK_OPTION_NAMES, type AdoptLockOptions } from './acquire/adopt-lock.js';
 import { ACQUIRE_LOCKS_OPTION_NAMES, type AcquireLocksOptions, type GroupKey } from './acquire/group-options.js';
 import { LockGroup } from './lock-group.js';
-import { childAbortController } from './primitives/child-abort-controller.js';
 import { systemClock } from './base/clock.js';
 import { deadline } from './primitives/deadline.js';
 import { toBytes } from './primitives/bytes.js';
@@ -24,17 +23,11 @@ import { lockId, type LockKey } from './base/lock-key.js';
 import { HeldLocks } from './heartbeat/held-locks.js';
 import { Lock, LockHandles, LockSnapshot, type LockOperations, type ReleaseLockOptions, type SendHeartbeatOptions } from './lock.js';
 import type { LockClientEvents } from './lock-client-events.js';
-import {
-  WITH_LOCK_OPTION_NAMES,
-  type CloseOptions,
-  type GetLockOptions,
-  type ListLocksOptions,
-  type LockKeyOptions,
-  type WithLockOptions,
-} from './lock-client-options.js';
+import type { CloseOptions, GetLockOptions, ListLocksOptions, LockKeyOptions } from './lock-client-options.js';
 import { assertLockTableExists, createLockTable, lockTableExists, type CreateLockTableOptions } from './dynamodb/lock-table.js';
-import { LIST_LOCKS_DEFAULTS, WITH_LOCK_DEFAULTS } from './settings/defaults.js';
-import { checkFunction, checkOptionNames } from './settings/argument-checks.js';
+import { LIST_LOCKS_DEFAULTS } from './settings/defaults.js';
+import { checkOptionNames } from './settings/argument-checks.js';
+import { withLock, type WithLockOptions } from './with-lock.js';
 import { checkClientSetup, checkDuration, resolveSettings, type LockClientOptions, type ResolvedSettings } from './settings/options.js';
 import { validateLockKey, type LockHandOff, type LockTable } from './protocol/index.js';
 import type { LockListing } from './dynamodb/list-locks.js';
@@ -155,6 +148,7 @@ export class LockClient implements AsyncDisposable {
    * @throws DynamoDBUnavailableError when DynamoDB gave no usable answer until the deadline.
    */
   async tryAcquireLock(partitionKey: string, options: AcquireLockOptions & LockKeyOptions = {}): Promise<Lock | undefined> {
+    checkOptionNames('tryAcquireLock', options, ACQUIRE_LOCK_OPTION_NAMES);
     try {
       return await this.acquireLock(partitionKey, options);
     } catch (error) {
@@ -208,25 +202,8 @@ export class LockClient implements AsyncDisposable {
     routine: (signal: AbortSignal, lock: Lock) => Promise<T> | T,
     options: WithLockOptions = {},
   ): Promise<T> {
-    checkFunction('withLock: routine', routine);
-    const { releaseTimeout: given, ...acquiring } = checkOptionNames('withLock', options, WITH_LOCK_OPTION_NAMES);
-    const releaseTimeout = checkDuration('releaseTimeout', given ?? WITH_LOCK_DEFAULTS.releaseTimeout, { min: 1 });
-    const lock = await this.acquireLock(partitionKey, acquiring);
-    const scope = childAbortController(lock.signal);
-    const onCallerAbort = (): void => scope.abort(options.signal?.reason);
-    options.signal?.addEventListener('abort', onCallerAbort, { once: true });
-    try {
-      return await routine(scope.signal, lock);
-    } finally {
-      options.signal?.removeEventListener('abort', onCallerAbort);
-      scope.dispose();
-      const bound = deadline(releaseTimeout);
-      await this.releaseLock(lock, { bestEffort: true, signal: bound.signal }) // nobody releases it again: if this fails, it lapses
-        .catch((error: unknown) => {
-          this.#logger?.warn({ err: error, partitionKey }, 'withLock: release failed; the lock will lapse after its lease');
-        })
-        .finally(() => bound.clear());
-    }
+    const locking = { acquireLock: this.acquireLock.bind(this), releaseLock: this.releaseLock.bind(this), logger: this.#logger };
+    return withLock(locking, partitionKey, routine, options);
   }
 
   // ── Releasing ────────────────────────────────────────────────────────────

@@ -7,7 +7,6 @@ import { randomUUID } from 'node:crypto';
 import type { MonotonicClock } from '../base/clock.js';
 import { lockId, type LockKey } from '../base/lock-key.js';
 import { Departure } from '../dynamodb/departure.js';
-import { LeaseRestatement } from '../dynamodb/lease-restatement.js';
 import type { AcquisitionRequests } from '../dynamodb/acquisition-requests.js';
 import type { LockObservation } from '../dynamodb/read-lock.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
@@ -65,7 +64,7 @@ export class AcquisitionWrites {
     const record = this.#bounded(decided);
     // The lease counts from the earliest moment the write can have taken effect: when it first left.
     const departure = new Departure(clock);
-    const restatement = this.#restatement(decided);
+    const restatement = this.#options.leaseEnd?.restatement(decided.leaseDurationMs, clock);
     let fencingToken: bigint | undefined;
     const options = { updateExistingLockRecord: this.#options.updateExistingLockRecord };
     let failure: { readonly error: unknown } | undefined;
@@ -99,7 +98,16 @@ export class AcquisitionWrites {
     let failure: { readonly error: unknown } | undefined;
     try {
       // Not a moment past `signal`: the SDK would wait out its retry's backoff first.
-      await raceAbort(this.#ctx.requests.renew(won.record, record, signal, departure, this.#restatement(asked)), signal);
+      await raceAbort(
+        this.#ctx.requests.renew(
+          won.record,
+          record,
+          signal,
+          departure,
+          this.#options.leaseEnd?.restatement(asked.leaseDurationMs, this.#ctx.clock),
+        ),
+        signal,
+      );
     } catch (error) {
       failure = { error };
     }
@@ -127,12 +135,6 @@ export class AcquisitionWrites {
   #bounded(record: LockRecordToWrite): LockRecordToWrite {
     const end = this.#options.leaseEnd;
     return end === undefined ? record : { ...record, leaseDurationMs: end.leaseAt(record.leaseDurationMs, this.#ctx.clock.now()) };
-  }
-
-  /** For a lock bounded by its holder's end: its lease stated again as each attempt of the write of `record` leaves. */
-  #restatement(record: LockRecordToWrite): LeaseRestatement | undefined {
-    const end = this.#options.leaseEnd;
-    return end === undefined ? undefined : new LeaseRestatement((now) => end.leaseAt(record.leaseDurationMs, now), this.#ctx.clock);
   }
 
   /** The write of this call whose RVN the item carries, if the item is one this call wrote without learning so. */

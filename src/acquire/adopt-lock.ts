@@ -16,7 +16,6 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { MonotonicClock } from '../base/clock.js';
 import { DynamoDBUnavailableError, InvalidArgumentError, isDynamoDBLockError, LockHandOffError, type LockHolder } from '../base/errors.js';
 import { writeAdoption, type AdoptionOutcome } from '../dynamodb/adoption-write.js';
-import { LeaseRestatement } from '../dynamodb/lease-restatement.js';
 import type { ReplicationCheck } from '../dynamodb/table-replication.js';
 import { leaseEndOf, type InvocationDeadline, type LeaseEnd } from '../hold/lease-end.js';
 import type { HoldTerms } from '../hold/lock-state.js';
@@ -126,8 +125,8 @@ async function send(
     const lookupWallTime = ctx.clock.wallNow?.();
     const asked = adopter.leaseDurationMs;
     const stated = { ...adopter, leaseDurationMs: leaseEnd?.leaseAt(asked, lookupTime) ?? asked };
-    const restatement = leaseEnd === undefined ? undefined : new LeaseRestatement((now) => leaseEnd.leaseAt(asked, now), ctx.clock);
-    return { outcome: await writeAdoption(ctx.dynamoDB, ctx.table, handle, stated, signal, restatement), lookupTime, lookupWallTime };
+    const outcome = await writeAdoption(ctx.dynamoDB, ctx.table, handle, stated, signal, leaseEnd?.restatement(asked, ctx.clock));
+    return { outcome, lookupTime, lookupWallTime };
   } catch (error) {
     if (isDynamoDBLockError(error)) throw error;
     const reason = 'the adopting write failed; nothing is held (a write applied unseen lapses after its lease)';

@@ -10,7 +10,6 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import type { MonotonicClock } from '../base/clock.js';
 import { sendStatementBatch, type StatementFailedError } from '../dynamodb/send-statement-batch.js';
-import { LeaseRestatement } from '../dynamodb/lease-restatement.js';
 import { sendWrite } from '../dynamodb/send-write.js';
 import { attemptsOf, httpStatusOf, isConditionalCheckFailed, refusesPartiQL } from '../dynamodb/sdk-errors.js';
 import { classifyFailedWrite } from '../dynamodb/write-outcome.js';
@@ -112,8 +111,7 @@ export class HeartbeatWriter {
       // The lease in force now, when this write starts: not when it was queued behind one that changed it.
       const askedMs = change.leaseDurationMs ?? held.leaseDurationMs;
       const write = this.#lockWrite(held, newRecordVersionNumber, { ...change, leaseDurationMs: askedMs });
-      const end = held.leaseEnd;
-      const restatement = end === undefined ? undefined : new LeaseRestatement((now) => end.leaseAt(askedMs, now), this.#options.clock);
+      const restatement = held.leaseEnd?.restatement(askedMs, this.#options.clock);
       const request = withOldItemOnConditionFailure(
         buildHeartbeatRequest(this.#options.table, held, {
           ...write,

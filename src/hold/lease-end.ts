@@ -13,7 +13,9 @@
  * before the platform stops the process. Pure: the clock is read by the
  * callers.
  */
+import type { MonotonicClock } from '../base/clock.js';
 import { InvalidArgumentError } from '../base/errors.js';
+import { LeaseRestatement } from '../dynamodb/lease-restatement.js';
 import { LEASE_END_DEFAULTS } from '../settings/defaults.js';
 import { MAX_DURATION_MS, checkDuration } from '../settings/options.js';
 
@@ -48,6 +50,15 @@ export class LeaseEnd {
    */
   leaseAt(leaseMs: number, now: number): number {
     return Math.max(0, Math.min(leaseMs, Math.floor(this.deadline + this.killOverrunMs - now)));
+  }
+
+  /**
+   * What states a write's lease again as each of its attempts leaves, the
+   * SDK's retries included (lease-restatement.ts): {@link leaseAt} of
+   * `leaseMs`, read on `clock` at that moment.
+   */
+  restatement(leaseMs: number, clock: MonotonicClock): LeaseRestatement {
+    return new LeaseRestatement((now) => this.leaseAt(leaseMs, now), clock);
   }
 
   /** Why a lock ends at {@link safeUntil}. */
