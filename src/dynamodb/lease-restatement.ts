@@ -59,7 +59,13 @@ export class LeaseRestatement {
   /** The SDK serializes JSON bodies as a string, or as UTF-8 bytes (newer versions): the body keeps its form. */
   #restate(request: RequestShape, attempt: number): void {
     const { body } = request;
-    const text = typeof body === 'string' ? body : body instanceof Uint8Array ? Buffer.from(body).toString('utf8') : undefined;
+    // The bytes read as bytes: the SDK's byte body warns when its string methods are called.
+    const text =
+      typeof body === 'string'
+        ? body
+        : body instanceof Uint8Array
+          ? Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8')
+          : undefined;
     if (text === undefined) return;
     const parsed = JSON.parse(text) as unknown;
     if (!restateLease(parsed, this.#leaseAt(this.#clock.now()))) return;
