@@ -60,8 +60,11 @@ describe('a resignation whose SDK retry meets the next leader', () => {
   });
   it('a safe time kept through 503s (holdLockOnServiceUnavailable) proves nothing: a retry that meets the taker is no release', async () => {
     const network = await faults.proxied('kept', { sdkDefaults: true });
+    // Each heartbeat's 503 comes after the SDK's backoffs (up to 600 ms over three attempts), and the holder
+    // counts on only while 503s keep coming within its safe time: a lease of 3 s leaves a busy CI machine's
+    // event loop more than a second of lag before the holder lets its lock go.
     const holder = faults.bed.client(
-      { ownerName: 'kept', leaseDuration: 1_500, heartbeatPeriod: 300, holdLockOnServiceUnavailable: true },
+      { ownerName: 'kept', leaseDuration: 3_000, heartbeatPeriod: 300, holdLockOnServiceUnavailable: true },
       network.dynamoDB,
     );
     const events = recordEvents(holder);
