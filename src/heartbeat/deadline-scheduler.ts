@@ -10,7 +10,9 @@
  * monitor, a monitor check.
  *
  * Part-full batches are held back a little, as Nagle's algorithm holds back
- * small TCP segments, and batches take only a share of the slots.
+ * small TCP segments, and batches take only a share of the slots. A task
+ * that may not join a batch (a lone retry of a lock in danger) never waits
+ * behind batchable tasks that are held back: it takes any free slot.
  */
 import type { Logger } from '../base/logger.js';
 import type { MonotonicClock } from '../base/clock.js';
@@ -79,11 +81,14 @@ const TIMER_SLACK_MS = 1;
 
 export class DeadlineScheduler<Subject = unknown> {
   /**
-   * Limited tasks by due time. A due one stays here until a slot is free, so
-   * the top is always the most overdue: a heartbeat is one removal from this
-   * heap, however far behind the client is.
+   * Limited tasks that may join a batch, by due time, as they were when
+   * scheduled. A due one stays here until a slot is free, so the top is
+   * always the most overdue: a heartbeat is one removal from this heap,
+   * however far behind the client is.
    */
-  readonly #limited = new DeadlineHeap<ScheduledTask<Subject>>();
+  readonly #joinable = new DeadlineHeap<ScheduledTask<Subject>>();
+  /** Limited tasks that may not join a batch: apart, so that batchable tasks held back never hold them back. */
+  readonly #lone = new DeadlineHeap<ScheduledTask<Subject>>();
   readonly #unlimited = new DeadlineHeap<ScheduledTask<Subject>>();
   readonly #clock: MonotonicClock;
   readonly #concurrency: number;
@@ -114,39 +119,49 @@ export class DeadlineScheduler<Subject = unknown> {
     return { dueAt: Infinity, heapIndex: -1, kind, subject };
   }
 
-  /** Runs `task` at `dueAt` on the monotonic clock (rescheduling it if already scheduled). */
+  /**
+   * Runs `task` at `dueAt` on the monotonic clock (rescheduling it if
+   * already scheduled). Whether a limited task may join a batch is asked
+   * now: a task that goes alone is scheduled as such.
+   */
   schedule(task: ScheduledTask<Subject>, dueAt: number): void {
     if (this.#closed) return;
-    this.#heapOf(task).upsert(task, dueAt);
+    const heap = this.#heapFor(task);
+    for (const other of this.#heaps()) if (other !== heap) other.remove(task);
+    heap.upsert(task, dueAt);
     this.#arm();
   }
 
   /** Takes the task off the schedule; a run already under way finishes. */
   cancel(task: ScheduledTask<Subject>): void {
-    this.#heapOf(task).remove(task);
+    for (const heap of this.#heaps()) heap.remove(task);
     this.#arm();
   }
 
   /** How long the most overdue heartbeat not yet started has been due, in ms; 0 when none waits. */
   overdueMs(): number {
-    const waiting = this.#limited.peek();
-    return waiting === undefined ? 0 : Math.max(0, this.#clock.now() - waiting.dueAt);
+    const dueAt = Math.min(this.#joinable.peek()?.dueAt ?? Infinity, this.#lone.peek()?.dueAt ?? Infinity);
+    return dueAt === Infinity ? 0 : Math.max(0, this.#clock.now() - dueAt);
   }
 
   /** Heartbeats and checks scheduled or running. */
   get size(): number {
-    return this.#limited.size + this.#unlimited.size + this.#running;
+    return this.#joinable.size + this.#lone.size + this.#unlimited.size + this.#running;
   }
 
   close(): void {
     this.#closed = true;
-    this.#limited.clear();
-    this.#unlimited.clear();
+    for (const heap of this.#heaps()) heap.clear();
     this.#disarm();
   }
 
-  #heapOf(task: ScheduledTask<Subject>): DeadlineHeap<ScheduledTask<Subject>> {
-    return task.kind.limited ? this.#limited : this.#unlimited;
+  #heaps(): readonly DeadlineHeap<ScheduledTask<Subject>>[] {
+    return [this.#joinable, this.#lone, this.#unlimited];
+  }
+
+  #heapFor(task: ScheduledTask<Subject>): DeadlineHeap<ScheduledTask<Subject>> {
+    if (!task.kind.limited) return this.#unlimited;
+    return this.#batches?.canJoin(task) === true ? this.#joinable : this.#lone;
   }
 
   #disarm(): void {
@@ -183,14 +198,20 @@ export class DeadlineScheduler<Subject = unknown> {
   }
 
   /**
-   * When the most overdue limited task could start: never while every slot
-   * (or, for a batchable one, every batch slot) is busy; at the end of its
-   * wait while it is held back for company. A returning call drains sooner.
+   * When a limited task could next start: never while every slot is busy;
+   * a lone one when due; a batchable one never while every batch slot is
+   * busy, and at the end of its wait while it is held back for company. A
+   * returning call drains sooner.
    */
   #nextLimitedStart(): number {
-    const top = this.#limited.peek();
-    if (top === undefined || this.#running >= this.#concurrency) return Infinity;
+    if (this.#running >= this.#concurrency) return Infinity;
+    return Math.min(this.#lone.peek()?.dueAt ?? Infinity, this.#nextJoinableStart());
+  }
+
+  #nextJoinableStart(): number {
+    const top = this.#joinable.peek();
     const batches = this.#batches;
+    if (top === undefined) return Infinity;
     if (batches === undefined || !batches.canJoin(top)) return top.dueAt;
     if (this.#batchedTasks >= this.#batchLimit * batches.largestSize) return Infinity;
     return this.#waitingForCompany ? top.dueAt + batches.maxWaitMs : top.dueAt;
@@ -200,7 +221,8 @@ export class DeadlineScheduler<Subject = unknown> {
    * Starts due heartbeats, most overdue first, while slots are free. A due
    * batchable task takes the due batchable tasks right behind it into its
    * slot, up to the batch size: the more the client is behind, the fuller
-   * its batches.
+   * its batches. Batchable tasks held back (every batch slot busy, or
+   * waiting for company) wait together; lone tasks go on past them.
    */
   #drain(): void {
     const now = this.#clock.now();
@@ -208,24 +230,30 @@ export class DeadlineScheduler<Subject = unknown> {
       task !== undefined && task.dueAt - now < TIMER_SLACK_MS;
     const batches = this.#batches;
     this.#waitingForCompany = false;
+    let joinableHeldBack = false;
     while (this.#running < this.#concurrency) {
-      const task = this.#limited.peek();
+      const lone = this.#lone.peek();
+      const joinable = joinableHeldBack ? undefined : this.#joinable.peek();
+      const task = isDue(lone) && (!isDue(joinable) || lone.dueAt < joinable.dueAt) ? lone : joinable;
       if (!isDue(task)) return;
-      if (batches === undefined || !batches.canJoin(task)) {
-        this.#limited.remove(task);
+      if (task === lone || batches === undefined || !batches.canJoin(task)) {
+        (task === lone ? this.#lone : this.#joinable).remove(task);
         void this.#execute(task);
         continue;
       }
-      // Most overdue first: the tasks behind a batchable one wait with it.
-      if (this.#batchedTasks >= this.#batchLimit * batches.largestSize) return;
+      if (this.#batchedTasks >= this.#batchLimit * batches.largestSize) {
+        joinableHeldBack = true;
+        continue;
+      }
       if (this.#shouldWaitForCompany(batches, task, now)) {
         this.#waitingForCompany = true;
-        return;
+        joinableHeldBack = true;
+        continue;
       }
-      this.#limited.remove(task);
+      this.#joinable.remove(task);
       const batch = [task];
-      for (let next = this.#limited.peek(); batch.length < batches.size && isDue(next) && batches.canJoin(next); next = this.#limited.peek()) {
-        this.#limited.remove(next);
+      for (let next = this.#joinable.peek(); batch.length < batches.size && isDue(next) && batches.canJoin(next); next = this.#joinable.peek()) {
+        this.#joinable.remove(next);
         batch.push(next);
       }
       void (batch.length === 1 ? this.#execute(task) : this.#executeBatch(batches, batch));
@@ -237,7 +265,7 @@ export class DeadlineScheduler<Subject = unknown> {
     return (
       this.#running >= this.#partFullLimit &&
       first.dueAt + batches.maxWaitMs - now >= TIMER_SLACK_MS &&
-      this.#limited.countDueBefore(now + TIMER_SLACK_MS, batches.size) < batches.size
+      this.#joinable.countDueBefore(now + TIMER_SLACK_MS, batches.size) < batches.size
     );
   }
 

@@ -785,6 +785,8 @@ interface Batching {
   /** Finishes every batch and lone run started so far. */
   finishAll(): void;
   add(subject: string, dueAt: number, options?: { alone: boolean }): ScheduledTask<string>;
+  /** From now on, whether `subject` may join a batch. */
+  setAlone(subject: string, alone: boolean): void;
 }
 
 /** `maxWaitMs` 0: a part-full batch never waits for company unless a test asks it to. */
@@ -817,6 +819,7 @@ function batching(concurrency: number, batchSize: number, maxWaitMs = 0, largest
     batches,
     alone,
     finishAll: () => gates.splice(0).forEach((gate) => gate.resolve()),
+    setAlone: (subject, alone) => void (alone ? loners.add(subject) : loners.delete(subject)),
     add: (subject, dueAt, options = { alone: false }) => {
       if (options.alone) loners.add(subject);
       const task = newTask(
@@ -880,6 +883,21 @@ describe('DeadlineScheduler: batches', () => {
     await settle();
   });
 
+  it('starts a lone task in a free slot while batchable tasks more overdue wait for a batch slot', async () => {
+    // A lone retry of a lock in danger must not wait for a batch of other locks to come back.
+    const { batches, alone, finishAll, add } = batching(8, 5);
+    for (let i = 0; i < 15; i++) add(`lock-${i}`, at(10));
+    add('retry', at(12), { alone: true });
+    await advanceTo(20);
+    expect(batches.map((batch) => batch.length)).toEqual([5, 5]); // the batch slots are full: five batchable tasks wait
+    expect(alone).toEqual(['retry']);
+    finishAll();
+    await settle();
+    expect(batches.map((batch) => batch.length)).toEqual([5, 5, 5]);
+    finishAll();
+    await settle();
+  });
+
   it('gives batches smaller than the largest size more slots, as many as hold the same number of tasks', async () => {
     // 8 slots, a quarter of them for batches of up to 5 (10 tasks in flight); batches are 2 now.
     const { batches, finishAll, add } = batching(8, 2, 0, 5);
@@ -908,7 +926,7 @@ describe('DeadlineScheduler: batches', () => {
     await settle();
   });
 
-  it('runs a task that may not join a batch on its own, and stops a batch at it', async () => {
+  it('runs a task that may not join a batch on its own, and batches the tasks around it', async () => {
     const { batches, alone, finishAll, add } = batching(1, 25);
     add('blocker', at(5));
     add('a', at(10));
@@ -920,10 +938,26 @@ describe('DeadlineScheduler: batches', () => {
       finishAll();
       await settle();
     }
-    expect(batches).toEqual([['a', 'b']]);
-    expect(alone).toEqual(['blocker', 'solo', 'c']); // c was the only one left: a batch of one is a lone run
+    expect(batches).toEqual([['a', 'b', 'c']]);
+    expect(alone).toEqual(['blocker', 'solo']);
     finishAll();
     await settle();
+  });
+
+  it('asks whether a task may join a batch when it is scheduled, and again when it is due', async () => {
+    const { scheduler, batches, alone, finishAll, add, setAlone } = batching(4, 25);
+    add('a', at(10));
+    add('b', at(5));
+    setAlone('b', true); // scheduled batchable, lone by the time it is due
+    const moved = add('c', at(12), { alone: true });
+    setAlone('c', false);
+    scheduler.schedule(moved, at(10)); // rescheduled once it may join: one run, in a batch
+    await advanceTo(20);
+    expect(batches.map((batch) => [...batch].sort())).toEqual([['a', 'c']]);
+    expect(alone).toEqual(['b']);
+    finishAll();
+    await settle();
+    expect(scheduler.size).toBe(0);
   });
 
   it('with a batch size of 1, every task runs on its own', async () => {
@@ -1005,6 +1039,17 @@ describe('DeadlineScheduler: part-full batches wait for company', () => {
     finishAll();
     await settle();
     expect(scheduler.size).toBe(0);
+  });
+
+  it('a lone task behind a part-full batch held back for company starts at once', async () => {
+    const { batches, alone, finishAll, add } = await oneBatchInFlight(5);
+    add('c', at(20));
+    add('retry', at(25), { alone: true });
+    await advanceTo(30);
+    expect(alone).toEqual(['retry']);
+    expect(batches).toEqual([['a', 'b']]); // c still waits for company
+    finishAll();
+    await settle();
   });
 
   it('sends a full batch at once while calls are in flight', async () => {
