@@ -25,13 +25,26 @@ const againstDynamoDBLocal = {
 // that may differ by Node or SDK version: the packed package (which loads
 // itself on every Node .ci/run passes in PACKAGE_TEST_NODES), the chaos runs,
 // the examples and the demo. .ci/run runs them once, on the machine's Node.
-const endToEnd = [
+export const endToEnd = [
   '<rootDir>/integration/package.test.ts',
   '<rootDir>/integration/chaos.test.ts',
   '<rootDir>/integration/chaos-load.test.ts',
   '<rootDir>/integration/examples.test.ts',
   '<rootDir>/integration/election/demo.test.ts',
 ];
+
+// Files whose tests need the CPU on time: many held locks beside the same
+// client's heavy traffic, where a host starved by other test files would lose
+// locks to starvation, which the library does not promise to survive.
+// With JEST_SKIP_APART=1 they are left out; .ci/run then runs them with the
+// machine to themselves.
+export const apart = [
+  '<rootDir>/integration/heartbeat/',
+  '<rootDir>/integration/acquire/far-region.test.ts',
+  '<rootDir>/integration/acquire/many.test.ts',
+  '<rootDir>/test/chaos/driver.test.ts',
+];
+const skipped = process.env.JEST_SKIP_APART === '1' ? apart : [];
 
 /** @type {import('jest').Config} */
 export default {
@@ -41,8 +54,8 @@ export default {
   maxWorkers: 2,
   testTimeout: 60_000,
   projects: [
-    { ...common, displayName: 'unit', roots: ['<rootDir>/test'] },
-    { ...againstDynamoDBLocal, displayName: 'integration', testPathIgnorePatterns: ['/node_modules/', ...endToEnd] },
+    { ...common, displayName: 'unit', roots: ['<rootDir>/test'], testPathIgnorePatterns: ['/node_modules/', ...skipped] },
+    { ...againstDynamoDBLocal, displayName: 'integration', testPathIgnorePatterns: ['/node_modules/', ...endToEnd, ...skipped] },
     { ...againstDynamoDBLocal, displayName: 'end-to-end', testMatch: endToEnd },
   ],
 };
