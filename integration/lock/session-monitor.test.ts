@@ -43,13 +43,15 @@ describe('session monitor', () => {
   }, 20_000);
 
   it('with background heartbeats: does not fire within several leases', async () => {
-    const client = bed.client({ ownerName: 'beating', leaseDuration: 1_000, heartbeatPeriod: 200 });
+    // A danger zone 1.55 s past a 250 ms heartbeat period: room for a busy CI machine's event loop, which
+    // may run a heartbeat hundreds of milliseconds late; the monitor is about heartbeats that stop.
+    const client = bed.client({ ownerName: 'beating', leaseDuration: 2_000, heartbeatPeriod: 250 });
     let calls = 0;
     const lock = await client.acquireLock('safe', {
-      sessionMonitor: { safeTimeWithoutHeartbeat: 900, callback: () => calls++ },
+      sessionMonitor: { safeTimeWithoutHeartbeat: 1_800, callback: () => calls++ },
     });
     const firstRvn = lock.recordVersionNumber;
-    for (let i = 0; i < 6; i++) {
+    for (let i = 0; i < 10; i++) {
       await sleep(500);
       expect(lock.amIAboutToExpire()).toBe(false);
     }
