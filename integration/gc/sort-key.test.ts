@@ -20,7 +20,9 @@ describe('collectAbandoned with a sort key', () => {
         },
       }),
     );
-    const holder = bed.client({ ownerName: 'alive', leaseDuration: LEASE_MS, heartbeatPeriod: 200 });
+    // The live lock's own lease is longer: a busy CI machine's event loop must not make it lapse while
+    // the collector watches the abandoned one for its lease.
+    const holder = bed.client({ ownerName: 'alive', leaseDuration: 3_000, heartbeatPeriod: 300 });
     await holder.acquireLock('tenant-1', { sortKey: 'held' });
 
     const collector = bed.client({ ownerName: 'collector', leaseDuration: LEASE_MS, heartbeatPeriod: 200 });
