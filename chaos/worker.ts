@@ -27,7 +27,7 @@ import { isLockLostError, isLockNotGrantedError, LockClient, type Lock, type Loc
 import type { WorkerIdentity } from './driver.js';
 import { collectAbandonedForever } from './gc-worker.js';
 import { nowNs, type ChaosEvent } from './events.js';
-import { readCounter, writeCounter, writeCounterLate, type CounterWrite, type FencedMode } from './fenced-writes.js';
+import { LATE_WRITER_SLOT, readCounter, writeCounter, writeCounterLate, type CounterWrite, type FencedMode } from './fenced-writes.js';
 import { between, pick, sample, seededRandom } from './random.js';
 import { workerDynamoDB, type WorkerDynamoDBSettings } from './worker-dynamodb.js';
 
@@ -56,9 +56,8 @@ const GROUP_SIZE: readonly [number, number] = [2, 4];
 const LEASE_CHANGE_ODDS = 0.1;
 /**
  * In `--fenced` runs, how often an act is late: it stalls past the lease
- * after its check, then writes. Besides, each process of slot 1 makes its
- * first act late, so that every run sends late writes however few acts its
- * timing allows, while the other slots' writes go on.
+ * after its check, then writes. Besides, each hold of the late writer
+ * (LATE_WRITER_SLOT) owes one, while the other slots' writes go on.
  */
 const LATE_ODDS = 0.08;
 /** How much longer than the lease a late act stalls, ms. */
@@ -76,7 +75,6 @@ process.on('unhandledRejection', (reason) => {
 
 const dynamoDB = workerDynamoDB(config);
 const counters = config.fenced === undefined ? undefined : { dynamoDB, dataTable: config.fenced.dataTable, mode: config.fenced.mode };
-let owesLateWrite = config.slot === 1;
 const client = new LockClient({
   dynamoDB,
   tableName: config.tableName,
@@ -89,6 +87,7 @@ const client = new LockClient({
 /** Acts while the lock is certainly held; returns how the hold ended. */
 async function criticalSection(lock: Lock, key: string, acquiredRvn: string): Promise<void> {
   const acts = between(random, ...ACTS_PER_HOLD);
+  let owesLateWrite = config.slot === LATE_WRITER_SLOT;
   for (let i = 0; i < acts; i++) {
     await sleep(between(random, ...ACT_GAP_MS));
     if (random() < LEASE_CHANGE_ODDS) await changeLease(lock);
