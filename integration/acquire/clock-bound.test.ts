@@ -214,7 +214,7 @@ describe('stamps that prove nothing', () => {
 describe('who writes stamps', () => {
   it('without the option, no write carries a stamp: acquisitions, heartbeats alone and batched, a release that keeps the item', async () => {
     const recorder = recording(bed.dynamoDBClient('plain'));
-    const plain = bed.client({ ownerName: 'plain', leaseDuration: 1_000, heartbeatPeriod: 250, heartbeatConcurrency: 1 }, recorder.dynamoDB);
+    const plain = bed.client({ ownerName: 'plain', leaseDuration: 2_000, heartbeatPeriod: 250, heartbeatConcurrency: 1 }, recorder.dynamoDB);
     const locks = await plain.acquireLocks(['p-1', 'p-2']);
     // Five free locks asked for together: a batch of INSERTs.
     await Promise.all(['p-4', 'p-5', 'p-6', 'p-7', 'p-8'].map((key) => plain.acquireLock(key)));
@@ -235,7 +235,7 @@ describe('who writes stamps', () => {
     const recorder = recording(bed.dynamoDBClient('stamper'));
     const stamper = bed.client(
       // One heartbeat in flight at a time: those due meanwhile go out together in a batch.
-      { ownerName: 'stamper', leaseDuration: 1_000, heartbeatPeriod: 250, heartbeatConcurrency: 1, clockBound: { maxSkew: SKEW } },
+      { ownerName: 'stamper', leaseDuration: 2_000, heartbeatPeriod: 250, heartbeatConcurrency: 1, clockBound: { maxSkew: SKEW } },
       recorder.dynamoDB,
     );
     const before = Date.now();

@@ -84,7 +84,7 @@ describe('lock data is copied, Buffers included', () => {
 describe('a release DynamoDB refused without applying it', () => {
   it('ends the lock for its holder as it began, leaves the item ours and unheartbeated, and a later release deletes it', async () => {
     const recorder = recording(bed.dynamoDBClient('refused'));
-    const client = bed.client({ ownerName: 'refused', leaseDuration: 1_000, heartbeatPeriod: 250 }, recorder.dynamoDB);
+    const client = bed.client({ ownerName: 'refused', leaseDuration: 2_000, heartbeatPeriod: 250 }, recorder.dynamoDB);
     const lock = await client.acquireLock('refused-release');
     let refuseNextDelete = true;
     recorder.hold = async (command) => {
