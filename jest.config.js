@@ -36,15 +36,18 @@ export const endToEnd = [
 // Files whose tests need the CPU on time: many held locks beside the same
 // client's heavy traffic, where a host starved by other test files would lose
 // locks to starvation, which the library does not promise to survive.
-// With JEST_SKIP_APART=1 they are left out; .ci/run then runs them with the
-// machine to themselves.
+// JEST_APART=skip leaves them out, JEST_APART=only runs them and nothing
+// else: `npm test` runs the rest, then these with the machine to themselves
+// (test-kit/jest/apart-last.mjs); .ci/run does the same on every Node.
 export const apart = [
   '<rootDir>/integration/heartbeat/',
   '<rootDir>/integration/acquire/far-region.test.ts',
   '<rootDir>/integration/acquire/many.test.ts',
   '<rootDir>/test/chaos/driver.test.ts',
 ];
-const skipped = process.env.JEST_SKIP_APART === '1' ? apart : [];
+const notApart = `^(?!${apart.map((path) => path.replace(/[.]/g, '\\.')).join('|')})`;
+const ignoredByMode = { skip: apart, only: [notApart] };
+const ignored = ['/node_modules/', ...(ignoredByMode[process.env.JEST_APART ?? ''] ?? [])];
 
 /** @type {import('jest').Config} */
 export default {
@@ -54,8 +57,8 @@ export default {
   maxWorkers: 2,
   testTimeout: 60_000,
   projects: [
-    { ...common, displayName: 'unit', roots: ['<rootDir>/test'], testPathIgnorePatterns: ['/node_modules/', ...skipped] },
-    { ...againstDynamoDBLocal, displayName: 'integration', testPathIgnorePatterns: ['/node_modules/', ...endToEnd, ...skipped] },
-    { ...againstDynamoDBLocal, displayName: 'end-to-end', testMatch: endToEnd },
+    { ...common, displayName: 'unit', roots: ['<rootDir>/test'], testPathIgnorePatterns: ignored },
+    { ...againstDynamoDBLocal, displayName: 'integration', testPathIgnorePatterns: [...ignored, ...endToEnd] },
+    { ...againstDynamoDBLocal, displayName: 'end-to-end', testMatch: endToEnd, testPathIgnorePatterns: ignored },
   ],
 };
