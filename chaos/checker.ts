@@ -166,6 +166,7 @@ export function checkChaosLog(events: readonly ChaosEvent[], options: CheckOptio
       case 'tally':
       case 'stall':
       case 'heartbeatError':
+      case 'lateHeartbeat':
         break;
     }
   }

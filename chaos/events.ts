@@ -201,6 +201,15 @@ export interface HeartbeatErrorEvent {
   readonly willRetry: boolean;
 }
 
+/** `--load` runs: a confirmed background heartbeat that started `lagMs` after it was due (logged from half a period on). */
+export interface LateHeartbeatEvent {
+  readonly type: 'lateHeartbeat';
+  readonly worker: string;
+  readonly key: string;
+  readonly atNs: string;
+  readonly lagMs: number;
+}
+
 export type ChaosEvent =
   | WantingEvent
   | AcquiredEvent
@@ -219,6 +228,7 @@ export type ChaosEvent =
   | OverdueEvent
   | TallyEvent
   | StallEvent
-  | HeartbeatErrorEvent;
+  | HeartbeatErrorEvent
+  | LateHeartbeatEvent;
 
 export const nowNs = (): string => process.hrtime.bigint().toString();

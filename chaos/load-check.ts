@@ -7,8 +7,9 @@
  * before T, the driver paused its worker (`paused`), the server was
  * saturated on purpose (`saturated`) or found saturated by the runner's
  * probe (`serverBusy`, server-probe.ts), the worker's event loop stood still
- * for a heartbeat period or more in all (`stalled`: the host was too busy to
- * run it, see stall-watch.ts), or the schedule faulted a request of that
+ * for a heartbeat period or more in all, or the runner's did, whose fault
+ * proxy then passed no request on (`stalled`: the host was too busy to run
+ * it, see stall-watch.ts), or the schedule faulted a request of that
  * worker naming that key (`requestFaulted`): throttled, 5xx, dropped.
  * Anything else, a heartbeat starved by the client's own traffic first
  * among them, is a loss outside the injected faults. (A killed worker
@@ -54,6 +55,10 @@ export interface HeldLocksLost {
 export interface UnprovokedLoss extends LostEvent {
   readonly heartbeatErrors: readonly string[];
   readonly slowServerReplies: readonly string[];
+  /** The worker's heartbeats of any lock that left half a period late or more: how many, and the largest lag. */
+  readonly lateStarts: { readonly count: number; readonly maxLagMs: number };
+  /** How long the runner's event loop, and with it the fault proxy, stood still. */
+  readonly proxyStalledMs: number;
 }
 
 /** A request of `sender` naming `keys`, passed to the server at `atNs`, whose reply started `ms` later. */
@@ -88,6 +93,9 @@ export interface LoadCheckReport {
 /** How many unprovoked losses the report lists in full. */
 const LISTED = 5;
 
+/** The `worker` of the runner's own stall events: its fault proxy passes every worker's requests on. */
+export const PROXY_STALLS = 'proxy';
+
 const ms = (ns: bigint): number => Number(ns / 1_000n) / 1_000;
 const add = (counts: Record<string, number>, name: string, n = 1): void => void (counts[name] = (counts[name] ?? 0) + n);
 
@@ -110,6 +118,18 @@ export function checkLoad(events: readonly ChaosEvent[], options: LoadCheckOptio
     list.push({ atNs: BigInt(event.atNs), error: event.error });
     heartbeatErrors.set(id, list);
   }
+  const lateStarts = new Map<string, { atNs: bigint; lagMs: number }[]>(); // by worker
+  for (const event of events) {
+    if (event.type !== 'lateHeartbeat') continue;
+    const list = lateStarts.get(event.worker) ?? [];
+    list.push({ atNs: BigInt(event.atNs), lagMs: event.lagMs });
+    lateStarts.set(event.worker, list);
+  }
+  const startedLateBefore = (loss: LostEvent): UnprovokedLoss['lateStarts'] => {
+    const at = BigInt(loss.atNs);
+    const within = (lateStarts.get(loss.worker) ?? []).filter((e) => e.atNs <= at && at - e.atNs <= reachNs);
+    return { count: within.length, maxLagMs: Math.round(Math.max(0, ...within.map((e) => e.lagMs))) };
+  };
   const failedBefore = (loss: LostEvent): string[] => {
     const at = BigInt(loss.atNs);
     return (heartbeatErrors.get(`${loss.worker} ${loss.key}`) ?? [])
@@ -139,6 +159,7 @@ export function checkLoad(events: readonly ChaosEvent[], options: LoadCheckOptio
     if (options.windows.some((w) => w.fromNs < at && w.toNs > from)) return 'saturated';
     if (options.busy.some((w) => w.fromNs < at && w.toNs > from)) return 'serverBusy';
     if (pausedWithin(stalls.get(loss.worker) ?? [], from, at) >= stallNs) return 'stalled';
+    if (pausedWithin(stalls.get(PROXY_STALLS) ?? [], from, at) >= stallNs) return 'stalled';
     if ((faultsOf.get(`${accessKeyOf(loss.worker)} ${loss.key}`) ?? []).some((t) => t >= from && t <= at)) return 'requestFaulted';
     return undefined;
   };
@@ -160,7 +181,13 @@ export function checkLoad(events: readonly ChaosEvent[], options: LoadCheckOptio
         unprovoked.total++;
         add(unprovoked.byKind, event.kind);
         if (unprovoked.first.length < LISTED)
-          unprovoked.first.push({ ...event, heartbeatErrors: failedBefore(event), slowServerReplies: slowRepliesBefore(event) });
+          unprovoked.first.push({
+            ...event,
+            heartbeatErrors: failedBefore(event),
+            slowServerReplies: slowRepliesBefore(event),
+            lateStarts: startedLateBefore(event),
+            proxyStalledMs: Math.round(ms(pausedWithin(stalls.get(PROXY_STALLS) ?? [], BigInt(event.atNs) - reachNs, BigInt(event.atNs)))),
+          });
       } else {
         provoked.total++;
         add(provoked.byKind, event.kind);

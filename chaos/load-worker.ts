@@ -98,6 +98,11 @@ client.on('lost', ({ lock, error }) => {
   });
 });
 
+// Where a lock's time went before a loss: heartbeats that left late waited in this client, not at the server.
+client.on('heartbeat', ({ lock, lagMs }) => {
+  if (lagMs >= config.heartbeatMs / 2) log({ type: 'lateHeartbeat', worker: config.worker, key: lock.partitionKey, atNs: nowNs(), lagMs });
+});
+
 client.on('heartbeatError', ({ lock, error, willRetry }) => {
   const name = error instanceof Error ? error.name : typeof error;
   log({ type: 'heartbeatError', worker: config.worker, key: lock.partitionKey, atNs: nowNs(), error: name, willRetry });

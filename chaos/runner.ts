@@ -5,6 +5,7 @@
  * a final scan of the table. Everything it starts is stopped before it
  * returns, also when it fails.
  */
+import { appendFileSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +22,8 @@ import { createCounterTable, scanCounters, summarizeWrites, type FencedReport } 
 import { LATE_WRITER_SLOT, type FencedMode } from './fenced-writes.js';
 import { seededFaultSchedule, type NetworkFaultKind } from './fault-schedule.js';
 import { scanLockTable, type ScanReport } from './final-scan.js';
-import { checkLoad, type LoadCheckReport, type SlowReply } from './load-check.js';
+import { checkLoad, PROXY_STALLS, type LoadCheckReport, type SlowReply } from './load-check.js';
+import { watchStalls } from './stall-watch.js';
 import { keysOf, senderOf } from './load-keys.js';
 import { ServerProbe, type ServerProbeReport } from './server-probe.js';
 import { loadFaultSchedule, type LoadFaultCounts } from './load-faults.js';
@@ -242,6 +244,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   let requests = 0;
   let endNs: bigint;
   let probed: ServerProbeReport | undefined;
+  // The proxy passes every worker's requests on: while this process ran nothing, neither did it.
+  const proxyLog = join(logDir, `${PROXY_STALLS}.jsonl`);
+  const stopWatchingProxy =
+    load === undefined ? undefined : watchStalls(PROXY_STALLS, (event) => appendFileSync(proxyLog, `${JSON.stringify(event)}\n`));
   try {
     await probe?.start();
     driver.start();
@@ -254,6 +260,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     }
   } finally {
     endNs = process.hrtime.bigint();
+    stopWatchingProxy?.();
     await driver.stop();
     await proxy.close();
     probed = await probe?.stop();

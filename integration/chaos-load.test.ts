@@ -10,7 +10,7 @@ import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { FaultProxy, type ProxiedRequest } from '../test-kit/fault-proxy.js';
 import { localEndpoint } from '../test-kit/aws.js';
 import type { ChaosEvent } from '../chaos/events.js';
-import { checkLoad, type LoadCheckOptions } from '../chaos/load-check.js';
+import { checkLoad, PROXY_STALLS, type LoadCheckOptions } from '../chaos/load-check.js';
 import { accessKeyOf, keysOf, namesOnlyHotKeys, senderOf } from '../chaos/load-keys.js';
 import { DEFAULT_CHAOS, runChaos } from '../chaos/runner.js';
 import { LOAD_DEFAULTS } from '../chaos/load-run.js';
@@ -104,6 +104,41 @@ describe("the load run's verdict on held locks lost", () => {
     expect(report.heldLocksLost.unprovoked.first).toEqual([
       expect.objectContaining({ key: 'held/1/0', slowServerReplies: ['700 ms from -1000', 'unanswered after 750 ms from -800'] }),
     ]);
+  });
+});
+
+describe('the fault proxy, which passes every request on from the runner', () => {
+  it("excuses a loss while the runner's event loop stood still for a period or more, and lists shorter stands with the loss", () => {
+    const events: ChaosEvent[] = [
+      { type: 'stall', worker: PROXY_STALLS, fromNs: s(9.2), toNs: s(9.5) },
+      lost('w1.1', 'held/1/0', 10),
+      { type: 'stall', worker: PROXY_STALLS, fromNs: s(19.5), toNs: s(19.6) },
+      lost('w2.1', 'held/2/0', 20),
+    ];
+    const report = checkLoad(events, OPTIONS);
+    expect(report.heldLocksLost.provoked.byCause.stalled).toBe(1);
+    expect(report.heldLocksLost.unprovoked.first).toEqual([expect.objectContaining({ key: 'held/2/0', proxyStalledMs: 100 })]);
+  });
+});
+
+describe("the worker's late heartbeats", () => {
+  it('are counted with a loss outside the faults: any lock of that worker within the lease and margin before, with the latest lag', () => {
+    const late = (worker: string, at: number, lagMs: number): ChaosEvent => ({
+      type: 'lateHeartbeat',
+      worker,
+      key: 'held/1/7',
+      atNs: s(at),
+      lagMs,
+    });
+    const events: ChaosEvent[] = [
+      late('w1.1', 2, 900),
+      late('w1.1', 9, 300),
+      late('w1.1', 9.6, 640),
+      late('w2.1', 9.7, 800),
+      lost('w1.1', 'held/1/0', 10),
+    ];
+    const report = checkLoad(events, OPTIONS);
+    expect(report.heldLocksLost.unprovoked.first).toEqual([expect.objectContaining({ lateStarts: { count: 2, maxLagMs: 640 } })]);
   });
 });
 
