@@ -68,7 +68,9 @@ it('polls of waiting acquisitions count against the acquisition limit, and cost 
   const client = faults.bed.client({ ownerName: 'waiter', leaseDuration: 3_000, heartbeatPeriod: 750 }, network.dynamoDB);
   const events = recordEvents(client);
   const held = await holdMany(client, 'held', 100);
-  const other = faults.bed.client({ ownerName: 'other', leaseDuration: 20_000, heartbeatPeriod: 5_000 });
+  // The locks waited on: held by a client that sends nothing more (a lease longer than the test), so that the
+  // server's writes are the waiter's heartbeats, whose share of it the test is about.
+  const other = faults.bed.client({ ownerName: 'other', leaseDuration: 60_000, backgroundHeartbeats: false });
   await holdMany(other, 'theirs', 800);
 
   const stop = new AbortController();
