@@ -42,6 +42,8 @@ export interface CounterWriter {
   readonly dynamoDB: Pick<DynamoDBClient, 'send'>;
   readonly dataTable: string;
   readonly mode: FencedMode;
+  /** How long each request to the counter table may go unanswered. @default COUNTER_REQUEST_TIMEOUT_MS */
+  readonly requestTimeoutMs?: number;
 }
 
 /** How a write ended, and the loss it revealed, if it did. */
@@ -50,9 +52,23 @@ export interface CounterWrite {
   readonly lost?: LockLostError;
 }
 
+/**
+ * How long the worker's own requests to the counter table may go unanswered:
+ * the client README shows sets no request timeout, and a request the proxy
+ * drops would otherwise hang its worker for good (a pause-only one is never
+ * restarted). A write abandoned so may have been applied: its outcome is
+ * unknown. Far above any delay the proxy injects and the SDK's backoffs.
+ */
+const COUNTER_REQUEST_TIMEOUT_MS = 5_000;
+
+const bounded = (writer: CounterWriter) => ({ abortSignal: AbortSignal.timeout(writer.requestTimeoutMs ?? COUNTER_REQUEST_TIMEOUT_MS) });
+
 /** The counter item's `n`, read consistently (0 before the first write). */
 export async function readCounter(writer: CounterWriter, key: string): Promise<number> {
-  const output = await writer.dynamoDB.send(new GetItemCommand({ TableName: writer.dataTable, Key: { id: { S: key } }, ConsistentRead: true }));
+  const output = await writer.dynamoDB.send(
+    new GetItemCommand({ TableName: writer.dataTable, Key: { id: { S: key } }, ConsistentRead: true }),
+    bounded(writer),
+  );
   return Number(output.Item?.['n']?.N ?? '0');
 }
 
@@ -105,7 +121,7 @@ export async function writeCounterLate(writer: CounterWriter, lock: Lock, key: s
   if (guard === undefined) return plainWrite(writer, key, seen);
   try {
     const write = counterUpdate(writer, key, seen, lock.fencingToken);
-    await writer.dynamoDB.send(new TransactWriteItemsCommand({ TransactItems: [guard, { Update: write }] }));
+    await writer.dynamoDB.send(new TransactWriteItemsCommand({ TransactItems: [guard, { Update: write }] }), bounded(writer));
     return { outcome: 'committed' };
   } catch (error) {
     const reasons = (error as { name?: unknown; CancellationReasons?: { Code?: string }[] }).CancellationReasons;
@@ -119,7 +135,7 @@ export async function writeCounterLate(writer: CounterWriter, lock: Lock, key: s
 
 async function plainWrite(writer: CounterWriter, key: string, seen: number): Promise<CounterWrite> {
   try {
-    await writer.dynamoDB.send(new UpdateItemCommand(counterUpdate(writer, key, seen, undefined)));
+    await writer.dynamoDB.send(new UpdateItemCommand(counterUpdate(writer, key, seen, undefined)), bounded(writer));
     return { outcome: 'committed' };
   } catch (error) {
     return { outcome: outcomeOfFailure(error) };
