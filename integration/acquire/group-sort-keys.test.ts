@@ -24,7 +24,9 @@ function withoutKeyAndRvn(item: Item | undefined): Item {
   return rest;
 }
 
-const OPTIONS = { data: 'transfer 42', additionalAttributes: { team: 'payments' }, leaseDuration: 3_000 };
+// A lease far above the server's slowest answer in CI: it bounds each request of the
+// acquisition, and this test is about items, not time.
+const OPTIONS = { data: 'transfer 42', additionalAttributes: { team: 'payments' }, leaseDuration: 10_000 };
 
 describe('acquireLocks with sort keys', () => {
   it('writes each item as a single acquisition writes it, and Java reads it as an ordinary lock', async () => {
@@ -43,7 +45,12 @@ describe('acquireLocks with sort keys', () => {
       expect(attributeTypes(item ?? {})).toEqual(attributeTypes(singleItem ?? {}));
       expect(withoutKeyAndRvn(item)).toEqual(withoutKeyAndRvn(singleItem));
       const java = javaReadLockItem(item ?? {}, 'key');
-      expect(java).toMatchObject({ ownerName: 'bank', leaseDuration: 3_000n, recordVersionNumber: lock.recordVersionNumber, isReleased: false });
+      expect(java).toMatchObject({
+        ownerName: 'bank',
+        leaseDuration: 10_000n,
+        recordVersionNumber: lock.recordVersionNumber,
+        isReleased: false,
+      });
       expect(text(java.data)).toBe('transfer 42');
       expect(text(lock.data)).toBe('transfer 42');
       expect(lock.additionalAttributes).toEqual({ team: 'payments' });
