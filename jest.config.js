@@ -37,9 +37,8 @@ export const endToEnd = [
 // client's heavy traffic, where a host starved by other test files would lose
 // locks to starvation, which the library does not promise to survive.
 // JEST_APART=skip leaves them out, JEST_APART=only runs them and nothing
-// else: `npm test` runs the rest, then these with the machine to themselves,
-// one at a time (test-kit/jest/apart-last.mjs); .ci/run does the same on
-// every Node.
+// else: `npm test` runs the rest, then these with the machine to themselves
+// (test-kit/jest/apart-last.mjs); .ci/run does the same on every Node.
 export const apart = [
   '<rootDir>/integration/heartbeat/',
   '<rootDir>/integration/acquire/far-region.test.ts',

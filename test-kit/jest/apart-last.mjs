@@ -1,7 +1,6 @@
 /**
  * `npm test`'s jest: every file but jest.config.js's `apart` ones side by
- * side, then those alone, one at a time, so that a 2-core machine (and the
- * one DynamoDB Local) does not starve them.
+ * side, then those alone, so that a 2-core machine does not starve them.
  * Arguments go to both runs (a file named for one run is not found in the
  * other, which passes). With JEST_APART set, one run in that mode: .ci/run
  * runs the apart files itself, on every Node.
@@ -24,5 +23,5 @@ function jest(mode, ...extra) {
 const mode = process.env.JEST_APART;
 if (mode !== undefined && mode !== '') process.exit(jest(mode));
 const rest = jest('skip', '--passWithNoTests');
-const apart = jest('only', '--passWithNoTests', '--maxWorkers=1');
+const apart = jest('only', '--passWithNoTests');
 process.exit(rest !== 0 ? rest : apart);
