@@ -37,8 +37,8 @@ export interface DriverOptions<Settings extends { readonly leaseMs: number }> {
   readonly faultGapMs: readonly [number, number];
   /** Milliseconds before a dead worker is started again. @default [200, 1500] */
   readonly restartDelayMs?: readonly [number, number];
-  /** Slots whose workers are only ever paused, never killed (their faults are pauses, so that their work survives them). */
-  readonly pauseOnlySlots?: readonly number[];
+  /** A slot whose worker is only ever paused, never killed (its faults are pauses, so that its work survives them). */
+  readonly pauseOnlySlot?: number | undefined;
   /** The worker program, run with `node --import tsx`. @default chaos/worker.ts */
   readonly workerScript?: string;
 }
@@ -174,7 +174,7 @@ export class ChaosDriver<Settings extends { readonly leaseMs: number }> {
     if (child === undefined) return;
     const leaseMs = this.#options.worker.leaseMs;
     const kill = this.#random() < 0.5;
-    if (kill && !(this.#options.pauseOnlySlots ?? []).includes(slot.index)) {
+    if (kill && slot.index !== this.#options.pauseOnlySlot) {
       this.#killed.add(child);
       child.kill('SIGKILL');
       this.#log('kill', slot.name);

@@ -31,13 +31,6 @@ import type { WriteOutcome } from './events.js';
 
 export type FencedMode = 'guarded' | 'unguarded';
 
-/**
- * The slot whose every hold owes a late write: its first act that gets past
- * the check is late, so that every run sends late writes however few acts
- * its timing allows. Its faults are pauses only (chaos/runner.ts).
- */
-export const LATE_WRITER_SLOT = 1;
-
 export interface CounterWriter {
   readonly dynamoDB: Pick<DynamoDBClient, 'send'>;
   readonly dataTable: string;

@@ -19,7 +19,7 @@ import { checkChaosLog, type CheckReport } from './checker.js';
 import { ChaosDriver, type WorkerCrash, type WorkerIdentity } from './driver.js';
 import type { ChaosEvent } from './events.js';
 import { createCounterTable, scanCounters, summarizeWrites, type FencedReport } from './fenced-check.js';
-import { LATE_WRITER_SLOT, type FencedMode } from './fenced-writes.js';
+import type { FencedMode } from './fenced-writes.js';
 import { seededFaultSchedule, type NetworkFaultKind } from './fault-schedule.js';
 import { scanLockTable, type ScanReport } from './final-scan.js';
 import { checkLoad, PROXY_STALLS, type LoadCheckReport, type SlowReply } from './load-check.js';
@@ -128,16 +128,6 @@ export interface ChaosReport extends Partial<LoadCheckReport> {
   readonly logDir: string | undefined;
 }
 
-/**
- * The slots whose faults are pauses only, so that the work they are there
- * for survives the run: the gc, which proves nothing if killed before its
- * first pass ends, and a fenced run's late writer, whose late writes prove
- * nothing if every one of its processes is killed before its first act.
- */
-export function pauseOnlySlots(run: { gcSlot: number | undefined; fenced: boolean }): number[] {
-  return [...(run.gcSlot === undefined ? [] : [run.gcSlot]), ...(run.fenced ? [LATE_WRITER_SLOT] : [])];
-}
-
 async function readEvents(logDir: string): Promise<ChaosEvent[]> {
   const events: ChaosEvent[] = [];
   for (const file of await readdir(logDir)) {
@@ -213,7 +203,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const gc = load === undefined && options.gc === true;
   const driverOptions = {
     workers: lockers + (gc ? 1 : 0),
-    pauseOnlySlots: pauseOnlySlots({ gcSlot: gc ? lockers + 1 : undefined, fenced: options.fenced !== undefined }),
+    // The gc is paused, never killed: a run in which it is killed before its first pass ends would prove nothing of it.
+    pauseOnlySlot: gc ? lockers + 1 : undefined,
     seed: options.seed,
     logDir,
     faultGapMs: options.faultGapMs,

@@ -29,7 +29,7 @@ const IDLE_SETTINGS = {
 /** A driver of two idle workers (they only wait to be killed or paused), restarting a killed one at once. */
 function idleDriver(
   logDir: string,
-  options: { seed: number; faultGapMs: [number, number]; pauseOnlySlots?: number[] },
+  options: { seed: number; faultGapMs: [number, number]; pauseOnlySlot?: number },
 ): ChaosDriver<typeof IDLE_SETTINGS> {
   return new ChaosDriver({
     workers: 2,
@@ -71,7 +71,7 @@ it('takes no kill of its own for a crash, and leaves no worker running after sto
 it('only pauses the worker of its pause-only slot', async () => {
   const logDir = await mkdtemp(join(tmpdir(), 'chaos-driver-test-'));
   try {
-    const driver = idleDriver(logDir, { seed: 3, faultGapMs: [50, 100], pauseOnlySlots: [2] });
+    const driver = idleDriver(logDir, { seed: 3, faultGapMs: [50, 100], pauseOnlySlot: 2 });
     driver.start();
     await sleep(4_000);
     await driver.stop();
