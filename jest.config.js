@@ -47,7 +47,10 @@ export const apart = [
 ];
 const notApart = `^(?!${apart.map((path) => path.replace(/[.]/g, '\\.')).join('|')})`;
 const ignoredByMode = { skip: apart, only: [notApart] };
-const ignored = ['/node_modules/', ...(ignoredByMode[process.env.JEST_APART ?? ''] ?? [])];
+const apartMode = process.env.JEST_APART || undefined;
+if (apartMode !== undefined && !(apartMode in ignoredByMode))
+  throw new Error(`JEST_APART must be skip or only, got ${JSON.stringify(apartMode)}`);
+const ignored = ['/node_modules/', ...(apartMode === undefined ? [] : ignoredByMode[apartMode])];
 
 /** @type {import('jest').Config} */
 export default {
