@@ -25,7 +25,9 @@ describe('getLock', () => {
   }, 20_000);
 
   it('returns a read-only LockSnapshot of someone else’s lock, which cannot be released or heartbeated', async () => {
-    const owner = bed.client({ ownerName: 'owner', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT, backgroundHeartbeats: false });
+    // No heartbeat changes the RVN the snapshot is compared with, and the lease outlasts the test on a loaded machine.
+    const ownerLease = 20_000;
+    const owner = bed.client({ ownerName: 'owner', leaseDuration: ownerLease, backgroundHeartbeats: false });
     const viewer = bed.client({ ownerName: 'viewer', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
     const lock = await owner.acquireLock('theirs', { data: 'payload', additionalAttributes: { region: 'eu', count: 3 } });
 
@@ -38,7 +40,7 @@ describe('getLock', () => {
       sortKey: undefined,
       ownerName: 'owner',
       recordVersionNumber: lock.recordVersionNumber,
-      leaseDuration: LEASE,
+      leaseDuration: ownerLease,
       isReleased: false,
     });
     expect(new TextDecoder().decode(snapshot.data)).toBe('payload');

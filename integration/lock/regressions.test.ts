@@ -20,7 +20,8 @@ describe('a per-lock lease must leave room for two heartbeats', () => {
   }, 20_000);
 
   it('sendHeartbeat refuses such a lease and the lock stays held', async () => {
-    const client = bed.client({ ownerName: 'shrinker', leaseDuration: 2_000, heartbeatPeriod: 500 });
+    // A lease its heartbeats keep through an event loop that a loaded machine stalls for over a second.
+    const client = bed.client({ ownerName: 'shrinker', leaseDuration: 3_000, heartbeatPeriod: 500 });
     const lock = await client.acquireLock('shrunk');
     const refusal = await client.sendHeartbeat(lock, { leaseDuration: 300 }).catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(InvalidArgumentError);
@@ -121,10 +122,13 @@ describe('holdLockOnServiceUnavailable', () => {
       $metadata: { httpStatusCode: 503 },
     });
 
+  // A lease that 503 answers keep through an event loop that a loaded machine stalls for over a second.
+  const LEASE_MS = 3_000;
+
   async function holderBehind503(holdLockOnServiceUnavailable: boolean) {
     const recorder = recording(bed.dynamoDBClient(`h503${String(holdLockOnServiceUnavailable)}`));
     const client = bed.client(
-      { ownerName: `h503-${String(holdLockOnServiceUnavailable)}`, leaseDuration: 1_000, heartbeatPeriod: 250, holdLockOnServiceUnavailable },
+      { ownerName: `h503-${String(holdLockOnServiceUnavailable)}`, leaseDuration: LEASE_MS, heartbeatPeriod: 250, holdLockOnServiceUnavailable },
       recorder.dynamoDB,
     );
     const key = `unavailable-${String(holdLockOnServiceUnavailable)}`;
@@ -133,7 +137,7 @@ describe('holdLockOnServiceUnavailable', () => {
     recorder.hold = async (command) => {
       if (command.name === 'UpdateItemCommand') throw serviceUnavailable();
     };
-    await sleep(1_600); // heartbeats answered 503 for longer than the lease
+    await sleep(LEASE_MS + 300); // heartbeats answered 503 for longer than the lease
     return { lock, rvn, key };
   }
 

@@ -21,6 +21,9 @@ const HEARTBEAT = 250;
 const REFRESH = 100;
 /** A lease nobody could wait out within a test: re-acquisition must not be a takeover. */
 const LONG_LEASE = 60_000;
+// The lease of a live holder that others wait on, or whose locks a test still needs after many requests: its
+// heartbeats keep it through an event loop that a loaded machine stalls for over a second.
+const LIVE_LEASE = 3_000;
 
 const bed = useLockTestBed('lock-release');
 
@@ -58,7 +61,8 @@ describe('release', () => {
 
   it('by mark-released: the item stays with isReleased "1", owner and lease, gets a new RVN, and is re-acquired at once', async () => {
     const first = bed.client({ ownerName: 'first', leaseDuration: LONG_LEASE, heartbeatPeriod: 15_000 });
-    const second = bed.client({ ownerName: 'second', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
+    // No background heartbeat may change the RVN compared with the table.
+    const second = bed.client({ ownerName: 'second', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT, backgroundHeartbeats: false });
     const lock = await first.acquireLock('kept', { deleteLockOnRelease: false, additionalAttributes: { purpose: 'report', shard: 7 } });
     expect(lock.deleteLockOnRelease).toBe(false);
     const held = await bed.item('kept');
@@ -115,7 +119,8 @@ describe('release', () => {
 
 describe('lock data', () => {
   it('round-trips Uint8Array and string data through the item, the Lock and other clients’ snapshots', async () => {
-    const writer = bed.client({ ownerName: 'writer', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
+    // Its locks must outlast a dozen requests and two manual heartbeats on a loaded machine.
+    const writer = bed.client({ ownerName: 'writer', leaseDuration: LONG_LEASE, heartbeatPeriod: 15_000 });
     const reader = bed.client({ ownerName: 'reader', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
     const binary = bytes(0, 1, 2, 127, 128, 254, 255, 0);
 
@@ -249,8 +254,8 @@ describe('close()', () => {
       dynamoDBConfig: localClientConfig({ credentials: { accessKeyId: 'AKIDcloser', secretAccessKey: 'closer' } }),
       tableName: bed.tableName,
       ownerName: 'closer',
-      leaseDuration: LEASE,
-      heartbeatPeriod: HEARTBEAT,
+      leaseDuration: LONG_LEASE,
+      heartbeatPeriod: 15_000,
     });
     try {
       const a = await client.acquireLock('close-a');
@@ -292,7 +297,7 @@ describe('close()', () => {
   }, 20_000);
 
   it('makes an acquire that is waiting on a held lock reject with LockClientClosedError', async () => {
-    const holder = bed.client({ ownerName: 'holder', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
+    const holder = bed.client({ ownerName: 'holder', leaseDuration: LIVE_LEASE, heartbeatPeriod: HEARTBEAT });
     const waiter = bed.client({ ownerName: 'waiter', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
     await holder.acquireLock('contended');
 
@@ -309,7 +314,7 @@ describe('close()', () => {
 
   it('attempts every release even when one fails, and reports the failures in LockClientCloseError', async () => {
     const recorder = recording(bed.dynamoDBClient('unlucky'));
-    const client = bed.client({ ownerName: 'unlucky', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT }, recorder.dynamoDB);
+    const client = bed.client({ ownerName: 'unlucky', leaseDuration: LIVE_LEASE, heartbeatPeriod: HEARTBEAT }, recorder.dynamoDB);
     const doomed = await client.acquireLock('close-fails');
     const fine = await client.acquireLock('close-works');
     const alsoFine = await client.acquireLock('close-works-too', { deleteLockOnRelease: false });
@@ -341,7 +346,8 @@ describe('close()', () => {
 describe('updateExistingLockRecord', () => {
   it('takes a released item with UpdateItem: keeps attributes it does not set and removes isReleased', async () => {
     const first = bed.client({ ownerName: 'first', leaseDuration: LONG_LEASE, heartbeatPeriod: 15_000 });
-    const second = bed.client({ ownerName: 'second', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
+    // No background heartbeat may change the RVN compared with the table.
+    const second = bed.client({ ownerName: 'second', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT, backgroundHeartbeats: false });
     await (await first.acquireLock('updated', { deleteLockOnRelease: false, additionalAttributes: { keptAttribute: 'still here' } })).release();
 
     const lock = await second.acquireLock('updated', {
