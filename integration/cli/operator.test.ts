@@ -26,6 +26,10 @@ afterEach(async () => {
 
 const connection = (): string[] => ['--endpoint', localEndpoint(), '--table', bed.tableName];
 
+// The lease of a live holder that heartbeats from this jest worker: a loaded CI machine can stall the worker for
+// over a second while a CLI process starts beside it, which must not lapse its lock or pass for a holder that stopped.
+const LIVE_LEASE_MS = 3_000;
+
 /** The item of a holder that died without releasing (written the way the Java client writes it). */
 const putAbandonedLock = (key: string, ownerName: string, leaseMs = 20_000): Promise<string> => putForeignLock(bed, key, ownerName, { leaseMs });
 
@@ -62,7 +66,8 @@ describe('create-table', () => {
 
 describe('list and get', () => {
   it('list --json shows a lock held by the library with its owner, RVN, lease and data (endpoint from AWS_ENDPOINT_URL_DYNAMODB)', async () => {
-    const holder = bed.client({ ownerName: 'library-holder' });
+    // No heartbeat may move the RVN between a CLI run's read and the comparison with lock.recordVersionNumber.
+    const holder = bed.client({ ownerName: 'library-holder', backgroundHeartbeats: false });
     const lock = await holder.acquireLock('report', { data: '{"job":"report"}' });
     await putAbandonedLock('abandoned', 'java-host');
 
@@ -97,7 +102,7 @@ describe('list and get', () => {
   });
 
   it('get shows the holder, and exits with 3 when nobody holds the lock', async () => {
-    const holder = bed.client({ ownerName: 'library-holder' });
+    const holder = bed.client({ ownerName: 'library-holder', backgroundHeartbeats: false });
     const lock = await holder.acquireLock('report');
 
     const held = await runCli(['get', ...connection(), 'report', '--json']);
@@ -160,7 +165,8 @@ describe('watch', () => {
     await waitUntil('the first read', () => events().length === 1, { timeoutMs: 30_000 });
     expect(events()[0]).toMatchObject({ event: 'free', lock: null });
 
-    const holder = bed.client({ ownerName: 'watched-holder', leaseDuration: 1_000, heartbeatPeriod: 250 });
+    // Its heartbeats are the subject; the lease is long enough that a stalled worker shows no 'stale' line.
+    const holder = bed.client({ ownerName: 'watched-holder', leaseDuration: LIVE_LEASE_MS, heartbeatPeriod: 250 });
     const lock = await holder.acquireLock('watched');
     await waitUntil('a heartbeat seen', () => events().some((e) => e.event === 'heartbeat'));
     await lock.release();
@@ -222,7 +228,7 @@ describe('release --force', () => {
   });
 
   it('never takes the lock of a live holder (exit 77): its heartbeats move the RVN while release watches', async () => {
-    const holder = bed.client({ ownerName: 'live-holder', leaseDuration: 1_500, heartbeatPeriod: 375 });
+    const holder = bed.client({ ownerName: 'live-holder', leaseDuration: LIVE_LEASE_MS, heartbeatPeriod: 375 });
     const lock = await holder.acquireLock('alive');
 
     const result = await runCli(['release', ...connection(), 'alive', '--force', '--yes']);
@@ -302,7 +308,7 @@ describe('release --force', () => {
   });
 
   it('--now whose first delete was throttled (answered, nothing deleted) while the holder lives: refused (exit 77)', async () => {
-    const holder = bed.client({ ownerName: 'live-holder', leaseDuration: 1_500, heartbeatPeriod: 375 });
+    const holder = bed.client({ ownerName: 'live-holder', leaseDuration: LIVE_LEASE_MS, heartbeatPeriod: 375 });
     const lock = await holder.acquireLock('alive');
     const proxy = await FaultProxy.start(localEndpoint());
     try {
@@ -325,7 +331,7 @@ describe('release --force', () => {
   });
 
   it('refuses (exit 77) when the RVN is not the one given with --rvn, and the holder keeps its lock', async () => {
-    const holder = bed.client({ ownerName: 'live-holder', leaseDuration: 1_500, heartbeatPeriod: 375 });
+    const holder = bed.client({ ownerName: 'live-holder', leaseDuration: LIVE_LEASE_MS, heartbeatPeriod: 375 });
     const lock = await holder.acquireLock('alive');
     const readRvn = lock.recordVersionNumber;
     await waitUntil('a heartbeat moved the RVN', async () => (await bed.rvn('alive')) !== readRvn);

@@ -115,7 +115,8 @@ describe('run --permits N KEY -- COMMAND', () => {
     const script =
       "const fs = require('fs'); fs.writeFileSync(process.argv[1], process.env.DYNAMODB_LOCK_KEY + ' ' + process.pid);" +
       'setInterval(() => {}, 1000);';
-    const run = new CliProcess(['run', ...connection(), '--permits', '3', '--lease', '2s', 'stolen', '--', ...nodeScript(script, log)]);
+    // A lease that a loaded machine's stalls do not lapse before the theft (a loss by expiry names no thief).
+    const run = new CliProcess(['run', ...connection(), '--permits', '3', '--lease', '4s', 'stolen', '--', ...nodeScript(script, log)]);
     started.push(run);
     await waitUntil('the command started', () => existsSync(log) && readFileSync(log, 'utf8').includes(' '), { timeoutMs: 30_000 });
     const [key, pid] = readFileSync(log, 'utf8').split(' ') as [string, string];

@@ -190,8 +190,9 @@ describe('run: the command never outlives its lock', () => {
   }, 60_000);
 
   it('lets a command run for several leases while heartbeats renew the lock', async () => {
-    const script = "setTimeout(() => require('fs').appendFileSync(process.argv[1], 'A done\\n'), 4500)";
-    const cli = run(localEndpoint(), ['--lease', '1.5s', 'job'], [process.execPath, '-e', script, log]);
+    // Over two leases; a lease long enough that a loaded machine stalling this CLI for a second does not lapse it.
+    const script = "setTimeout(() => require('fs').appendFileSync(process.argv[1], 'A done\\n'), 7000)";
+    const cli = run(localEndpoint(), ['--lease', '3s', 'job'], [process.execPath, '-e', script, log]);
     const result = await cli.exited;
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);

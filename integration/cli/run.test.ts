@@ -301,7 +301,9 @@ describe('run KEY -- COMMAND', () => {
       "process.on('SIGTERM', () => fs.appendFileSync(log, 'SIGTERM\\n'));" +
       "fs.writeFileSync(log, 'started ' + process.pid + '\\n');" +
       'setInterval(() => {}, 1000);';
-    const run = new CliProcess(['run', ...connection(), '--lease', '2s', '--grace', '50ms', 'stolen', '--', ...nodeScript(script, marker)]);
+    // A lease that a loaded machine's stalls do not lapse before the theft (which would be a loss by expiry, no thief named);
+    // its heartbeats, a second apart, still find the thief at once.
+    const run = new CliProcess(['run', ...connection(), '--lease', '4s', '--grace', '50ms', 'stolen', '--', ...nodeScript(script, marker)]);
     started.push(run);
     await waitUntil('the command started', () => existsSync(marker) && readFileSync(marker, 'utf8').includes('started'), { timeoutMs: 30_000 });
     const pid = Number(/started (\d+)/.exec(readFileSync(marker, 'utf8'))?.[1]);

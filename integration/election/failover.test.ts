@@ -11,7 +11,9 @@ import { Candidates, type CandidateEvent } from '../../test-kit/election-candida
 import { leadershipTerms, overlappingTerms } from '../../test-kit/leadership-terms.js';
 import { LockTestBed, sleep } from '../../test-kit/test-locks.js';
 
-const LEASE_MS = 2_000;
+// Three candidate processes start and run on a machine that may be loaded: a leader must ride out a stall of
+// about two seconds, and a handover at once must stay far below the lease a takeover would wait out.
+const LEASE_MS = 3_000;
 const HEARTBEAT_MS = 400;
 const REFRESH_MS = 100;
 const KEY = 'scheduler-leader';
@@ -114,7 +116,7 @@ describe('three candidates in separate processes', () => {
     const next = await candidates.waitFor('a new leader', isLeader, { timeoutMs: 10_000, since: mark });
 
     expect(next.name).not.toBe(leader);
-    // A waiter reads every 100 ms; a takeover without the resignation would need a whole lease (2000 ms).
+    // A waiter reads every 100 ms; a takeover without the resignation would need a whole lease (3000 ms).
     expect(ms(resigned.t, next.t)).toBeLessThan(LEASE_MS / 2);
 
     // The resigned candidate stays out until told to campaign again, then waits behind the new leader.

@@ -15,6 +15,9 @@ import { recording, rejectionOf, sleep } from '../../test-kit/test-locks.js';
 
 const LEASE_MS = 1_000;
 const HEARTBEAT_MS = 200;
+// The lease of a live holder that heartbeats in this worker, and of an item changed while the pass watches it:
+// a loaded CI machine can stall the worker for over a second, which must not pass for a holder that stopped.
+const LIVE_LEASE_MS = 3_000;
 const scenarios = loadJavaScenarios();
 
 const bed = useLockTestBed('gc');
@@ -43,7 +46,9 @@ function javaHolder(partitionKey: string, rvn: string): { stop: () => Promise<nu
       await sleep(HEARTBEAT_MS);
       const next = randomUUID();
       const at = { tableName: bed.tableName, partitionKey };
-      await bed.raw.send(new UpdateItemCommand(javaHeartbeat(scenarios, at, { ownerName: 'java-host', leaseMs: LEASE_MS, rvn: held }, next)));
+      await bed.raw.send(
+        new UpdateItemCommand(javaHeartbeat(scenarios, at, { ownerName: 'java-host', leaseMs: LIVE_LEASE_MS, rvn: held }, next)),
+      );
       held = next;
     }
   })();
@@ -80,9 +85,9 @@ describe('collectAbandoned', () => {
     const client = bed.client({ ownerName: 'collector', leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS, backgroundHeartbeats: false });
     // Its own lock does not heartbeat here: only being its own keeps it.
     const own = await client.acquireLock('own');
-    const other = bed.client({ ownerName: 'other', leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS });
+    const other = bed.client({ ownerName: 'other', leaseDuration: LIVE_LEASE_MS, heartbeatPeriod: HEARTBEAT_MS });
     await other.acquireLock('other-client');
-    const javaRvn = await putForeignLock(bed, 'java-held', 'java-host', { leaseMs: LEASE_MS });
+    const javaRvn = await putForeignLock(bed, 'java-held', 'java-host', { leaseMs: LIVE_LEASE_MS });
     const java = javaHolder('java-held', javaRvn);
 
     const report = await client.collectAbandoned();
@@ -97,10 +102,10 @@ describe('collectAbandoned', () => {
   });
 
   it('leaves a released item that a Java client acquires again with updateExistingLockRecord while it is watched', async () => {
-    await putForeignLock(bed, 'reused', 'java-host', { leaseMs: LEASE_MS });
+    await putForeignLock(bed, 'reused', 'java-host', { leaseMs: LIVE_LEASE_MS });
     await markReleased(bed, 'reused');
     const pass = collector().collectAbandoned();
-    await sleep(LEASE_MS / 2);
+    await sleep(LIVE_LEASE_MS / 2); // midway between the pass's first read and its second
     const javaRvn = randomUUID();
     await bed.raw.send(new UpdateItemCommand(javaReleasedLockUpdate(scenarios, { tableName: bed.tableName, partitionKey: 'reused' }, javaRvn)));
 
@@ -111,10 +116,10 @@ describe('collectAbandoned', () => {
   });
 
   it('leaves an item that its holder released while it was watched as gone', async () => {
-    const holder = bed.client({ ownerName: 'holder', leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS });
+    const holder = bed.client({ ownerName: 'holder', leaseDuration: LIVE_LEASE_MS, heartbeatPeriod: HEARTBEAT_MS });
     const lock = await holder.acquireLock('released-meanwhile');
     const pass = collector().collectAbandoned();
-    await sleep(LEASE_MS / 2);
+    await sleep(LIVE_LEASE_MS / 2); // midway between the pass's first read and its second
     await lock.release();
     expect(leftReasons(await pass)).toEqual({ 'released-meanwhile': 'gone' });
   });
@@ -132,10 +137,11 @@ describe('collectAbandoned', () => {
 
   it('bounded: leaves leases that outlast maxDuration or exceed maxLease unwatched, and deletes the rest within the bound', async () => {
     await putForeignLock(bed, 'short', 'java-host', { leaseMs: LEASE_MS });
-    await putForeignLock(bed, 'longer-than-the-pass', 'java-host', { leaseMs: 3 * LEASE_MS });
+    await putForeignLock(bed, 'longer-than-the-pass', 'java-host', { leaseMs: 6 * LEASE_MS });
     await putForeignLock(bed, 'over-the-cap', 'java-host', { leaseMs: 3_600_000 });
 
-    const maxDuration = 2.5 * LEASE_MS;
+    // Far above the one-lease watch of 'short' plus its requests, and below the wait for 'longer-than-the-pass'.
+    const maxDuration = 5 * LEASE_MS;
     const started = performance.now();
     const report = await collector().collectAbandoned({ maxDuration, maxLease: 60_000 });
     expect(performance.now() - started).toBeLessThan(maxDuration);

@@ -20,11 +20,15 @@ import { now, rejectionOf, sleep } from '../../test-kit/test-locks.js';
 const LEASE_MS = 2_000;
 const HEARTBEAT_MS = 400;
 const REFRESH_MS = 100;
+// The leases of live holders in this jest worker, whose permits a waiter beside them must never recover: a loaded
+// CI machine can stall the worker for over a second, and CLI processes start meanwhile.
+const LIVE_LEASE_MS = 6_000;
+const JAVA_LIVE_LEASE_MS = 3_000;
 const scenarios = loadJavaScenarios();
 
 const bed = useLockTestBed('semaphore-joiners');
 
-const worker = (ownerName: string): LockClient => bed.client({ ownerName, leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS });
+const worker = (ownerName: string): LockClient => bed.client({ ownerName, leaseDuration: LIVE_LEASE_MS, heartbeatPeriod: HEARTBEAT_MS });
 
 /**
  * The Java client's acquisition of a free lock, exactly as recorded (owner-A's PutItem in
@@ -67,15 +71,18 @@ describe('a Java client joining a semaphore', () => {
   });
 
   it('keeps its permit while it heartbeats with its own requests', async () => {
-    let rvn = await javaTakes('busy#permit-1', LEASE_MS);
+    let rvn = await javaTakes('busy#permit-1', JAVA_LIVE_LEASE_MS);
     const waiter = worker('waiter');
-    const waiting = rejectionOf(waiter.acquirePermit('busy', { permits: 1, refreshPeriod: REFRESH_MS, additionalTimeToWaitForLock: LEASE_MS }));
-    const endsAt = now() + 2 * LEASE_MS + 1_000;
+    const waiting = rejectionOf(waiter.acquirePermit('busy', { permits: 1, refreshPeriod: REFRESH_MS, additionalTimeToWaitForLock: 1_000 }));
+    // Heartbeats until a second after the waiter gave up (its wait: Java's lease and a second more).
+    const endsAt = now() + JAVA_LIVE_LEASE_MS + 2_000;
     while (now() < endsAt) {
       await sleep(HEARTBEAT_MS);
       const next = randomUUID();
       const at = { tableName: bed.tableName, partitionKey: 'busy#permit-1' };
-      await bed.raw.send(new UpdateItemCommand(javaHeartbeat(scenarios, at, { ownerName: 'java-host', leaseMs: LEASE_MS, rvn }, next)));
+      await bed.raw.send(
+        new UpdateItemCommand(javaHeartbeat(scenarios, at, { ownerName: 'java-host', leaseMs: JAVA_LIVE_LEASE_MS, rvn }, next)),
+      );
       rvn = next;
     }
     expect(await waiting).toBeInstanceOf(LockNotGrantedError);
