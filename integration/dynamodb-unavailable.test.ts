@@ -54,7 +54,8 @@ describe('acquiring while DynamoDB does not answer', () => {
   });
 
   it('someone else holding the lock is still a plain refusal: tryAcquireLock resolves to undefined', async () => {
-    const holder = faults.bed.client({ ownerName: 'holder', leaseDuration: 1_500, heartbeatPeriod: 300 });
+    // Held through both waits (a lease each) while the waiter runs in this worker too: a stalled worker does not cost it the lock.
+    const holder = faults.bed.client({ ownerName: 'holder', leaseDuration: 3_000, heartbeatPeriod: 300 });
     await holder.acquireLock('job');
     const network = await faults.proxied('waiter', { sdkDefaults: true });
     const waiter = faults.bed.client({ ownerName: 'waiter' }, network.dynamoDB);
@@ -124,7 +125,8 @@ describe('looking at locks while DynamoDB does not answer', () => {
 
   it('a caller who aborts a listing or a getLock gets the abort, not DynamoDBTimeoutError', async () => {
     const network = await faults.proxied('giving-up', { sdkDefaults: true });
-    const client = faults.bed.client({ ownerName: 'giving-up', leaseDuration: 1_500, heartbeatPeriod: 300 }, network.dynamoDB);
+    // A longer lease than the bound below: the bound of a lease cannot end these calls first.
+    const client = faults.bed.client({ ownerName: 'giving-up', leaseDuration: 5_000, heartbeatPeriod: 300 }, network.dynamoDB);
     await drain(client.getAllLocks());
     network.proxy.blackhole();
     const caller = new AbortController();
@@ -136,7 +138,7 @@ describe('looking at locks while DynamoDB does not answer', () => {
         rejectionOf(client.getLock('job', { signal: caller.signal })),
         rejectionOf(client.getLock('job', { signal: AbortSignal.timeout(300) })), // the caller's own TimeoutError
       ]),
-      1_400, // before the bound of a lease could end them
+      4_000, // before the bound of a lease could end them
       'the aborted calls end',
     );
 

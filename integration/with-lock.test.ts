@@ -19,6 +19,11 @@ const faults = useFaultBed('with-lock');
 const newClient = (ownerName: string) => faults.bed.client({ ownerName, leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS });
 
 const RELEASE_TIMEOUT_MS = 300;
+/**
+ * The lease of a client whose release is cut off by releaseTimeout: far longer than the bound on withLock's settling
+ * below, so that a release abandoned only after a lease would miss it.
+ */
+const STRANDED_LEASE_MS = 10_000;
 
 /**
  * Runs withLock with a routine that silences the network (`silence`) and
@@ -85,7 +90,9 @@ describe('withLock', () => {
   }, 20_000);
 
   it('aborts the routine’s signal with a LockLostError when the lock is stolen, and releases nothing it no longer owns', async () => {
-    const client = newClient('robbed');
+    // A lease far longer than the bound below: a loss found by expiry, not by the refused heartbeat, would miss it.
+    const robbedLease = 5_000;
+    const client = faults.bed.client({ ownerName: 'robbed', leaseDuration: robbedLease, heartbeatPeriod: HEARTBEAT_MS });
     let thiefRvn = '';
     let stolenAt = NaN;
 
@@ -97,10 +104,10 @@ describe('withLock', () => {
         throw await aborted(signal);
       }),
     );
-    const outcome = await within(rejectionOf(settling.promise), LEASE_MS + 3_000, 'withLock settling after the theft');
+    const outcome = await within(rejectionOf(settling.promise), robbedLease + 3_000, 'withLock settling after the theft');
 
-    // Noticed by the next heartbeat, with slack for a busy machine; the release is not even attempted.
-    expect(settling.settledAt()! - stolenAt).toBeLessThan(HEARTBEAT_MS + 1_000);
+    // Noticed by the next heartbeat, with slack for a busy machine (expiry would take over 4 s); the release is not even attempted.
+    expect(settling.settledAt()! - stolenAt).toBeLessThan(HEARTBEAT_MS + 2_500);
     expect(outcome).toBeInstanceOf(LockLostError);
     expect((outcome as LockLostError).kind).toBe('taken');
     expect((outcome as LockLostError).holder?.ownerName).toBe('thief');
@@ -131,12 +138,15 @@ describe('withLock', () => {
   it('bounds the release by releaseTimeout when DynamoDB stops answering', async () => {
     // The SDK would wait far longer than releaseTimeout: only withLock's own bound can end the release early.
     const network = await faults.proxied('stranded', { requestTimeout: 30_000 });
-    const client = faults.bed.client({ ownerName: 'stranded', leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS }, network.dynamoDB);
+    const client = faults.bed.client(
+      { ownerName: 'stranded', leaseDuration: STRANDED_LEASE_MS, heartbeatPeriod: HEARTBEAT_MS },
+      network.dynamoDB,
+    );
 
     const { result, msAfterRoutine } = await settleAfterSilencing(client, 'stranded-job', () => network.proxy.blackhole());
 
     expect(result).toBe('done');
-    expect(msAfterRoutine).toBeLessThan(RELEASE_TIMEOUT_MS + 1_500);
+    expect(msAfterRoutine).toBeLessThan(RELEASE_TIMEOUT_MS + 3_000);
     expect(network.proxy.exchanges.some((e) => e.fault.action === 'blackhole' && operationOf(e.request) === 'DeleteItem')).toBe(true);
     // The release never arrived: the item stays until its lease lapses.
     expect(await faults.bed.owner('stranded-job')).toBe('stranded');
@@ -145,7 +155,7 @@ describe('withLock', () => {
   it('bounds the release by releaseTimeout also when a heartbeat of the lock is stuck in flight', async () => {
     const network = await faults.proxied('stuck', { requestTimeout: 30_000 });
     // A long lease: the stuck heartbeat may wait for most of it, far longer than releaseTimeout.
-    const client = faults.bed.client({ ownerName: 'stuck', leaseDuration: 5_000, heartbeatPeriod: 1_000 }, network.dynamoDB);
+    const client = faults.bed.client({ ownerName: 'stuck', leaseDuration: STRANDED_LEASE_MS, heartbeatPeriod: 1_000 }, network.dynamoDB);
 
     const { result, msAfterRoutine } = await settleAfterSilencing(client, 'stuck-job', async () => {
       await network.proxy.injectOnce((request) => operationOf(request) === 'UpdateItem', { action: 'blackhole' });
@@ -153,6 +163,6 @@ describe('withLock', () => {
     });
 
     expect(result).toBe('done');
-    expect(msAfterRoutine).toBeLessThan(RELEASE_TIMEOUT_MS + 1_500);
+    expect(msAfterRoutine).toBeLessThan(RELEASE_TIMEOUT_MS + 3_000);
   }, 30_000);
 });

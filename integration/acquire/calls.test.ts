@@ -13,14 +13,19 @@ import { LockTestBed, rejectionOf } from '../../test-kit/test-locks.js';
 import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
 
 // A write answered after a heartbeat period is renewed at once (src/acquire/late-reply.ts), one call more:
-// the period is far above what the busiest CI run takes to answer, so that the counts are the paths' own.
-const LEASE = 4_000;
-const HEARTBEAT = 1_000;
+// the period is far above what the busiest CI run takes to answer, stalls included, so that the counts are the paths' own.
+const LEASE = 12_000;
+const HEARTBEAT = 3_000;
+/** The silent holder's lease, which its waiter waits out. */
+const SILENT_LEASE = 4_000;
 
 const bed = useLockTestBed('acquire-calls');
 
 /** A lock client whose DynamoDB calls are counted. */
-function countedClient(ownerName: string, settings: { backgroundHeartbeats?: boolean } = {}): { client: LockClient; counter: CallCounter } {
+function countedClient(
+  ownerName: string,
+  settings: { backgroundHeartbeats?: boolean; leaseDuration?: number } = {},
+): { client: LockClient; counter: CallCounter } {
   const dynamoDB = bed.dynamoDBClient(ownerName);
   const counter = countCalls(dynamoDB);
   const client = bed.client({ ownerName, leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT, backgroundHeartbeats: false, ...settings }, dynamoDB);
@@ -100,7 +105,7 @@ describe('calls per path', () => {
   });
 
   it('a silent holder is taken over at its lease without a read: the refused new-lock write, then the takeover', async () => {
-    const silent = countedClient('silent');
+    const silent = countedClient('silent', { leaseDuration: SILENT_LEASE });
     const waiter = countedClient('waiter');
     const lock = await silent.client.acquireLock('silent-key');
 

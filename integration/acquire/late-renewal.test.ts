@@ -131,7 +131,9 @@ it('acquireLocks: a lost transaction read back as ours and late, every renewal t
   const lost = proxy.dropNextReply(isOperation('TransactWriteItems'));
 
   const call = client.acquireLocks(['hot-a', 'hot-b']);
-  const outcome = await within(call, 6_000);
+  // The lost reply's timeout, the slow reads and the renewals take about 5 s, more on a loaded machine: the counts below
+  // catch a renewal loop.
+  const outcome = await within(call, 15_000);
   await lost;
   const updates = count(proxy, 'UpdateItem');
   const reads = count(proxy, 'GetItem');
@@ -205,7 +207,8 @@ it('acquireLock: a late win whose renewal was applied but never answered is hand
 it("acquireLocks: a key taken over while the reply was late stays the new holder's; the group is freed and taken once it is free", async () => {
   const network = await faults.proxied('overtaken', { requestTimeout: 8_000 });
   const late = faults.bed.client({ ownerName: 'overtaken-late', ...SHORT_LEASE }, network.dynamoDB);
-  const other = faults.bed.client({ ownerName: 'overtaken-other', ...SHORT_LEASE });
+  // A longer lease than the late client's: it stays held through the sleep below while the late client waits on it.
+  const other = faults.bed.client({ ownerName: 'overtaken-other', leaseDuration: 6_000, heartbeatPeriod: 500 });
   // Later than a lease and the other client's reads: it takes the first key over before the transaction's answer arrives.
   holdNextReply(network.dynamoDB, 'TransactWriteItemsCommand', 3_500);
   let group: LockGroup | undefined;

@@ -7,11 +7,11 @@
  * matches whatever the table holds.
  */
 import { describe, expect, it } from '@jest/globals';
-import { DynamoDBUnavailableError, type LockClient } from '../../src/index.js';
+import { DynamoDBUnavailableError, type Lock, type LockClient } from '../../src/index.js';
 import { useFaultBed } from '../../test-kit/jest/fault-bed.js';
 import { dynamoDBErrorReply, FaultProxy, operationOf, type ProxiedRequest, type RequestFault } from '../../test-kit/fault-proxy.js';
 import type { ProxiedDynamoDB } from '../../test-kit/proxied-dynamodb.js';
-import { rejectionOf, sleep } from '../../test-kit/test-locks.js';
+import { rejectionOf, waitUntil } from '../../test-kit/test-locks.js';
 
 const LEASE = 2_000;
 const HEARTBEAT = 500;
@@ -34,6 +34,10 @@ async function proxiedClient(
 
 const plainClient = (ownerName: string): LockClient => faults.bed.client({ ownerName, leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
 
+/** The adopter's heartbeats go on: the table holds its RVN once a heartbeat in flight, if any, has been answered. */
+const untilTableHolds = (key: string, lock: Lock): Promise<void> =>
+  waitUntil(`the table holds the RVN of ${key}'s adopter`, async () => (await faults.bed.rvn(key)) === lock.recordVersionNumber);
+
 describe('an adopting write whose reply was lost', () => {
   it('is read back and found applied: the adopter holds the lock once, with the RVN it wrote', async () => {
     const handle = await (await plainClient('first').acquireLock('read-back')).handOff();
@@ -43,8 +47,10 @@ describe('an adopting write whose reply was lost', () => {
     expect((await dropped).swallowedStatusLine).toMatch(/^HTTP\/1\.1 200 /);
     expect(network.proxy.exchanges.filter((e) => isAdoption(e.request))).toHaveLength(1);
     expect(await faults.bed.owner('read-back')).toBe('second');
-    expect(await faults.bed.rvn('read-back')).toBe(adopted.recordVersionNumber);
-    await sleep(LEASE); // kept by its heartbeats, conditioned on the RVN read back
+    await untilTableHolds('read-back', adopted);
+    // Kept by its heartbeats, conditioned on the RVN read back: one is accepted.
+    const readBack = adopted.recordVersionNumber;
+    await waitUntil('a heartbeat of the adopter is accepted', () => adopted.recordVersionNumber !== readBack);
     expect(adopted.isHeld()).toBe(true);
     expect(await faults.bed.owner('read-back')).toBe('second');
   });
@@ -60,7 +66,7 @@ describe('an adopting write whose reply was lost', () => {
     );
     expect(attempts.map((e) => FaultProxy.attemptOf(e.request))).toEqual([1, 2]);
     expect(await faults.bed.owner('retried')).toBe('second');
-    expect(await faults.bed.rvn('retried')).toBe(adopted.recordVersionNumber);
+    await untilTableHolds('retried', adopted);
     expect(adopted.isHeld()).toBe(true);
   });
 
@@ -72,7 +78,7 @@ describe('an adopting write whose reply was lost', () => {
     const sent = network.proxy.exchanges.filter((e) => isAdoption(e.request)).map((e) => e.request.body.toString('utf8'));
     expect(sent).toHaveLength(2);
     expect(sent[1]).toBe(sent[0]); // the same write: a late landing of the first would make the second count it applied
-    expect(await faults.bed.rvn('five-hundred')).toBe(adopted.recordVersionNumber);
+    await untilTableHolds('five-hundred', adopted);
   });
 
   it('that got no answer at all fails typed, holds nothing, and leaves the handle to be adopted again', async () => {
