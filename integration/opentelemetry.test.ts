@@ -19,11 +19,10 @@ import { sh } from '../test-kit/packed-package.js';
 import { REPO_ROOT } from '../test-kit/processes.js';
 import { deleteLockItem } from '../test-kit/tamper.js';
 import { sleep, waitUntil } from '../test-kit/test-locks.js';
+import { LIVE_LEASE_MS } from '../test-kit/live-lease.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;
-/** For the live holders of the first test: a worker stalled for a second loses none of them, so each loss is counted as it happens. */
-const HELD_LEASE = 3_000;
 const bed = useLockTestBed('otel');
 
 describe('LockClientInstrumentation', () => {
@@ -40,7 +39,7 @@ describe('LockClientInstrumentation', () => {
       dynamoDB: telemetry.wrapDynamoDB(raw),
       tableName: bed.tableName,
       ownerName: 'instrumented',
-      leaseDuration: HELD_LEASE,
+      leaseDuration: LIVE_LEASE_MS,
       heartbeatPeriod: HEARTBEAT,
     });
     const instrumentation = telemetry.instrument(client);
@@ -50,7 +49,7 @@ describe('LockClientInstrumentation', () => {
       heartbeats++;
       lags += lagMs / 1_000;
     });
-    const other = bed.client({ ownerName: 'other', leaseDuration: HELD_LEASE, heartbeatPeriod: HEARTBEAT });
+    const other = bed.client({ ownerName: 'other', leaseDuration: LIVE_LEASE_MS, heartbeatPeriod: HEARTBEAT });
 
     try {
       const a = await client.acquireLock('a');

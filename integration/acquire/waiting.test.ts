@@ -9,12 +9,10 @@ import { LockNotGrantedError, type Lock } from '../../src/index.js';
 import { countCalls } from '../../test-kit/call-counter.js';
 import { lockRequests, recording, sleep, waitUntil, watch } from '../../test-kit/test-locks.js';
 import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
+import { LIVE_LEASE_MS } from '../../test-kit/live-lease.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;
-// The holder's lease: its heartbeats, or its one manual write after the waiter's first requests, still land
-// in time when a loaded machine stalls the event loop for over a second.
-const HOLDER_LEASE = 3_000;
 // For a waiter whose requests are compared exactly: a heartbeat period far above any late reply, so that
 // winning never adds a renewal UpdateItem.
 const COUNTED_WAITER = { leaseDuration: 8_000, heartbeatPeriod: 2_000 } as const;
@@ -23,7 +21,7 @@ const bed = useLockTestBed('acquire-waiting');
 
 describe('precise takeover', () => {
   it('a heartbeat seen only through the refused takeover restarts the timer, and the next takeover is conditioned on the new RVN', async () => {
-    const holder = bed.client({ ownerName: 'holder', leaseDuration: HOLDER_LEASE, heartbeatPeriod: HEARTBEAT, backgroundHeartbeats: false });
+    const holder = bed.client({ ownerName: 'holder', leaseDuration: LIVE_LEASE_MS, heartbeatPeriod: HEARTBEAT, backgroundHeartbeats: false });
     const waiterDynamoDB = bed.dynamoDBClient('waiter');
     const answers = countCalls(waiterDynamoDB);
     const recorder = recording(waiterDynamoDB);
@@ -55,7 +53,7 @@ describe('precise takeover', () => {
   }, 20_000);
 
   it('a waiter whose takeover finds the lock released takes it with the released-lock write, without a read', async () => {
-    const holder = bed.client({ ownerName: 'holder', leaseDuration: HOLDER_LEASE, heartbeatPeriod: HEARTBEAT, backgroundHeartbeats: false });
+    const holder = bed.client({ ownerName: 'holder', leaseDuration: LIVE_LEASE_MS, heartbeatPeriod: HEARTBEAT, backgroundHeartbeats: false });
     const waiterDynamoDB = bed.dynamoDBClient('waiter');
     const answers = countCalls(waiterDynamoDB);
     const recorder = recording(waiterDynamoDB);
@@ -81,7 +79,7 @@ describe('precise takeover', () => {
 
 describe('waiters of one client share one polling loop per lock', () => {
   it('one read at a time serves them all; each decides and writes for itself; the loop stops when the last leaves', async () => {
-    const holder = bed.client({ ownerName: 'holder', leaseDuration: HOLDER_LEASE, heartbeatPeriod: HEARTBEAT });
+    const holder = bed.client({ ownerName: 'holder', leaseDuration: LIVE_LEASE_MS, heartbeatPeriod: HEARTBEAT });
     const recorder = recording(bed.dynamoDBClient('waiters'));
     const waiters = bed.client({ ownerName: 'waiters', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT }, recorder.dynamoDB);
     const held = await holder.acquireLock('shared-wait');
@@ -122,7 +120,7 @@ describe('waiters of one client share one polling loop per lock', () => {
   }, 30_000);
 
   it('a waiter that gives up leaves the loop to the others', async () => {
-    const holder = bed.client({ ownerName: 'holder', leaseDuration: HOLDER_LEASE, heartbeatPeriod: HEARTBEAT });
+    const holder = bed.client({ ownerName: 'holder', leaseDuration: LIVE_LEASE_MS, heartbeatPeriod: HEARTBEAT });
     const recorder = recording(bed.dynamoDBClient('waiters'));
     const waiters = bed.client({ ownerName: 'waiters', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT }, recorder.dynamoDB);
     const held = await holder.acquireLock('give-up');

@@ -10,6 +10,7 @@ import { CliProcess, cliEnvironment, runCli } from '../../test-kit/cli-process.j
 import { FaultProxy, dynamoDBErrorReply, operationOf } from '../../test-kit/fault-proxy.js';
 import { putForeignLock } from '../../test-kit/tamper.js';
 import { LockTestBed, sleep, waitUntil } from '../../test-kit/test-locks.js';
+import { LIVE_LEASE_MS } from '../../test-kit/live-lease.js';
 
 let bed: LockTestBed;
 const started: CliProcess[] = [];
@@ -25,10 +26,6 @@ afterEach(async () => {
 });
 
 const connection = (): string[] => ['--endpoint', localEndpoint(), '--table', bed.tableName];
-
-// The lease of a live holder that heartbeats from this jest worker: a loaded CI machine can stall the worker for
-// over a second while a CLI process starts beside it, which must not lapse its lock or pass for a holder that stopped.
-const LIVE_LEASE_MS = 3_000;
 
 /** The item of a holder that died without releasing (written the way the Java client writes it). */
 const putAbandonedLock = (key: string, ownerName: string, leaseMs = 20_000): Promise<string> => putForeignLock(bed, key, ownerName, { leaseMs });

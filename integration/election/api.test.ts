@@ -17,12 +17,10 @@ import { rejectionOf, sleep, text, waitUntil, watch } from '../../test-kit/test-
 import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
 import { markReleased, putForeignLock } from '../../test-kit/tamper.js';
 import { abortOf, within } from '../../test-kit/jest/lock-events.js';
+import { LIVE_LEASE_MS } from '../../test-kit/live-lease.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;
-// A candidate's own lease, longer than the short item leases waited out here: a loaded CI machine can stall the
-// jest worker for over a second, and a leader that lapsed then would lose by expiry, or to a rival in this worker.
-const CANDIDATE_LEASE = 3_000;
 const REFRESH = 100;
 const KEY = 'election';
 /** The lease a Java-style holder writes on its item; waiters go by it, not by their own client's lease. */
@@ -30,7 +28,7 @@ const JAVA_LEASE = 2_000;
 
 const bed = useLockTestBed('election-api');
 
-const candidate = (name: string): LockClient => bed.client({ ownerName: name, leaseDuration: CANDIDATE_LEASE, heartbeatPeriod: HEARTBEAT });
+const candidate = (name: string): LockClient => bed.client({ ownerName: name, leaseDuration: LIVE_LEASE_MS, heartbeatPeriod: HEARTBEAT });
 const electionOf = (client: LockClient, address: string): LeaderElection =>
   new LeaderElection(client, KEY, { data: JSON.stringify({ address }), refreshPeriod: REFRESH, pollInterval: 50 });
 const addressOf = (leader: Leader | undefined): string | undefined =>

@@ -12,12 +12,10 @@ import { javaHeartbeat, javaReleasedLockUpdate } from '../../test-kit/java-items
 import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
 import { markReleased, putForeignLock } from '../../test-kit/tamper.js';
 import { recording, rejectionOf, sleep } from '../../test-kit/test-locks.js';
+import { LIVE_LEASE_MS } from '../../test-kit/live-lease.js';
 
 const LEASE_MS = 1_000;
 const HEARTBEAT_MS = 200;
-// The lease of a live holder that heartbeats in this worker, and of an item changed while the pass watches it:
-// a loaded CI machine can stall the worker for over a second, which must not pass for a holder that stopped.
-const LIVE_LEASE_MS = 3_000;
 const scenarios = loadJavaScenarios();
 
 const bed = useLockTestBed('gc');

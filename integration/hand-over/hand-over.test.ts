@@ -12,11 +12,10 @@ import { loadJavaScenarios } from '../../test-kit/java-fixtures.js';
 import { PutItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { fileURLToPath } from 'node:url';
 import { rejectionOf, sleep, waitUntil } from '../../test-kit/test-locks.js';
+import { LIVE_LEASE_MS } from '../../test-kit/live-lease.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;
-/** An adopter kept past its lease: a worker stalled for a second does not cost it the lock. */
-const KEPT_LEASE = 3_000;
 const ADOPTER = fileURLToPath(new URL('../../test-kit/programs/adopter-process.ts', import.meta.url));
 
 const bed = useLockTestBed('hand-over');
@@ -26,7 +25,7 @@ const client = (ownerName: string, leaseDuration = LEASE) => bed.client({ ownerN
 describe('a lock handed off and adopted', () => {
   it('stops in the first client, with a signal that says hand-off, and is held by the adopter under its own owner name', async () => {
     const first = client('first');
-    const second = client('second', KEPT_LEASE);
+    const second = client('second', LIVE_LEASE_MS);
     const lock = await first.acquireLock('job', { data: 'step 1' });
     const handle = await lock.handOff();
 
@@ -57,7 +56,7 @@ describe('a lock handed off and adopted', () => {
     expect(adopted.dataText).toBe('step 1');
     expect(second.hasLock('job')).toBe(true);
     // Kept past a lease by the adopter's heartbeats.
-    await sleep(KEPT_LEASE + 500);
+    await sleep(LIVE_LEASE_MS + 500);
     expect(adopted.isHeld()).toBe(true);
     expect(await bed.owner('job')).toBe('second');
     // The table carries the adopter's RVN once its heartbeat in flight, if any, has been answered.
@@ -94,7 +93,7 @@ describe('a lock handed off and adopted', () => {
     const second = await client('second').adoptLock(await lock.handOff());
     const again = await second.handOff();
     expect(again.ownerName).toBe('second');
-    const third = await client('third', KEPT_LEASE).adoptLock(JSON.stringify(again));
+    const third = await client('third', LIVE_LEASE_MS).adoptLock(JSON.stringify(again));
     expect(await bed.owner('relay')).toBe('third');
     expect(third.isHeld()).toBe(true);
   });
@@ -156,7 +155,13 @@ describe('a lock handed off and adopted', () => {
   it('is adopted by another process, the next step of a workflow, which keeps and releases it', async () => {
     const lock = await client('step-1').acquireLock('workflow', { data: 'from step 1' });
     const handle = await lock.handOff();
-    const next = bed.spawnReporter(ADOPTER, [bed.tableName, 'step-2', JSON.stringify(handle), String(KEPT_LEASE + 500), String(KEPT_LEASE)]);
+    const next = bed.spawnReporter(ADOPTER, [
+      bed.tableName,
+      'step-2',
+      JSON.stringify(handle),
+      String(LIVE_LEASE_MS + 500),
+      String(LIVE_LEASE_MS),
+    ]);
     const adopted = await next.next('adopted');
     expect(adopted).toMatchObject({ data: 'from step 1' });
     expect(await bed.owner('workflow')).toBe('step-2');

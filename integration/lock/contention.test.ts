@@ -7,19 +7,17 @@ import { describe, expect, it } from '@jest/globals';
 import { LockCurrentlyUnavailableError, LockNotGrantedError, type Lock } from '../../src/index.js';
 import { now, recording, rejectionOf, sleep, watch } from '../../test-kit/test-locks.js';
 import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
+import { LIVE_LEASE_MS } from '../../test-kit/live-lease.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;
 const REFRESH = 100;
-// The lease of a live holder that others wait on: its heartbeats keep it through an event loop that a loaded
-// machine stalls for over a second.
-const LIVE_LEASE = 3_000;
 
 const bed = useLockTestBed('lock-contention');
 
 describe('two clients contending for one key', () => {
   it('the second waits while the first heartbeats, fails naming the holder, and acquires once the first releases', async () => {
-    const alpha = bed.client({ ownerName: 'alpha', leaseDuration: LIVE_LEASE, heartbeatPeriod: HEARTBEAT });
+    const alpha = bed.client({ ownerName: 'alpha', leaseDuration: LIVE_LEASE_MS, heartbeatPeriod: HEARTBEAT });
     const beta = bed.client({ ownerName: 'beta', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
 
     const lockA = await alpha.acquireLock('shared');
@@ -34,10 +32,10 @@ describe('two clients contending for one key', () => {
     const notGranted = error as LockNotGrantedError;
     expect(notGranted.partitionKey).toBe('shared');
     expect(notGranted.sortKey).toBeUndefined();
-    expect(notGranted.holder).toMatchObject({ ownerName: 'alpha', leaseDuration: LIVE_LEASE, isReleased: false });
+    expect(notGranted.holder).toMatchObject({ ownerName: 'alpha', leaseDuration: LIVE_LEASE_MS, isReleased: false });
     expect(notGranted.message).toContain('alpha');
     // The budget is the holder's lease plus the additional time; the wait cannot end earlier.
-    expect(waited).toBeGreaterThanOrEqual(LIVE_LEASE + 500);
+    expect(waited).toBeGreaterThanOrEqual(LIVE_LEASE_MS + 500);
     // Alpha heartbeated all along: the waiter saw RVNs written after the acquisition and never took over.
     expect(notGranted.holder?.recordVersionNumber).not.toBe(firstRvn);
     expect(lockA.recordVersionNumber).not.toBe(firstRvn);
@@ -104,7 +102,7 @@ describe('reentrancy', () => {
   }, 20_000);
 
   it('non-reentrant: a second acquire by the same client waits and fails with LockNotGrantedError while heartbeats run', async () => {
-    const client = bed.client({ ownerName: 'self', leaseDuration: LIVE_LEASE, heartbeatPeriod: HEARTBEAT });
+    const client = bed.client({ ownerName: 'self', leaseDuration: LIVE_LEASE_MS, heartbeatPeriod: HEARTBEAT });
     const lock = await client.acquireLock('not-reentrant');
     const firstRvn = lock.recordVersionNumber;
 
@@ -126,14 +124,14 @@ describe('reentrancy', () => {
 
 describe('heartbeats keep a lock', () => {
   it('across two lease durations: pollers never acquire it and the RVN keeps changing', async () => {
-    const holder = bed.client({ ownerName: 'keeper', leaseDuration: LIVE_LEASE, heartbeatPeriod: HEARTBEAT });
+    const holder = bed.client({ ownerName: 'keeper', leaseDuration: LIVE_LEASE_MS, heartbeatPeriod: HEARTBEAT });
     const blocker = bed.client({ ownerName: 'blocking-poller', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
     const skipper = bed.client({ ownerName: 'skipping-poller', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
 
     const lock = await holder.acquireLock('kept');
     const firstRvn = lock.recordVersionNumber;
     const firstLookup = lock.lookupTime;
-    const heldUntil = now() + 2 * LIVE_LEASE + 300;
+    const heldUntil = now() + 2 * LIVE_LEASE_MS + 300;
 
     // A blocking waiter willing to wait forever, stopped by a signal at the end.
     const stop = new AbortController();
@@ -172,7 +170,7 @@ describe('heartbeats keep a lock', () => {
 
 describe('AbortSignal', () => {
   it('an acquire waiting on a held lock rejects at once with the signal reason; the aborter holds nothing', async () => {
-    const holder = bed.client({ ownerName: 'holder', leaseDuration: LIVE_LEASE, heartbeatPeriod: HEARTBEAT });
+    const holder = bed.client({ ownerName: 'holder', leaseDuration: LIVE_LEASE_MS, heartbeatPeriod: HEARTBEAT });
     const aborter = bed.client({ ownerName: 'aborter', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
     await holder.acquireLock('abortable');
 

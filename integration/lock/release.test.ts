@@ -15,15 +15,13 @@ import {
 import { localClientConfig } from '../../test-kit/aws.js';
 import { now, recording, rejectionOf, sleep, text, watch } from '../../test-kit/test-locks.js';
 import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
+import { LIVE_LEASE_MS } from '../../test-kit/live-lease.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;
 const REFRESH = 100;
 /** A lease nobody could wait out within a test: re-acquisition must not be a takeover. */
 const LONG_LEASE = 60_000;
-// The lease of a live holder that others wait on, or whose locks a test still needs after many requests: its
-// heartbeats keep it through an event loop that a loaded machine stalls for over a second.
-const LIVE_LEASE = 3_000;
 
 const bed = useLockTestBed('lock-release');
 
@@ -297,7 +295,7 @@ describe('close()', () => {
   }, 20_000);
 
   it('makes an acquire that is waiting on a held lock reject with LockClientClosedError', async () => {
-    const holder = bed.client({ ownerName: 'holder', leaseDuration: LIVE_LEASE, heartbeatPeriod: HEARTBEAT });
+    const holder = bed.client({ ownerName: 'holder', leaseDuration: LIVE_LEASE_MS, heartbeatPeriod: HEARTBEAT });
     const waiter = bed.client({ ownerName: 'waiter', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
     await holder.acquireLock('contended');
 
@@ -314,7 +312,7 @@ describe('close()', () => {
 
   it('attempts every release even when one fails, and reports the failures in LockClientCloseError', async () => {
     const recorder = recording(bed.dynamoDBClient('unlucky'));
-    const client = bed.client({ ownerName: 'unlucky', leaseDuration: LIVE_LEASE, heartbeatPeriod: HEARTBEAT }, recorder.dynamoDB);
+    const client = bed.client({ ownerName: 'unlucky', leaseDuration: LIVE_LEASE_MS, heartbeatPeriod: HEARTBEAT }, recorder.dynamoDB);
     const doomed = await client.acquireLock('close-fails');
     const fine = await client.acquireLock('close-works');
     const alsoFine = await client.acquireLock('close-works-too', { deleteLockOnRelease: false });

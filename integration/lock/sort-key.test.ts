@@ -6,18 +6,10 @@ import { describe, expect, it } from '@jest/globals';
 import { InvalidArgumentError, LockCurrentlyUnavailableError, LockSnapshot } from '../../src/index.js';
 import { LockTestBed, rejectionOf } from '../../test-kit/test-locks.js';
 import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
+import { LIVE_LEASE_MS, STILL } from '../../test-kit/live-lease.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;
-/**
- * For the tests that compare what the table holds with what the clients say:
- * no heartbeat may change an RVN between the two reads, and no lock may lapse
- * on a loaded machine while they are compared.
- */
-const STILL = { leaseDuration: 20_000, backgroundHeartbeats: false } as const;
-// The lease of a live holder that another client waits on: its heartbeats keep it through an event loop that a
-// loaded machine stalls for over a second.
-const LIVE_LEASE = 3_000;
 
 const bed = useLockTestBed('lock-sort-key', { partitionKeyName: 'resource', sortKeyName: 'part' });
 
@@ -112,7 +104,7 @@ describe('sort-key tables', () => {
   }, 20_000);
 
   it('background heartbeats keep both sort keys alive independently', async () => {
-    const holder = bed.client({ ownerName: 'holder', leaseDuration: LIVE_LEASE, heartbeatPeriod: HEARTBEAT });
+    const holder = bed.client({ ownerName: 'holder', leaseDuration: LIVE_LEASE_MS, heartbeatPeriod: HEARTBEAT });
     const waiter = bed.client({ ownerName: 'waiter', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
     const lockA = await holder.acquireLock('beats', { sortKey: 'a' });
     const lockB = await holder.acquireLock('beats', { sortKey: 'b' });

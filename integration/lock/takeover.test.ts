@@ -7,16 +7,11 @@ import { LockCurrentlyUnavailableError, LockLostError, type Lock, type Monotonic
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { now, recording, rejectionOf, sleep, waitUntil, watch } from '../../test-kit/test-locks.js';
 import { useLockTestBed } from '../../test-kit/jest/lock-test-bed-hook.js';
+import { LIVE_LEASE_MS, STILL } from '../../test-kit/live-lease.js';
 
 const LEASE = 1_000;
 const HEARTBEAT = 250;
 const REFRESH = 100;
-// The lease of a live holder that others poll or wait on: its heartbeats keep it through an event loop that a
-// loaded machine stalls for over a second.
-const LIVE_LEASE = 3_000;
-// For a client that takes a lock and then compares it with the table: no heartbeat changes its RVN in between,
-// and its lock does not lapse meanwhile.
-const STILL = { leaseDuration: 20_000, backgroundHeartbeats: false } as const;
 
 const bed = useLockTestBed('lock-takeover');
 
@@ -81,7 +76,7 @@ describe('a holder killed with SIGKILL', () => {
 
 describe('tryAcquireLock', () => {
   it('waits as acquireLock does, Java’s “try”: the holder’s lease plus the additional wait, taking over a holder that stopped', async () => {
-    const live = bed.client({ ownerName: 'live', leaseDuration: LIVE_LEASE, heartbeatPeriod: HEARTBEAT });
+    const live = bed.client({ ownerName: 'live', leaseDuration: LIVE_LEASE_MS, heartbeatPeriod: HEARTBEAT });
     const stopped = bed.client({ ownerName: 'stopped', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT, backgroundHeartbeats: false });
     const recorder = recording(bed.dynamoDBClient('trier'));
     const trier = bed.client({ ownerName: 'trier', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT }, recorder.dynamoDB);
@@ -91,7 +86,7 @@ describe('tryAcquireLock', () => {
     // A holder that heartbeats: undefined, but only once a lease and the additional wait passed, reading all along.
     const started = now();
     expect(await trier.tryAcquireLock('kept', { refreshPeriod: REFRESH, additionalTimeToWaitForLock: 200 })).toBeUndefined();
-    expect(now() - started).toBeGreaterThanOrEqual(LIVE_LEASE + 200);
+    expect(now() - started).toBeGreaterThanOrEqual(LIVE_LEASE_MS + 200);
     expect(recorder.named('GetItemCommand').length).toBeGreaterThan(2);
     // A holder that stopped: its lock is taken over within the same call, after its lease.
     const taken = await trier.tryAcquireLock('left', { refreshPeriod: REFRESH });
@@ -102,7 +97,7 @@ describe('tryAcquireLock', () => {
 
 describe('shouldSkipBlockingWait', () => {
   it('fails at once with LockCurrentlyUnavailableError while the lock is held; tryAcquireLock gives undefined', async () => {
-    const holder = bed.client({ ownerName: 'busy', leaseDuration: LIVE_LEASE, heartbeatPeriod: HEARTBEAT });
+    const holder = bed.client({ ownerName: 'busy', leaseDuration: LIVE_LEASE_MS, heartbeatPeriod: HEARTBEAT });
     const other = bed.client({ ownerName: 'impatient', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
     const lock = await holder.acquireLock('busy-key');
 
@@ -164,10 +159,10 @@ describe('shouldSkipBlockingWait', () => {
   }, 20_000);
 
   it('a skip-wait caller that sees the RVN change keeps refusing: a heartbeating holder is never taken', async () => {
-    const holder = bed.client({ ownerName: 'alive', leaseDuration: LIVE_LEASE, heartbeatPeriod: HEARTBEAT });
+    const holder = bed.client({ ownerName: 'alive', leaseDuration: LIVE_LEASE_MS, heartbeatPeriod: HEARTBEAT });
     const poller = bed.client({ ownerName: 'skip-poller', leaseDuration: LEASE, heartbeatPeriod: HEARTBEAT });
     await holder.acquireLock('alive-key');
-    const until = now() + LIVE_LEASE + 1_000;
+    const until = now() + LIVE_LEASE_MS + 1_000;
     while (now() < until) {
       await expect(poller.acquireLock('alive-key', { shouldSkipBlockingWait: true })).rejects.toBeInstanceOf(LockCurrentlyUnavailableError);
       await sleep(150);
