@@ -79,6 +79,12 @@ export interface OverdueAcquisition {
 
 export interface LoadCheckReport {
   readonly heldLocksLost: HeldLocksLost;
+  /**
+   * How much of the run, in all, lay within reach (a lease plus the margin)
+   * of a window the probe found the server busy in: a loss in that time
+   * counts as `serverBusy`. Against the run's length, how lenient that is.
+   */
+  readonly serverBusyReachMs: number;
   readonly acquisitionsOverdue: number;
   readonly worstOverdue: OverdueAcquisition | undefined;
   /** Acquisition calls of every worker incarnation, by how they ended (each incarnation's last tally). */
@@ -98,6 +104,19 @@ export const PROXY_STALLS = 'proxy';
 
 const ms = (ns: bigint): number => Number(ns / 1_000n) / 1_000;
 const add = (counts: Record<string, number>, name: string, n = 1): void => void (counts[name] = (counts[name] ?? 0) + n);
+
+/** The length of the union of the windows, each reaching `reachNs` past its end (not past `endNs`). */
+function coveredNs(windows: readonly SaturationWindow[], reachNs: bigint, endNs: bigint): bigint {
+  let total = 0n;
+  let coveredTo = 0n;
+  for (const window of [...windows].sort((a, b) => (a.fromNs < b.fromNs ? -1 : 1))) {
+    const to = window.toNs + reachNs < endNs ? window.toNs + reachNs : endNs;
+    const from = window.fromNs > coveredTo ? window.fromNs : coveredTo;
+    if (to > from) total += to - from;
+    if (to > coveredTo) coveredTo = to;
+  }
+  return total;
+}
 
 export function checkLoad(events: readonly ChaosEvent[], options: LoadCheckOptions): LoadCheckReport {
   const pauses = pausesByWorker(events, options.endNs);
@@ -214,6 +233,7 @@ export function checkLoad(events: readonly ChaosEvent[], options: LoadCheckOptio
   }
   return {
     heldLocksLost: { total: provoked.total + unprovoked.total, byKind, provoked, unprovoked },
+    serverBusyReachMs: Math.round(ms(coveredNs(options.busy, reachNs, options.endNs))),
     acquisitionsOverdue: late.length,
     worstOverdue: late.reduce<OverdueAcquisition | undefined>(
       (w, o) => (w === undefined || o.ms - o.boundMs > w.ms - w.boundMs ? o : w),

@@ -230,7 +230,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           worker: { ...common, slots: options.workers, marginMs: options.marginMs, load } satisfies Omit<LoadWorkerConfig, keyof WorkerIdentity>,
         });
   const probe =
-    load === undefined ? undefined : new ServerProbe({ endpoint, tableName: `${tableName}-probe`, thresholdMs: options.heartbeatMs / 4 });
+    load === undefined ? undefined : new ServerProbe({ endpoint, tableName, leaseMs: options.leaseMs, thresholdMs: options.heartbeatMs / 4 });
   const startedAt = performance.now();
   let requests = 0;
   let endNs: bigint;
