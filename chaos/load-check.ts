@@ -5,8 +5,10 @@
  *
  * A loss at T is provoked when, within the lock's lease plus the margin
  * before T, the driver paused its worker (`paused`), the server was
- * saturated on purpose (`saturated`) or found saturated by the runner's
- * probe (`serverBusy`, server-probe.ts), the worker's event loop stood still
+ * saturated on purpose (`saturated`), a request of that worker naming that
+ * lock waited at the server while the runner's probe found the server too
+ * slow for heartbeats (`serverBusy`, server-probe.ts: the server busy
+ * elsewhere in that time excuses nothing), the worker's event loop stood still
  * for a heartbeat period or more in all, or the runner's did, whose fault
  * proxy then passed no request on (`stalled`: the host was too busy to run
  * it, see stall-watch.ts), or the schedule faulted a request of that
@@ -79,12 +81,6 @@ export interface OverdueAcquisition {
 
 export interface LoadCheckReport {
   readonly heldLocksLost: HeldLocksLost;
-  /**
-   * How much of the run, in all, lay within reach (a lease plus the margin)
-   * of a window the probe found the server busy in: a loss in that time
-   * counts as `serverBusy`. Against the run's length, how lenient that is.
-   */
-  readonly serverBusyReachMs: number;
   readonly acquisitionsOverdue: number;
   readonly worstOverdue: OverdueAcquisition | undefined;
   /** Acquisition calls of every worker incarnation, by how they ended (each incarnation's last tally). */
@@ -104,19 +100,6 @@ export const PROXY_STALLS = 'proxy';
 
 const ms = (ns: bigint): number => Number(ns / 1_000n) / 1_000;
 const add = (counts: Record<string, number>, name: string, n = 1): void => void (counts[name] = (counts[name] ?? 0) + n);
-
-/** The length of the union of the windows, each reaching `reachNs` past its end (not past `endNs`). */
-function coveredNs(windows: readonly SaturationWindow[], reachNs: bigint, endNs: bigint): bigint {
-  let total = 0n;
-  let coveredTo = 0n;
-  for (const window of [...windows].sort((a, b) => (a.fromNs < b.fromNs ? -1 : 1))) {
-    const to = window.toNs + reachNs < endNs ? window.toNs + reachNs : endNs;
-    const from = window.fromNs > coveredTo ? window.fromNs : coveredTo;
-    if (to > from) total += to - from;
-    if (to > coveredTo) coveredTo = to;
-  }
-  return total;
-}
 
 export function checkLoad(events: readonly ChaosEvent[], options: LoadCheckOptions): LoadCheckReport {
   const pauses = pausesByWorker(events, options.endNs);
@@ -155,12 +138,25 @@ export function checkLoad(events: readonly ChaosEvent[], options: LoadCheckOptio
       .filter((e) => e.atNs <= at && at - e.atNs <= reachNs)
       .map((e) => `${e.error} at -${Math.round(ms(at - e.atNs))}`);
   };
-  const slowRepliesBefore = (loss: LostEvent): string[] => {
+  /** The requests of the loss's worker naming its lock, within reach before it, that the server was slow to answer. */
+  const slowRepliesTo = (loss: LostEvent): SlowReply[] => {
     const at = BigInt(loss.atNs);
     const sender = accessKeyOf(loss.worker);
-    return (options.slowReplies ?? [])
-      .filter((reply) => reply.sender === sender && reply.keys.includes(loss.key) && reply.atNs <= at && at - reply.atNs <= reachNs)
-      .map((reply) => `${reply.answered ? '' : 'unanswered after '}${Math.round(reply.ms)} ms from -${Math.round(ms(at - reply.atNs))}`);
+    return (options.slowReplies ?? []).filter(
+      (reply) => reply.sender === sender && reply.keys.includes(loss.key) && reply.atNs <= at && at - reply.atNs <= reachNs,
+    );
+  };
+  /** Whether one of them waited at the server while the probe found the server too slow for heartbeats. */
+  const stuckAtBusyServer = (loss: LostEvent): boolean =>
+    slowRepliesTo(loss).some((reply) => {
+      const answeredAt = reply.atNs + BigInt(Math.round(reply.ms * 1e6));
+      return options.busy.some((w) => w.fromNs < answeredAt && w.toNs > reply.atNs);
+    });
+  const slowRepliesBefore = (loss: LostEvent): string[] => {
+    const at = BigInt(loss.atNs);
+    return slowRepliesTo(loss).map(
+      (reply) => `${reply.answered ? '' : 'unanswered after '}${Math.round(reply.ms)} ms from -${Math.round(ms(at - reply.atNs))}`,
+    );
   };
   const faultsOf = new Map<string, bigint[]>(); // by sender + key
   for (const fault of options.injected) {
@@ -176,7 +172,7 @@ export function checkLoad(events: readonly ChaosEvent[], options: LoadCheckOptio
     const from = at - reachNs;
     if (pausedWithin(pauses.get(loss.worker) ?? [], from, at) > 0n) return 'paused';
     if (options.windows.some((w) => w.fromNs < at && w.toNs > from)) return 'saturated';
-    if (options.busy.some((w) => w.fromNs < at && w.toNs > from)) return 'serverBusy';
+    if (stuckAtBusyServer(loss)) return 'serverBusy';
     if (pausedWithin(stalls.get(loss.worker) ?? [], from, at) >= stallNs) return 'stalled';
     if (pausedWithin(stalls.get(PROXY_STALLS) ?? [], from, at) >= stallNs) return 'stalled';
     if ((faultsOf.get(`${accessKeyOf(loss.worker)} ${loss.key}`) ?? []).some((t) => t >= from && t <= at)) return 'requestFaulted';
@@ -233,7 +229,6 @@ export function checkLoad(events: readonly ChaosEvent[], options: LoadCheckOptio
   }
   return {
     heldLocksLost: { total: provoked.total + unprovoked.total, byKind, provoked, unprovoked },
-    serverBusyReachMs: Math.round(ms(coveredNs(options.busy, reachNs, options.endNs))),
     acquisitionsOverdue: late.length,
     worstOverdue: late.reduce<OverdueAcquisition | undefined>(
       (w, o) => (w === undefined || o.ms - o.boundMs > w.ms - w.boundMs ? o : w),

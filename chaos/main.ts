@@ -161,7 +161,7 @@ function loadSummary(report: ChaosReport): string[] {
   return [
     `load ${JSON.stringify(report.options.load)}: acquisition calls ${calls?.calls} (granted ${calls?.granted}, not granted ${calls?.refused}, ` +
       `failed ${JSON.stringify(calls?.failed)}), load faults ${JSON.stringify(report.loadFaults)}`,
-    `server probe ${JSON.stringify(report.serverProbe)}; a loss counts as serverBusy within ${report.serverBusyReachMs} ms of the run`,
+    `server probe ${JSON.stringify(report.serverProbe)}`,
     `held locks lost: ${lost.total} ${JSON.stringify(lost.byKind)}; provoked ${lost.provoked.total} ${JSON.stringify(lost.provoked.byCause)}; ` +
       `outside the injected faults ${lost.unprovoked.total} ${JSON.stringify(lost.unprovoked.byKind)}`,
     `acquisition calls past their bound: ${report.acquisitionsOverdue}` +

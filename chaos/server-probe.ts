@@ -13,13 +13,15 @@
  * while two heartbeat statements took 660–1 030 ms, as long as the workers'
  * own heartbeats did: the time went at the server, on heartbeats. A batch
  * that takes longer than a quarter of the heartbeat period, or fails, marks a
- * window in which the server had no heartbeat capacity to spare; a held lock
- * lost within reach of such a window was lost to a saturated server (on a
- * 2-core machine the workers' heartbeats alone fill it), not to its client's
- * own traffic while the server could answer, which is the promise the run
- * judges. Real DynamoDB spreads writes over partitions; DynamoDB Local
- * cannot, so the windows are reported with the run, and `busyMs` tells a
- * reader how much of it the server spent saturated.
+ * window in which the server had no heartbeat capacity to spare. A held lock
+ * whose own heartbeat waited at the server through such a window was lost to
+ * a saturated server (on a 2-core machine the workers' heartbeats alone fill
+ * it), not to its client's own traffic while the server could answer, which
+ * is the promise the run judges; a lock lost with no request of its own
+ * waiting there counts against the client, however busy the server was.
+ * Real DynamoDB spreads writes over partitions; DynamoDB Local cannot, so the
+ * windows are reported with the run, and `busyMs` tells a reader how much of
+ * it the server spent saturated.
  */
 import {
   BatchExecuteStatementCommand,
