@@ -26,6 +26,13 @@
  * call blind to its lock, which for a wait without a deadline would be for
  * ever. A patience as short as a refresh period would have polls flow
  * through a lasting overload at nearly their usual rate.
+ *
+ * Renewals come first: the heartbeat that renews a lock won by a reply that
+ * came late (late-reply.ts) keeps a lock this client holds, so it is not
+ * held back with the acquisitions while heartbeats are behind, nor queued
+ * behind them; only the limit bounds it. Held back, it was: a lock won at a
+ * busy moment waited a second and more behind a burst of acquisitions, and
+ * reached its caller with too little safe time to heartbeat.
  */
 /** Acquisitions allowed at once while heartbeats are behind, as a share of the concurrency: few, so that heartbeats get nearly all of the server. */
 export const ACQUISITIONS_WHILE_BEHIND_SHARE = 1 / 16;
@@ -62,11 +69,15 @@ interface Waiter {
 /** How often polls held back look again: nothing else may complete meanwhile to let them in, or to notice their patience ran out. */
 export const POLL_RECHECK_MS = 50;
 
-/** What a request is for: an acquisition's own step (a write, a read, a listing page), or a poll of a waiting call. */
-export type GateLane = 'acquisition' | 'poll';
+/**
+ * What a request is for: an acquisition's own step (a write, a read, a
+ * listing page), a poll of a waiting call, or the renewal of a lock won late.
+ */
+export type GateLane = 'acquisition' | 'poll' | 'renewal';
 
 export class AcquisitionGate {
   readonly #options: AcquisitionGateOptions;
+  readonly #renewalsWaiting: Waiter[] = [];
   readonly #waiting: Waiter[] = [];
   #pollsWaiting: Waiter[] = [];
   #inFlight = 0;
@@ -81,9 +92,9 @@ export class AcquisitionGate {
     return this.#inFlight;
   }
 
-  /** Acquisition requests and polls waiting to be admitted. */
+  /** Renewals, acquisition requests and polls waiting to be admitted. */
   get waiting(): number {
-    return this.#waiting.length + this.#pollsWaiting.length;
+    return this.#renewalsWaiting.length + this.#waiting.length + this.#pollsWaiting.length;
   }
 
   /**
@@ -102,8 +113,9 @@ export class AcquisitionGate {
   }
 
   #mayPass(lane: GateLane): boolean {
+    if (lane === 'renewal') return this.#renewalsWaiting.length === 0 && this.#hasRoomForRenewal();
     // Those already waiting go first, so that a request cannot overtake them.
-    if (this.#waiting.length > 0) return false;
+    if (this.#renewalsWaiting.length > 0 || this.#waiting.length > 0) return false;
     return lane === 'poll' ? this.#pollsWaiting.length === 0 && this.#hasRoomForPoll() : this.#hasRoom();
   }
 
@@ -112,6 +124,11 @@ export class AcquisitionGate {
     const { limit, limitWhileBehind, heartbeatsBehind } = this.#options;
     if (this.#inFlight < Math.min(limit, limitWhileBehind)) return true;
     return this.#inFlight < limit && !heartbeatsBehind();
+  }
+
+  /** Whether one more renewal may be in flight now: within the limit, however the heartbeats are doing. */
+  #hasRoomForRenewal(): boolean {
+    return this.#inFlight < this.#options.limit;
   }
 
   /** Whether one more poll may be in flight now: never while a heartbeat is overdue, otherwise as an acquisition request. */
@@ -124,7 +141,7 @@ export class AcquisitionGate {
     return new Promise<void>((resolve, reject) => {
       const onAbort = (): void => {
         // A poll may have moved to the acquisitions' queue meanwhile.
-        for (const queue of [this.#waiting, this.#pollsWaiting]) {
+        for (const queue of [this.#renewalsWaiting, this.#waiting, this.#pollsWaiting]) {
           const index = queue.indexOf(waiter);
           if (index >= 0) queue.splice(index, 1);
         }
@@ -139,8 +156,8 @@ export class AcquisitionGate {
         promoteAt: performance.now() + this.#options.pollPatienceMs,
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      if (lane === 'acquisition') {
-        this.#waiting.push(waiter);
+      if (lane !== 'poll') {
+        (lane === 'renewal' ? this.#renewalsWaiting : this.#waiting).push(waiter);
         return;
       }
       this.#pollsWaiting.push(waiter);
@@ -148,8 +165,10 @@ export class AcquisitionGate {
     });
   }
 
-  /** Lets waiting requests in while there is room: acquisitions first (patient polls among them), then polls. */
+  /** Lets waiting requests in while there is room: renewals first, then acquisitions (patient polls among them), then polls. */
   #admitNext(): void {
+    while (this.#renewalsWaiting.length > 0 && this.#hasRoomForRenewal()) this.#admit(this.#renewalsWaiting);
+    if (this.#renewalsWaiting.length > 0) return;
     while (this.#waiting.length > 0 && this.#hasRoom()) this.#admit(this.#waiting);
     if (this.#waiting.length === 0) {
       while (this.#pollsWaiting.length > 0 && this.#hasRoomForPoll()) this.#admit(this.#pollsWaiting);

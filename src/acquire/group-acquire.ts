@@ -35,7 +35,7 @@ import { kindOfFailure } from './failure-kind.js';
 import { acquisitionsOf, readAttempt, type GroupAttempt } from './group-attempts.js';
 import type { Resolved } from './acquire-options.js';
 import type { AcquireLocksOptions } from './group-options.js';
-import { admittedForCall } from './request-bound.js';
+import { admittedForCall, type CallRequestOptions } from './request-bound.js';
 import { StaleWatch } from './stale-watch.js';
 import { LateTakeover } from './late-takeover.js';
 import { handOver, type LateReplyContext } from './late-reply.js';
@@ -267,7 +267,7 @@ export class GroupAcquireLoop implements Disposable {
    */
   async #handOver(won: Acquisition[]): Promise<Acquisition[] | undefined> {
     const renew = (acquisition: Acquisition, i: number, bound: AbortSignal) =>
-      this.#admitted((signal) => (this.#members[i] as Member).writes.renew(acquisition, AbortSignal.any([signal, bound])));
+      this.#admitted((signal) => (this.#members[i] as Member).writes.renew(acquisition, signal), { lane: 'renewal', until: bound });
     const handed = await handOver(this.#ctx, this.#firstKey, won, renew);
     if (handed.kind === 'handed') return handed.acquisitions;
     this.#refusal = this.#notAcquired('another client took one of the locks over', this.#firstKey, undefined, handed.error);
@@ -289,8 +289,8 @@ export class GroupAcquireLoop implements Disposable {
   }
 
   /** Runs a request once the gate lets it through, bounded like every request of an acquisition (request-bound.ts). */
-  #admitted<T>(request: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    return admittedForCall(this.#ctx.gate, this.#deadline, Math.max(this.#refreshMs, this.#leaseDurationMs), request);
+  #admitted<T>(request: (signal: AbortSignal) => Promise<T>, options?: CallRequestOptions): Promise<T> {
+    return admittedForCall(this.#ctx.gate, this.#deadline, Math.max(this.#refreshMs, this.#leaseDurationMs), request, options);
   }
 
   async #sleep(ms: number): Promise<void> {

@@ -262,4 +262,47 @@ describe('AcquisitionGate', () => {
       expect(started).toEqual(['a']);
     });
   });
+
+  describe('renewals of won locks', () => {
+    it('while heartbeats are behind, a renewal goes out at once past acquisitions waiting, within the full limit', async () => {
+      const { state, started, send, gate } = harness(1, 3);
+      state.overdue = true;
+      for (const name of ['a', 'b', 'c']) void send(name);
+      void send('renew-1', undefined, 'renewal');
+      void send('renew-2', undefined, 'renewal');
+      await settle();
+      expect(started).toEqual(['a', 'renew-1', 'renew-2']);
+      expect(gate.waiting).toBe(2);
+    });
+
+    it('beyond the full limit, a renewal waits, and goes before the acquisitions waiting, whatever the heartbeats', async () => {
+      const { state, started, send, finish } = harness(1, 2);
+      for (const name of ['a', 'b', 'c']) void send(name);
+      void send('renew', undefined, 'renewal');
+      await settle();
+      expect(started).toEqual(['a', 'b']);
+      state.behind = true;
+      finish('a');
+      await settle();
+      expect(started).toEqual(['a', 'b', 'renew']);
+      finish('b');
+      finish('renew');
+      await settle();
+      expect(started).toEqual(['a', 'b', 'renew', 'c']);
+    });
+
+    it("a waiting renewal rejects with its signal's reason when it aborts, and never runs", async () => {
+      const { started, send, finish, gate } = harness(1, 1);
+      void send('a');
+      const controller = new AbortController();
+      const renewal = send('renew', controller.signal, 'renewal');
+      await settle();
+      controller.abort(new Error('cut off'));
+      await expect(renewal).rejects.toThrow('cut off');
+      finish('a');
+      await settle();
+      expect(started).toEqual(['a']);
+      expect(gate.waiting).toBe(0);
+    });
+  });
 });
