@@ -84,13 +84,14 @@ export class LockClient implements AsyncDisposable {
     checkClientSetup(settings, clock, logger);
     const dynamoDB = this.#dynamoDB;
     this.#heartbeatLane = new HeartbeatLane(dynamoDB);
-    this.#holding = new HeldLocks({ dynamoDB, heartbeatDynamoDB: this.#heartbeatLane.dynamoDB, table, settings, clock, logger });
+    const heartbeatDynamoDB = this.#heartbeatLane.dynamoDB;
+    this.#holding = new HeldLocks({ dynamoDB, heartbeatDynamoDB, table, settings, clock, logger });
     const lifetime = this.#lifetime.signal;
     this.#replication = settings.allowEventuallyConsistentGlobalTable
       ? undefined
       : new ReplicationCheck({ dynamoDB, table, fencing: fencingTableName !== undefined, lifetime });
     const [fencingTable, replication, holding] = [this.#fencingTable, this.#replication, this.#holding];
-    this.#acquirer = new Acquirer({ dynamoDB, table, fencingTable, settings, clock, logger, replication, holding, lifetime });
+    this.#acquirer = new Acquirer({ dynamoDB, heartbeatDynamoDB, table, fencingTable, settings, clock, logger, replication, holding, lifetime });
     this.#abandonedItems = new AbandonedItems({ dynamoDB, table, settings, clock, logger, holding, lifetime });
     this.#semaphores = new Semaphores({ acquirer: this.#acquirer, dynamoDB, table, settings, clock, logger, holding, lifetime });
   }

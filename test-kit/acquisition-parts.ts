@@ -34,7 +34,9 @@ export interface UnitAcquisitionParts {
 
 export function unitAcquisitionParts(options: UnitAcquisitionParts): AcquisitionParts & LateReplyContext {
   const { table, clock } = options;
-  const requests = new AcquisitionRequests({ dynamoDB: sdkClientOf(options.dynamoDB), table, clock, batching: false, logger: undefined });
+  const dynamoDB = sdkClientOf(options.dynamoDB);
+  // One sender for both: unit tests script every request in order, heartbeats' lane or not.
+  const requests = new AcquisitionRequests({ dynamoDB, heartbeatDynamoDB: dynamoDB, table, clock, batching: false, logger: undefined });
   return {
     requests,
     table,

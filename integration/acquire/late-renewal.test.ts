@@ -181,6 +181,29 @@ it('acquireLock with a finite wait on the same server: not "did not answer succe
   expect(await faults.bed.item('slow-finite')).toBeUndefined();
 }, 40_000);
 
+it("acquireLock: a late win's renewal goes by the heartbeats' lane, not by the acquisitions' sockets and retry strategy", async () => {
+  const network = await faults.proxied('lane', { sdkDefaults: true });
+  const client = faults.bed.client(
+    { ownerName: 'lane', leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS, backgroundHeartbeats: false },
+    network.dynamoDB,
+  );
+  holdNextReply(network.dynamoDB, 'PutItemCommand', LATE_MS);
+
+  const lock = await client.acquireLock('lane');
+  await client.sendHeartbeat(lock);
+
+  // One request at a time, each client reuses its connection: the renewal's is the heartbeats', not the write's.
+  const connections = (operation: string): number[] =>
+    network.proxy.exchanges
+      .filter((exchange) => operationOf(exchange.request) === operation && aboutKey('lane')(exchange.request))
+      .map((exchange) => exchange.request.connection);
+  const [renewal, heartbeat] = connections('UpdateItem');
+  expect(connections('UpdateItem')).toHaveLength(2);
+  expect(renewal).toBe(heartbeat);
+  expect(connections('PutItem')).not.toContain(renewal);
+  await lock.release();
+}, 40_000);
+
 it('acquireLock: a late win whose renewal was applied but never answered is handed over with the renewal in doubt', async () => {
   const network = await faults.proxied('in-doubt', { sdkDefaults: true });
   const client = faults.bed.client({ ownerName: 'in-doubt', leaseDuration: LEASE_MS, heartbeatPeriod: HEARTBEAT_MS }, network.dynamoDB);

@@ -25,6 +25,8 @@ import { REMEMBERED_TURNS, Turns } from './turns.js';
 
 export interface AcquisitionPartsOptions {
   readonly dynamoDB: Pick<DynamoDBClient, 'send'>;
+  /** The heartbeats' lane (heartbeat-lane.ts), which a late win's renewal takes: it keeps a lock held. */
+  readonly heartbeatDynamoDB: Pick<DynamoDBClient, 'send'>;
   readonly table: LockTable;
   /** The fencing table (`fencingTableName`), with the lock table's key names. */
   readonly fencingTable: LockTable | undefined;
@@ -62,6 +64,7 @@ export function acquisitionPartsOf(options: AcquisitionPartsOptions): Acquisitio
   const { dynamoDB, table, settings, clock, logger, holding } = options;
   const requests = new AcquisitionRequests({
     dynamoDB,
+    heartbeatDynamoDB: options.heartbeatDynamoDB,
     table,
     clock,
     fencingTable: options.fencingTable,

@@ -5,7 +5,8 @@
  * for the item as it was should its condition fail, so that a refusal is
  * also a read of the lock. New-lock writes handed over together go out in
  * batches (new-lock-batches.ts). A write whose reply came late is renewed
- * with a heartbeat before the lock is handed over.
+ * with a heartbeat before the lock is handed over, through the heartbeats'
+ * lane.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { MonotonicClock } from '../base/clock.js';
@@ -33,6 +34,12 @@ import { sendWrite } from './send-write.js';
 
 export interface AcquisitionRequestsOptions {
   readonly dynamoDB: Pick<DynamoDBClient, 'send'>;
+  /**
+   * What heartbeats go through (heartbeat-lane.ts): a renewal is the
+   * heartbeat of a lock won, and waits neither for the acquisitions' sockets
+   * nor in the rate limiter of their retry strategy.
+   */
+  readonly heartbeatDynamoDB: Pick<DynamoDBClient, 'send'>;
   readonly table: LockTable;
   readonly clock: MonotonicClock;
   /** The fencing table (client option `fencingTableName`); each acquisition write then steps its counter. */
@@ -46,6 +53,7 @@ export interface AcquisitionRequestsOptions {
 
 export class AcquisitionRequests {
   readonly #dynamoDB: Pick<DynamoDBClient, 'send'>;
+  readonly #heartbeatDynamoDB: Pick<DynamoDBClient, 'send'>;
   readonly #table: LockTable;
   readonly #clock: MonotonicClock;
   readonly #fencing: Fencing | undefined;
@@ -54,6 +62,7 @@ export class AcquisitionRequests {
 
   constructor(options: AcquisitionRequestsOptions) {
     this.#dynamoDB = options.dynamoDB;
+    this.#heartbeatDynamoDB = options.heartbeatDynamoDB;
     this.#table = options.table;
     this.#clock = options.clock;
     this.#stamping = options.stamping === true;
@@ -118,7 +127,7 @@ export class AcquisitionRequests {
       refuseReleased: true,
       writtenAt: this.#writtenAt(departure),
     });
-    await sendWrite(this.#dynamoDB, withOldItemOnConditionFailure(heartbeat), signal, departure, restatement);
+    await sendWrite(this.#heartbeatDynamoDB, withOldItemOnConditionFailure(heartbeat), signal, departure, restatement);
   }
 
   /**
