@@ -62,6 +62,7 @@ export function unitAcquisitionParts(options: UnitAcquisitionParts): Acquisition
       limit: 10,
       limitWhileBehind: 1,
       pollPatienceMs: 1_000,
+      renewalLimit: 10,
     }),
     turns: options.turns ?? new Turns(clock, 10),
     replication: undefined,

@@ -27,12 +27,15 @@
  * ever. A patience as short as a refresh period would have polls flow
  * through a lasting overload at nearly their usual rate.
  *
- * Renewals come first: the heartbeat that renews a lock won by a reply that
- * came late (late-reply.ts) keeps a lock this client holds, so it is not
- * held back with the acquisitions while heartbeats are behind, nor queued
- * behind them; only the limit bounds it. Held back, it was: a lock won at a
- * busy moment waited a second and more behind a burst of acquisitions, and
- * reached its caller with too little safe time to heartbeat.
+ * Renewals go apart: the heartbeat that renews a lock won by a reply that
+ * came late (late-reply.ts) keeps a lock this client holds, and goes
+ * through the heartbeats' lane, so neither the acquisitions in flight nor
+ * those waiting hold it back; a limit of its own keeps renewals from taking
+ * the lane's sockets from the heartbeats. Held back, a renewal was: a lock
+ * won at a busy moment waited a second and more behind a burst of
+ * acquisitions (in adaptive retry mode, acquisitions in the SDK's rate
+ * limiter, counted in flight), and reached its caller with too little safe
+ * time to heartbeat.
  */
 /** Acquisitions allowed at once while heartbeats are behind, as a share of the concurrency: few, so that heartbeats get nearly all of the server. */
 export const ACQUISITIONS_WHILE_BEHIND_SHARE = 1 / 16;
@@ -47,6 +50,13 @@ export const ACQUISITIONS_WHILE_BEHIND_SHARE = 1 / 16;
  */
 export const ACQUISITION_REQUESTS_IN_FLIGHT = 96;
 
+/**
+ * Renewals allowed at once, as a share of the heartbeat concurrency: with
+ * the heartbeats' own requests, within the lane's sockets (the SDK's
+ * default 50 beside the default 32 heartbeats).
+ */
+export const RENEWALS_SHARE_OF_HEARTBEAT_CONCURRENCY = 1 / 2;
+
 export interface AcquisitionGateOptions {
   /** True while the client's heartbeats are behind schedule: overdue, or answered later than usual. */
   readonly heartbeatsBehind: () => boolean;
@@ -58,6 +68,8 @@ export interface AcquisitionGateOptions {
   readonly limitWhileBehind: number;
   /** How long a poll waits behind acquisitions, at most, before it queues with them. */
   readonly pollPatienceMs: number;
+  /** Renewals in flight at once, whatever the acquisitions do. */
+  readonly renewalLimit: number;
 }
 
 interface Waiter {
@@ -81,6 +93,7 @@ export class AcquisitionGate {
   readonly #waiting: Waiter[] = [];
   #pollsWaiting: Waiter[] = [];
   #inFlight = 0;
+  #renewalsInFlight = 0;
   #recheck: NodeJS.Timeout | undefined;
 
   constructor(options: AcquisitionGateOptions) {
@@ -102,6 +115,7 @@ export class AcquisitionGate {
    * at admission); a waiting request gives up when `signal` aborts.
    */
   async run<T>(request: () => Promise<T>, signal?: AbortSignal, lane: GateLane = 'acquisition'): Promise<T> {
+    if (lane === 'renewal') return this.#runRenewal(request, signal);
     if (this.#mayPass(lane)) this.#inFlight++;
     else await this.#wait(lane, signal); // counted in by #admitNext
     try {
@@ -112,10 +126,28 @@ export class AcquisitionGate {
     }
   }
 
+  /** A renewal, within the renewals' own limit, in order. */
+  async #runRenewal<T>(request: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+    if (this.#renewalsWaiting.length === 0 && this.#renewalsInFlight < this.#options.renewalLimit) this.#renewalsInFlight++;
+    else await this.#wait('renewal', signal); // counted in by #admitRenewals
+    try {
+      return await request();
+    } finally {
+      this.#renewalsInFlight--;
+      this.#admitRenewals();
+    }
+  }
+
+  #admitRenewals(): void {
+    while (this.#renewalsWaiting.length > 0 && this.#renewalsInFlight < this.#options.renewalLimit) {
+      this.#renewalsInFlight++;
+      (this.#renewalsWaiting.shift() as Waiter).admit();
+    }
+  }
+
   #mayPass(lane: GateLane): boolean {
-    if (lane === 'renewal') return this.#renewalsWaiting.length === 0 && this.#hasRoomForRenewal();
     // Those already waiting go first, so that a request cannot overtake them.
-    if (this.#renewalsWaiting.length > 0 || this.#waiting.length > 0) return false;
+    if (this.#waiting.length > 0) return false;
     return lane === 'poll' ? this.#pollsWaiting.length === 0 && this.#hasRoomForPoll() : this.#hasRoom();
   }
 
@@ -124,11 +156,6 @@ export class AcquisitionGate {
     const { limit, limitWhileBehind, heartbeatsBehind } = this.#options;
     if (this.#inFlight < Math.min(limit, limitWhileBehind)) return true;
     return this.#inFlight < limit && !heartbeatsBehind();
-  }
-
-  /** Whether one more renewal may be in flight now: within the limit, however the heartbeats are doing. */
-  #hasRoomForRenewal(): boolean {
-    return this.#inFlight < this.#options.limit;
   }
 
   /** Whether one more poll may be in flight now: never while a heartbeat is overdue, otherwise as an acquisition request. */
@@ -165,10 +192,8 @@ export class AcquisitionGate {
     });
   }
 
-  /** Lets waiting requests in while there is room: renewals first, then acquisitions (patient polls among them), then polls. */
+  /** Lets waiting requests in while there is room: acquisitions first (patient polls among them), then polls. */
   #admitNext(): void {
-    while (this.#renewalsWaiting.length > 0 && this.#hasRoomForRenewal()) this.#admit(this.#renewalsWaiting);
-    if (this.#renewalsWaiting.length > 0) return;
     while (this.#waiting.length > 0 && this.#hasRoom()) this.#admit(this.#waiting);
     if (this.#waiting.length === 0) {
       while (this.#pollsWaiting.length > 0 && this.#hasRoomForPoll()) this.#admit(this.#pollsWaiting);

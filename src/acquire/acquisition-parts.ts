@@ -15,7 +15,12 @@ import type { HeldLocks } from '../heartbeat/held-locks.js';
 import type { LockTable } from '../protocol/index.js';
 import type { ResolvedSettings } from '../settings/options.js';
 import type { AcquireSettings } from './acquire-options.js';
-import { ACQUISITION_REQUESTS_IN_FLIGHT, ACQUISITIONS_WHILE_BEHIND_SHARE, AcquisitionGate } from './acquisition-gate.js';
+import {
+  ACQUISITION_REQUESTS_IN_FLIGHT,
+  ACQUISITIONS_WHILE_BEHIND_SHARE,
+  AcquisitionGate,
+  RENEWALS_SHARE_OF_HEARTBEAT_CONCURRENCY,
+} from './acquisition-gate.js';
 import { ClockBound } from './clock-bound.js';
 import { KeySchemaProof } from './key-schema-proof.js';
 import { LockPollers } from './lock-poller.js';
@@ -81,6 +86,7 @@ export function acquisitionPartsOf(options: AcquisitionPartsOptions): Acquisitio
     limitWhileBehind: Math.max(1, Math.floor(settings.heartbeatConcurrency * ACQUISITIONS_WHILE_BEHIND_SHARE)),
     // As long as a poll may then take to be answered: a waiting call is never blind for much more than a lease.
     pollPatienceMs: settings.leaseDuration,
+    renewalLimit: Math.max(1, Math.floor(settings.heartbeatConcurrency * RENEWALS_SHARE_OF_HEARTBEAT_CONCURRENCY)),
   });
   // A poll counts against the acquisition limit, last in line, and is abandoned once unanswered for a lease (request-bound.ts).
   const poll = (key: Parameters<AcquisitionRequests['read']>[0], signal: AbortSignal) =>

@@ -21,7 +21,7 @@ function deferred(): { promise: Promise<string>; finish: (value: string) => void
 
 const { advanceTo, settle } = useFakeTime();
 
-function harness(limitWhileBehind: number, limit = 100, pollPatienceMs = 60_000) {
+function harness(limitWhileBehind: number, limit = 100, pollPatienceMs = 60_000, renewalLimit = 100) {
   const state = { behind: false, overdue: false };
   const gate = new AcquisitionGate({
     heartbeatsBehind: () => state.behind || state.overdue,
@@ -29,6 +29,7 @@ function harness(limitWhileBehind: number, limit = 100, pollPatienceMs = 60_000)
     limit,
     limitWhileBehind,
     pollPatienceMs,
+    renewalLimit,
   });
   const started: string[] = [];
   const requests = new Map<string, ReturnType<typeof deferred>>();
@@ -143,6 +144,7 @@ describe('AcquisitionGate', () => {
       limit: 10,
       limitWhileBehind: 1,
       pollPatienceMs: 1_000,
+      renewalLimit: 1,
     });
     await expect(gate.run(() => Promise.reject(new Error('throttled')))).rejects.toThrow('throttled');
     expect(gate.inFlight).toBe(0);
@@ -264,44 +266,47 @@ describe('AcquisitionGate', () => {
   });
 
   describe('renewals of won locks', () => {
-    it('while heartbeats are behind, a renewal goes out at once past acquisitions waiting, within the full limit', async () => {
-      const { state, started, send, gate } = harness(1, 3);
+    it('while acquisitions fill the limit and more wait, heartbeats behind or not, a renewal goes out at once', async () => {
+      const { state, started, send, gate } = harness(1, 3, 60_000, 2);
+      for (const name of ['a', 'b', 'c', 'd', 'e']) void send(name);
+      await settle();
+      expect(started).toEqual(['a', 'b', 'c']);
       state.overdue = true;
-      for (const name of ['a', 'b', 'c']) void send(name);
       void send('renew-1', undefined, 'renewal');
       void send('renew-2', undefined, 'renewal');
       await settle();
-      expect(started).toEqual(['a', 'renew-1', 'renew-2']);
+      expect(started).toEqual(['a', 'b', 'c', 'renew-1', 'renew-2']);
+      expect(gate.inFlight).toBe(3);
       expect(gate.waiting).toBe(2);
     });
 
-    it('beyond the full limit, a renewal waits, and goes before the acquisitions waiting, whatever the heartbeats', async () => {
-      const { state, started, send, finish } = harness(1, 2);
-      for (const name of ['a', 'b', 'c']) void send(name);
-      void send('renew', undefined, 'renewal');
+    it('beyond their own limit, renewals wait, in order, and go as renewals finish, whatever the acquisitions do', async () => {
+      const { started, send, finish } = harness(1, 1, 60_000, 1);
+      void send('a');
+      void send('renew-1', undefined, 'renewal');
+      void send('renew-2', undefined, 'renewal');
+      void send('renew-3', undefined, 'renewal');
       await settle();
-      expect(started).toEqual(['a', 'b']);
-      state.behind = true;
+      expect(started).toEqual(['a', 'renew-1']);
       finish('a');
       await settle();
-      expect(started).toEqual(['a', 'b', 'renew']);
-      finish('b');
-      finish('renew');
+      expect(started).toEqual(['a', 'renew-1']);
+      finish('renew-1');
       await settle();
-      expect(started).toEqual(['a', 'b', 'renew', 'c']);
+      expect(started).toEqual(['a', 'renew-1', 'renew-2']);
     });
 
     it("a waiting renewal rejects with its signal's reason when it aborts, and never runs", async () => {
-      const { started, send, finish, gate } = harness(1, 1);
-      void send('a');
+      const { started, send, finish, gate } = harness(1, 1, 60_000, 1);
+      void send('renew-1', undefined, 'renewal');
       const controller = new AbortController();
-      const renewal = send('renew', controller.signal, 'renewal');
+      const renewal = send('renew-2', controller.signal, 'renewal');
       await settle();
       controller.abort(new Error('cut off'));
       await expect(renewal).rejects.toThrow('cut off');
-      finish('a');
+      finish('renew-1');
       await settle();
-      expect(started).toEqual(['a']);
+      expect(started).toEqual(['renew-1']);
       expect(gate.waiting).toBe(0);
     });
   });

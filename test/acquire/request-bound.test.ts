@@ -7,9 +7,16 @@ import { describe, expect, it } from '@jest/globals';
 import { AcquisitionGate } from '../../src/acquire/acquisition-gate.js';
 import { admittedForCall, withinBound, type CallDeadline } from '../../src/acquire/request-bound.js';
 
-/** A gate with room for one request at a time, whatever the heartbeats. */
+/** A gate with room for one request, and one renewal, at a time, whatever the heartbeats. */
 const oneAtATime = (): AcquisitionGate =>
-  new AcquisitionGate({ heartbeatsBehind: () => true, heartbeatsOverdue: () => false, limit: 1, limitWhileBehind: 1, pollPatienceMs: 60_000 });
+  new AcquisitionGate({
+    heartbeatsBehind: () => true,
+    heartbeatsOverdue: () => false,
+    limit: 1,
+    limitWhileBehind: 1,
+    pollPatienceMs: 60_000,
+    renewalLimit: 1,
+  });
 
 /** A call's deadline that records whether its wait stands still. */
 function recordingDeadline(): CallDeadline & { paused: boolean } {
@@ -41,7 +48,7 @@ describe('admittedForCall', () => {
     const gate = oneAtATime();
     const started: string[] = [];
     const busy = new AbortController();
-    const first = admittedForCall(gate, recordingDeadline(), 60_000, untilAborted(started, 'first'), { until: busy.signal });
+    const first = admittedForCall(gate, recordingDeadline(), 60_000, untilAborted(started, 'first'), { lane: 'renewal', until: busy.signal });
     const deadline = recordingDeadline();
     const until = new AbortController();
     const waiting = admittedForCall(gate, deadline, 60_000, untilAborted(started, 'renewal'), { lane: 'renewal', until: until.signal });
