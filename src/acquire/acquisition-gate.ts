@@ -27,15 +27,16 @@
  * ever. A patience as short as a refresh period would have polls flow
  * through a lasting overload at nearly their usual rate.
  *
- * Renewals go apart: the heartbeat that renews a lock won by a reply that
- * came late (late-reply.ts) keeps a lock this client holds, and goes
- * through the heartbeats' lane, so neither the acquisitions in flight nor
- * those waiting hold it back; a limit of its own keeps renewals from taking
- * the lane's sockets from the heartbeats. Held back, a renewal was: a lock
- * won at a busy moment waited a second and more behind a burst of
- * acquisitions (in adaptive retry mode, acquisitions in the SDK's rate
- * limiter, counted in flight), and reached its caller with too little safe
- * time to heartbeat.
+ * Renewals go apart, at once or not at all: the heartbeat that renews a
+ * lock won by a reply that came late (late-reply.ts) keeps a lock this
+ * client holds, and goes through the heartbeats' lane, so nothing the
+ * acquisitions do holds it back; a limit of its own keeps renewals from
+ * taking the lane's sockets from the heartbeats. Beyond it, a renewal is
+ * refused at once ({@link RenewalsBusyError}) and the lock goes to its
+ * caller as won, where the keeper's first heartbeat, due at once, renews it
+ * with the others, batched. Queued, renewals were the bottleneck: a burst
+ * of locks won late waited nearly a second in line for sixteen single
+ * writes and reached their callers with too little safe time to heartbeat.
  */
 /** Acquisitions allowed at once while heartbeats are behind, as a share of the concurrency: few, so that heartbeats get nearly all of the server. */
 export const ACQUISITIONS_WHILE_BEHIND_SHARE = 1 / 16;
@@ -56,6 +57,14 @@ export const ACQUISITION_REQUESTS_IN_FLIGHT = 96;
  * default 50 beside the default 32 heartbeats).
  */
 export const RENEWALS_SHARE_OF_HEARTBEAT_CONCURRENCY = 1 / 2;
+
+/** A renewal refused at once: as many are in flight as the gate allows. Nothing was sent. */
+export class RenewalsBusyError extends Error {
+  constructor() {
+    super('as many renewals are in flight as allowed');
+    this.name = 'RenewalsBusyError';
+  }
+}
 
 export interface AcquisitionGateOptions {
   /** True while the client's heartbeats are behind schedule: overdue, or answered later than usual. */
@@ -89,7 +98,6 @@ export type GateLane = 'acquisition' | 'poll' | 'renewal';
 
 export class AcquisitionGate {
   readonly #options: AcquisitionGateOptions;
-  readonly #renewalsWaiting: Waiter[] = [];
   readonly #waiting: Waiter[] = [];
   #pollsWaiting: Waiter[] = [];
   #inFlight = 0;
@@ -105,9 +113,9 @@ export class AcquisitionGate {
     return this.#inFlight;
   }
 
-  /** Renewals, acquisition requests and polls waiting to be admitted. */
+  /** Acquisition requests and polls waiting to be admitted. */
   get waiting(): number {
-    return this.#renewalsWaiting.length + this.#waiting.length + this.#pollsWaiting.length;
+    return this.#waiting.length + this.#pollsWaiting.length;
   }
 
   /**
@@ -126,22 +134,15 @@ export class AcquisitionGate {
     }
   }
 
-  /** A renewal, within the renewals' own limit, in order. */
+  /** A renewal, at once within the renewals' own limit; beyond it, refused with {@link RenewalsBusyError}. */
   async #runRenewal<T>(request: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-    if (this.#renewalsWaiting.length === 0 && this.#renewalsInFlight < this.#options.renewalLimit) this.#renewalsInFlight++;
-    else await this.#wait('renewal', signal); // counted in by #admitRenewals
+    signal?.throwIfAborted();
+    if (this.#renewalsInFlight >= this.#options.renewalLimit) throw new RenewalsBusyError();
+    this.#renewalsInFlight++;
     try {
       return await request();
     } finally {
       this.#renewalsInFlight--;
-      this.#admitRenewals();
-    }
-  }
-
-  #admitRenewals(): void {
-    while (this.#renewalsWaiting.length > 0 && this.#renewalsInFlight < this.#options.renewalLimit) {
-      this.#renewalsInFlight++;
-      (this.#renewalsWaiting.shift() as Waiter).admit();
     }
   }
 
@@ -168,7 +169,7 @@ export class AcquisitionGate {
     return new Promise<void>((resolve, reject) => {
       const onAbort = (): void => {
         // A poll may have moved to the acquisitions' queue meanwhile.
-        for (const queue of [this.#renewalsWaiting, this.#waiting, this.#pollsWaiting]) {
+        for (const queue of [this.#waiting, this.#pollsWaiting]) {
           const index = queue.indexOf(waiter);
           if (index >= 0) queue.splice(index, 1);
         }
@@ -183,8 +184,8 @@ export class AcquisitionGate {
         promoteAt: performance.now() + this.#options.pollPatienceMs,
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      if (lane !== 'poll') {
-        (lane === 'renewal' ? this.#renewalsWaiting : this.#waiting).push(waiter);
+      if (lane === 'acquisition') {
+        this.#waiting.push(waiter);
         return;
       }
       this.#pollsWaiting.push(waiter);

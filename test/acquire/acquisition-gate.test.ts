@@ -7,7 +7,7 @@
  * measured on, so no test waits on real time.
  */
 import { describe, expect, it } from '@jest/globals';
-import { AcquisitionGate, POLL_RECHECK_MS, type GateLane } from '../../src/acquire/acquisition-gate.js';
+import { AcquisitionGate, POLL_RECHECK_MS, RenewalsBusyError, type GateLane } from '../../src/acquire/acquisition-gate.js';
 import { useFakeTime } from '../../test-kit/jest/fake-time.js';
 
 /** A request the test finishes by hand. */
@@ -280,34 +280,26 @@ describe('AcquisitionGate', () => {
       expect(gate.waiting).toBe(2);
     });
 
-    it('beyond their own limit, renewals wait, in order, and go as renewals finish, whatever the acquisitions do', async () => {
-      const { started, send, finish } = harness(1, 1, 60_000, 1);
+    it('beyond their own limit, a renewal is refused at once, unsent, and one goes again once another finished', async () => {
+      const { started, send, finish, gate } = harness(1, 1, 60_000, 1);
       void send('a');
       void send('renew-1', undefined, 'renewal');
-      void send('renew-2', undefined, 'renewal');
+      await settle();
+      await expect(send('renew-2', undefined, 'renewal')).rejects.toBeInstanceOf(RenewalsBusyError);
+      expect(gate.waiting).toBe(0);
+      finish('renew-1');
+      await settle();
       void send('renew-3', undefined, 'renewal');
       await settle();
-      expect(started).toEqual(['a', 'renew-1']);
-      finish('a');
-      await settle();
-      expect(started).toEqual(['a', 'renew-1']);
-      finish('renew-1');
-      await settle();
-      expect(started).toEqual(['a', 'renew-1', 'renew-2']);
+      expect(started).toEqual(['a', 'renew-1', 'renew-3']);
     });
 
-    it("a waiting renewal rejects with its signal's reason when it aborts, and never runs", async () => {
-      const { started, send, finish, gate } = harness(1, 1, 60_000, 1);
-      void send('renew-1', undefined, 'renewal');
+    it('a renewal whose signal already aborted is refused, unsent', async () => {
+      const { started, send } = harness(1, 1, 60_000, 1);
       const controller = new AbortController();
-      const renewal = send('renew-2', controller.signal, 'renewal');
-      await settle();
       controller.abort(new Error('cut off'));
-      await expect(renewal).rejects.toThrow('cut off');
-      finish('renew-1');
-      await settle();
-      expect(started).toEqual(['renew-1']);
-      expect(gate.waiting).toBe(0);
+      await expect(send('renew', controller.signal, 'renewal')).rejects.toThrow('cut off');
+      expect(started).toEqual([]);
     });
   });
 });

@@ -48,10 +48,10 @@ describe('admittedForCall', () => {
     const gate = oneAtATime();
     const started: string[] = [];
     const busy = new AbortController();
-    const first = admittedForCall(gate, recordingDeadline(), 60_000, untilAborted(started, 'first'), { lane: 'renewal', until: busy.signal });
+    const first = admittedForCall(gate, recordingDeadline(), 60_000, untilAborted(started, 'first'), { until: busy.signal });
     const deadline = recordingDeadline();
     const until = new AbortController();
-    const waiting = admittedForCall(gate, deadline, 60_000, untilAborted(started, 'renewal'), { lane: 'renewal', until: until.signal });
+    const waiting = admittedForCall(gate, deadline, 60_000, untilAborted(started, 'second'), { until: until.signal });
     expect(deadline.paused).toBe(true);
 
     until.abort(new Error('bound passed'));
