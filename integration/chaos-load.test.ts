@@ -38,7 +38,7 @@ describe("the load run's verdict on held locks lost", () => {
     });
   });
 
-  it("sorts losses by what provoked them within the lease and margin before: a pause, a saturation, a server the probe found slow, a stall, a fault on the lock's own request", () => {
+  it("sorts losses by what provoked them within the lease and margin before: a pause, a saturation, the lock's own request waiting at a server the probe found slow, a stall, a fault on the lock's own request", () => {
     const events: ChaosEvent[] = [
       { type: 'stop', worker: 'w1.1', atNs: s(9) },
       { type: 'cont', worker: 'w1.1', atNs: s(9.6) },
@@ -53,6 +53,7 @@ describe("the load run's verdict on held locks lost", () => {
       ...OPTIONS,
       windows: [{ fromNs: ns(18), toNs: ns(19) }],
       busy: [{ fromNs: ns(48.8), toNs: ns(49.1) }],
+      slowReplies: [{ atNs: ns(48.7), sender: accessKeyOf('w2.1'), keys: ['held/2/1'], ms: 600, answered: false }],
       injected: [{ atNs: ns(39.2), sender: accessKeyOf('w1.1'), keys: ['held/1/1', 'held/1/2'] }],
     });
     expect(report.heldLocksLost.provoked).toEqual({
