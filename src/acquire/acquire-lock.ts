@@ -29,10 +29,10 @@ import { lockId, type LockKey } from '../base/lock-key.js';
 import { holderOf } from '../protocol/lock-holder.js';
 import type { AcquisitionPath } from '../protocol/index.js';
 import type { KeySchemaProof } from './key-schema-proof.js';
-import type { AcquisitionGate } from './acquisition-gate.js';
+import type { AcquisitionGate, GateLane } from './acquisition-gate.js';
 import type { LockPollers, PollSubscription } from './lock-poller.js';
 import { AcquireDeadline } from './acquire-deadline.js';
-import { admittedForCall, type CallRequestOptions } from './request-bound.js';
+import { admittedForCall } from './request-bound.js';
 import { StaleWatch, type Watched } from './stale-watch.js';
 import { LateTakeover } from './late-takeover.js';
 import type { ClockBound } from './clock-bound.js';
@@ -221,7 +221,7 @@ export class AcquireLoop implements Disposable {
   /** The lock as it goes to the caller, renewed first if its reply came late (late-reply.ts); throws a refused renewal's error. */
   async #handOver(won: Acquisition): Promise<Acquisition> {
     const renew = (acquisition: Acquisition, _: number, bound: AbortSignal) =>
-      this.#admitted((signal) => this.#writes.renew(acquisition, signal), { lane: 'renewal', until: bound });
+      this.#admitted((signal) => this.#writes.renew(acquisition, AbortSignal.any([signal, bound])), 'renewal');
     const handed = await handOver(this.#ctx, this.#key, [won], renew);
     if (handed.kind === 'refused') throw handed.error;
     return handed.acquisitions[0] as Acquisition;
@@ -242,8 +242,8 @@ export class AcquireLoop implements Disposable {
    * request follows the call's cut-off, and is abandoned once unanswered for
    * the request bound (request-bound.ts), also when the call has no deadline.
    */
-  #admitted<T>(request: (signal: AbortSignal) => Promise<T>, options?: CallRequestOptions): Promise<T> {
-    return admittedForCall(this.#ctx.gate, this.#deadline, this.#requestBoundMs, request, options);
+  #admitted<T>(request: (signal: AbortSignal) => Promise<T>, lane?: GateLane): Promise<T> {
+    return admittedForCall(this.#ctx.gate, this.#deadline, this.#requestBoundMs, request, lane);
   }
 
   /** A request unanswered this long is abandoned: the cut-off's grace, a lease (or a refresh period if longer). */

@@ -27,7 +27,7 @@ import { abortableSleep } from '../primitives/abortable-sleep.js';
 import { encodeAdditionalAttributes, type GroupMember, type LockItem } from '../protocol/index.js';
 import { holderOf } from '../protocol/lock-holder.js';
 import { AcquireDeadline } from './acquire-deadline.js';
-import type { AcquisitionGate } from './acquisition-gate.js';
+import type { AcquisitionGate, GateLane } from './acquisition-gate.js';
 import type { ClockBound } from './clock-bound.js';
 import { AcquisitionWrites, type AcquisitionWritesContext } from './acquisition-writes.js';
 import { decide, heldByAnother, type Decision } from './acquisition-rule.js';
@@ -35,7 +35,7 @@ import { kindOfFailure } from './failure-kind.js';
 import { acquisitionsOf, readAttempt, type GroupAttempt } from './group-attempts.js';
 import type { Resolved } from './acquire-options.js';
 import type { AcquireLocksOptions } from './group-options.js';
-import { admittedForCall, type CallRequestOptions } from './request-bound.js';
+import { admittedForCall } from './request-bound.js';
 import { StaleWatch } from './stale-watch.js';
 import { LateTakeover } from './late-takeover.js';
 import { handOver, type LateReplyContext } from './late-reply.js';
@@ -267,7 +267,7 @@ export class GroupAcquireLoop implements Disposable {
    */
   async #handOver(won: Acquisition[]): Promise<Acquisition[] | undefined> {
     const renew = (acquisition: Acquisition, i: number, bound: AbortSignal) =>
-      this.#admitted((signal) => (this.#members[i] as Member).writes.renew(acquisition, signal), { lane: 'renewal', until: bound });
+      this.#admitted((signal) => (this.#members[i] as Member).writes.renew(acquisition, AbortSignal.any([signal, bound])), 'renewal');
     const handed = await handOver(this.#ctx, this.#firstKey, won, renew);
     if (handed.kind === 'handed') return handed.acquisitions;
     this.#refusal = this.#notAcquired('another client took one of the locks over', this.#firstKey, undefined, handed.error);
@@ -289,8 +289,8 @@ export class GroupAcquireLoop implements Disposable {
   }
 
   /** Runs a request once the gate lets it through, bounded like every request of an acquisition (request-bound.ts). */
-  #admitted<T>(request: (signal: AbortSignal) => Promise<T>, options?: CallRequestOptions): Promise<T> {
-    return admittedForCall(this.#ctx.gate, this.#deadline, Math.max(this.#refreshMs, this.#leaseDurationMs), request, options);
+  #admitted<T>(request: (signal: AbortSignal) => Promise<T>, lane?: GateLane): Promise<T> {
+    return admittedForCall(this.#ctx.gate, this.#deadline, Math.max(this.#refreshMs, this.#leaseDurationMs), request, lane);
   }
 
   async #sleep(ms: number): Promise<void> {

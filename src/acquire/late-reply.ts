@@ -11,9 +11,8 @@
  * (the lock was taken over while the reply was late). Any other failure
  * changes nothing that was won: the lock goes on from the write before,
  * and no other renewal is sent. Each renewal gets half of the safe time
- * left (a heartbeat period when that is longer), its wait to be sent
- * included, so that its failure leaves the other half to the caller; it
- * goes apart from acquisitions (acquisition-gate.ts), at once or not at
+ * left (a heartbeat period when that is longer), so that its failure
+ * leaves the other half to the caller; it goes apart from acquisitions (acquisition-gate.ts), at once or not at
  * all: it keeps a lock held, and a lock not renewed here is renewed by its
  * first heartbeat, due at once. One answered late again is renewed
  * again, at most {@link MOST_RENEWALS} times in a row: a server that

@@ -59,39 +59,31 @@ export interface CallDeadline {
   withinBound<T>(boundMs: number, request: (signal: AbortSignal) => Promise<T>): Promise<T>;
 }
 
-/** How a request of an acquisition call goes through the gate. */
-export interface CallRequestOptions {
-  readonly lane?: GateLane;
-  /** Ends the request when it aborts, whether it still waits to be admitted or was sent. */
-  readonly until?: AbortSignal;
-}
-
 /**
- * Runs a request of an acquisition call once `gate` lets it through, within
- * `boundMs` (kept by the call's deadline). The wait to be admitted counts
- * against the call's deadline only while the queue stands still
- * (acquire-deadline.ts); the request follows the call's cut-off.
+ * Runs a request of an acquisition call once `gate` lets it through in
+ * `lane`, within `boundMs` (kept by the call's deadline). The wait to be
+ * admitted counts against the call's deadline only while the queue stands
+ * still (acquire-deadline.ts); the request follows the call's cut-off.
  */
 export async function admittedForCall<T>(
   gate: AcquisitionGate,
   deadline: CallDeadline,
   boundMs: number,
   request: (signal: AbortSignal) => Promise<T>,
-  { lane, until }: CallRequestOptions = {},
+  lane: GateLane = 'acquisition',
 ): Promise<T> {
-  const send = until === undefined ? request : (signal: AbortSignal) => request(AbortSignal.any([signal, until]));
   deadline.pause();
   try {
     return await gate.run(
       () => {
         deadline.resume();
-        return deadline.withinBound(boundMs, send);
+        return deadline.withinBound(boundMs, request);
       },
-      until === undefined ? deadline.requestSignal : AbortSignal.any([deadline.requestSignal, until]),
+      deadline.requestSignal,
       lane,
     );
   } finally {
-    // A request given up while it waited leaves the call going on: its time runs again.
+    // A request refused without waiting (a renewal beyond its limit) leaves the call going on: its time runs again.
     deadline.resume();
   }
 }
