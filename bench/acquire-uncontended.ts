@@ -84,13 +84,13 @@ const WRITE_FORMS = [
 /** Our other write forms (the default, put+delete, is the row above). */
 async function benchWriteForms(endpoint: string, count: number, settings: LockSettings): Promise<Row[]> {
   const rows: Row[] = [];
-  for (const form of WRITE_FORMS) {
+  for (const { name, ...form } of WRITE_FORMS) {
     const dynamoDB: DynamoDBClient = benchDynamoDB(endpoint);
     const calls = countCalls(dynamoDB);
     const client = new LockClient({
       dynamoDB,
       tableName: tableOf('dynamodb-lock').tableName,
-      ownerName: `bench-${form.name}`,
+      ownerName: `bench-${name}`,
       leaseDuration: settings.leaseMs,
       heartbeatPeriod: settings.heartbeatMs,
     });
@@ -105,13 +105,13 @@ async function benchWriteForms(endpoint: string, count: number, settings: LockSe
       close: () => client.close(),
     };
     try {
-      await cycles(bench, `form-${form.name}`, WARM_UP_CYCLES);
-      await cycles(bench, `form-${form.name}`, count, sample);
+      await cycles(bench, `form-${name}`, WARM_UP_CYCLES);
+      await cycles(bench, `form-${name}`, count, sample);
     } finally {
       await client.close();
       dynamoDB.destroy();
     }
-    rows.push(summarize('dynamodb-lock', `uncontended ${form.name}`, sample, settings));
+    rows.push(summarize('dynamodb-lock', `uncontended ${name}`, sample, settings));
   }
   return rows;
 }
