@@ -12,7 +12,7 @@ import { benchContention, type ContentionShape } from './acquire-contention.js';
 import { benchLongDead } from './acquire-long-dead.js';
 import { benchTakeover } from './acquire-takeover.js';
 import { benchUncontended } from './acquire-uncontended.js';
-import { WARM_UP_MS, warmUpServer } from './acquire-warm-up.js';
+import { WARM_UP_DESCRIPTION, warmUpServer } from './acquire-warm-up.js';
 import type { Row } from './report.js';
 
 export const ACQUIRE_SETTINGS: LockSettings = { leaseMs: 2_000, heartbeatMs: 500, pollMs: 200 };
@@ -46,7 +46,7 @@ export async function benchAcquireRelease(endpoint: string, cycles: number, opti
   await createTables(endpoint);
   const rows: Row[] = [];
   const progress = (what: string): void => void process.stderr.write(`acquire bench: ${what}\n`);
-  progress(`warming DynamoDB Local up, ${WARM_UP_MS / 1000} s`);
+  progress(`warming DynamoDB Local up: ${WARM_UP_DESCRIPTION}`);
   await warmUpServer(endpoint, settings);
   if (options.scenarios.includes('uncontended')) {
     progress(`uncontended, ${cycles} cycles per client`);
