@@ -275,8 +275,11 @@ export class FaultProxy {
     });
   }
 
-  /** The SDK's attempt number of a request (`amz-sdk-request: attempt=2; max=3`), 1 without the header. */
-  static attemptOf(request: ProxiedRequest): number {
+  /**
+   * The SDK's attempt number of a request (`amz-sdk-request: attempt=2; max=3`), 1 without the header;
+   * also of a request still in the SDK, whose header names are in lower case too.
+   */
+  static attemptOf(request: Pick<ProxiedRequest, 'headers'>): number {
     const match = /attempt=(\d+)/.exec(request.headers['amz-sdk-request'] ?? '');
     return match === null ? 1 : Number(match[1]);
   }
