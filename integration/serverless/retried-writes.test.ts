@@ -68,7 +68,8 @@ function recordAttempts(dynamoDB: DynamoDBClient, attempts: Attempt[]): void {
   (stack as { add(middleware: Middleware, options: object): void }).add(
     (next) => (args) => {
       const { body, headers = {} } = args.request ?? {};
-      const text = typeof body === 'string' ? body : body instanceof Uint8Array ? Buffer.from(body).toString('utf8') : undefined;
+      // Decoded, not converted: the SDK's byte body warns when its string methods are called.
+      const text = typeof body === 'string' ? body : body instanceof Uint8Array ? new TextDecoder().decode(body) : undefined;
       const leaseMs = text === undefined ? undefined : statedLease(text);
       if (leaseMs !== undefined) {
         attempts.push({ at: performance.now(), attempt: FaultProxy.attemptOf({ headers }), leaseMs });
