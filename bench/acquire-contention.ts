@@ -3,10 +3,11 @@
  * i mod K), each running critical sections of a few milliseconds for a
  * fixed time. Reports critical sections per second, how long acquisitions
  * waited, DynamoDB calls per section, the spread of sections between workers
- * (and, per key, the fewest a worker ran over the most, beside what a
- * hand-over to a uniformly random worker would score, the most one worker
- * ran in a row, and how long the lock stood idle when it changed hands),
- * and whether two holders of a key ever overlapped (they must not).
+ * (and, per key, the fewest a worker ran over the most, beside what it
+ * would be had each run of one worker's sections gone to a uniformly random
+ * worker, the most one worker ran in a row, and how long the lock stood idle
+ * when it changed hands), and whether two holders of a key ever overlapped
+ * (they must not).
  */
 import { pollPeriodOf, type BenchVariant, type LockSettings } from './acquire-clients.js';
 import { startProcess, type BenchProcess } from './acquire-processes.js';
@@ -17,7 +18,7 @@ import { acquireRow, percentile, type Row } from './report.js';
 export interface ContentionShape {
   readonly workers: number;
   readonly keys: number;
-  /** How long the workers run: long enough for the row's goal (fairness needs 150 sections or more per worker). */
+  /** How long the workers run: long enough for the row's goal (fairness needs many hand-overs per worker). */
   readonly durationMs: number;
 }
 
@@ -76,17 +77,26 @@ function summarize(variant: BenchVariant, shape: ContentionShape, settings: Lock
   let overlaps = 0;
   let longestRun = 0;
   const handOvers: number[] = [];
+  /** Per key, the sections of each run one worker had in a row, from one hand-over to the next. */
+  const runs: number[][] = [];
   for (let k = 0; k < shape.keys; k++) {
     const sections = results
       .flatMap((r, worker) => (worker % shape.keys === k ? r.sections.map(([start, end]) => ({ start, end, worker })) : []))
       .sort((a, b) => a.start - b.start);
     let run = 0;
+    const runsOnKey: number[] = [];
     sections.forEach((section, i) => {
       const previous = sections[i - 1];
       if (previous !== undefined && section.start < previous.end) overlaps++;
-      run = previous?.worker === section.worker ? run + 1 : 1;
+      if (previous?.worker === section.worker) run++;
+      else {
+        if (run > 0) runsOnKey.push(run);
+        run = 1;
+      }
       longestRun = Math.max(longestRun, run);
     });
+    if (run > 0) runsOnKey.push(run);
+    runs.push(runsOnKey);
     handOvers.push(...lockHandOvers(sections));
   }
   return acquireRow({
@@ -103,7 +113,7 @@ function summarize(variant: BenchVariant, shape: ContentionShape, settings: Lock
     keys: shape.keys,
     spreadPct: mean === 0 ? null : ((Math.max(...counts) - Math.min(...counts)) / mean) * 100,
     minMax: worstMinMax(counts, shape.keys),
-    randomMinMax: randomMinMax(counts, shape.keys),
+    randomMinMax: randomMinMax(counts, shape.keys, runs),
     longestRun,
     handOverMs: medianHandOverMs(handOvers),
     overlaps,
@@ -123,21 +133,21 @@ function worstMinMax(counts: readonly number[], keys: number): number | null {
 }
 
 /**
- * The mean, over RANDOM_TRIALS draws, of `worstMinMax` had each key's
- * sections gone each to one of its workers drawn uniformly at random: how
- * even a lock that hands over to a random waiter would be, for as many
- * sections as this run had.
+ * The mean, over RANDOM_TRIALS draws, of `worstMinMax` had each run of
+ * sections on a key (`runs[k]`: one worker's, from one hand-over to the
+ * next) gone to one of the key's workers drawn uniformly at random: how
+ * even this run's hand-overs would have left the shares, had none of them
+ * preferred a worker.
  */
-function randomMinMax(counts: readonly number[], keys: number): number | null {
-  const sectionsOnKey = Array.from({ length: keys }, (_, k) => counts.reduce((sum, count, i) => (i % keys === k ? sum + count : sum), 0));
+function randomMinMax(counts: readonly number[], keys: number, runs: readonly (readonly number[])[]): number | null {
   let sum = 0;
   for (let trial = 0; trial < RANDOM_TRIALS; trial++) {
     const drawn = counts.map(() => 0);
-    sectionsOnKey.forEach((sections, k) => {
+    runs.forEach((runsOnKey, k) => {
       const workers = counts.length > k ? Math.ceil((counts.length - k) / keys) : 0;
-      for (let s = 0; s < sections; s++) {
+      for (const sections of runsOnKey) {
         const worker = k + keys * Math.floor(Math.random() * workers);
-        drawn[worker] = (drawn[worker] ?? 0) + 1;
+        drawn[worker] = (drawn[worker] ?? 0) + sections;
       }
     });
     const worst = worstMinMax(drawn, keys);

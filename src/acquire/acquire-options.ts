@@ -39,10 +39,11 @@ export interface AcquireLockOptions {
    * within `refreshPeriod` of its release) before it stands aside: the next
    * such call sends nothing for one `refreshPeriod` after the release, so
    * that waiters of other clients can take the lock; while nobody takes it
-   * then, up to 32 times as long. One `refreshPeriod` evens shares out
-   * within seconds. A call that may not wait a refresh period
-   * (`shouldSkipBlockingWait`, or `additionalTimeToWaitForLock` below
-   * `refreshPeriod`) never stands aside. @default Infinity (never stands aside, as Java)
+   * then, up to 32 times as long. With one `refreshPeriod`, shares even
+   * out over some tens of turns each. A call that may not wait a refresh
+   * period (`shouldSkipBlockingWait`, or `additionalTimeToWaitForLock`
+   * below `refreshPeriod`) never stands aside.
+   * @default Infinity (never stands aside, as Java)
    */
   readonly turnLength?: number;
   /**
