@@ -24,7 +24,7 @@ export type AcquireScenario = (typeof ACQUIRE_SCENARIOS)[number];
  * turns, sections come some 14 at a time, so what evens out is turns, and a
  * worker has about 11 of them in 20 s; the fewest of eight such counts
  * over the most is then mostly chance (each turn to a worker drawn at
- * random scores about 0.42). A minute gives each worker some 35. 32 on 8,
+ * random scores about 0.42). A minute gives each worker some 40. 32 on 8,
  * whose goal is sections per second, runs shorter.
  */
 export const CONTENTION_SHAPES: Readonly<Record<string, ContentionShape>> = {

@@ -21,9 +21,10 @@
  * A waiter passed over reads sooner: a read that finds the lock held by a new
  * owner counts as a hand-over lost by every waiter subscribed, and the
  * loop's delays shrink by a tenth of the period for each hand-over the
- * waiter passed over most has lost, down to 40 % of the period. So a lock that comes free goes more often to the
- * waiter that has waited through most hand-overs; waiting on a lock that
- * stays with one holder costs no extra read.
+ * waiter passed over most has lost, down to 40 % of the period. So a lock
+ * that comes free goes more often to the waiter that has waited through
+ * most hand-overs; waiting on a lock that stays with one holder costs no
+ * extra read.
  */
 import type { MonotonicClock } from '../base/clock.js';
 import { lockId } from '../base/lock-key.js';
