@@ -27,23 +27,38 @@ function recorder(dynamoDB: DynamoDBClient, name: string, place: Place): string[
   return seen;
 }
 
-/** How many heartbeats (a single lock's: UpdateItem) `seen` holds after holding a lock of `dynamoDB` for six heartbeat periods. */
-async function heartbeatsSeenBy(dynamoDB: DynamoDBClient, seen: readonly string[]): Promise<number> {
-  const client = bed.client({ ownerName: 'watched', leaseDuration: 2_000, heartbeatPeriod: HEARTBEAT_MS }, dynamoDB);
-  const lock = await client.acquireLock('watched');
-  await sleep(6 * HEARTBEAT_MS);
+const AFTER_SIGNING: Place = { relation: 'after', toMiddleware: 'httpSigningMiddleware' };
+
+/** The heartbeats (a single lock's: UpdateItem) in `seen`. */
+const heartbeatsIn = (seen: readonly string[]): number => seen.filter((command) => command === 'UpdateItemCommand').length;
+
+/** Holds a lock of a client on `dynamoDB` for `periods` heartbeat periods; `meanwhile` runs two periods in. */
+async function holdLock(dynamoDB: DynamoDBClient, ownerName: string, periods: number, meanwhile = (): void => undefined): Promise<void> {
+  const client = bed.client({ ownerName, leaseDuration: 2_000, heartbeatPeriod: HEARTBEAT_MS }, dynamoDB);
+  const lock = await client.acquireLock(ownerName);
+  await sleep(2 * HEARTBEAT_MS);
+  meanwhile();
+  await sleep((periods - 2) * HEARTBEAT_MS);
   await lock.release();
-  return seen.filter((command) => command === 'UpdateItemCommand').length;
 }
 
 it('runs on heartbeats when placed at a step', async () => {
   const dynamoDB = bed.dynamoDBClient('at-step');
   const seen = recorder(dynamoDB, 'recordAtStep', { step: 'build' });
-  expect(await heartbeatsSeenBy(dynamoDB, seen)).toBeGreaterThanOrEqual(3);
+  await holdLock(dynamoDB, 'at-step', 6);
+  expect(heartbeatsIn(seen)).toBeGreaterThanOrEqual(3);
 });
 
 it('runs on heartbeats when placed relative to a middleware of the SDK, the only one the user added', async () => {
   const dynamoDB = bed.dynamoDBClient('after-signing');
-  const seen = recorder(dynamoDB, 'recordAfterSigning', { relation: 'after', toMiddleware: 'httpSigningMiddleware' });
-  expect(await heartbeatsSeenBy(dynamoDB, seen)).toBeGreaterThanOrEqual(3);
+  const seen = recorder(dynamoDB, 'recordAfterSigning', AFTER_SIGNING);
+  await holdLock(dynamoDB, 'after-signing', 6);
+  expect(heartbeatsIn(seen)).toBeGreaterThanOrEqual(3);
+});
+
+it('runs on heartbeats when added while the lock is held', async () => {
+  const dynamoDB = bed.dynamoDBClient('added-later');
+  let seen: string[] = [];
+  await holdLock(dynamoDB, 'added-later', 8, () => (seen = recorder(dynamoDB, 'recordAddedLater', AFTER_SIGNING)));
+  expect(heartbeatsIn(seen)).toBeGreaterThanOrEqual(3);
 });
