@@ -14,13 +14,13 @@
  * left (a heartbeat period when that is longer), so that its failure
  * leaves the other half to the caller; it goes apart from acquisitions
  * (acquisition-gate.ts), at once or not at all: it keeps a lock held, and
- * a lock not renewed here is renewed by its first heartbeat, due at once. One answered late again is renewed
- * again, at most {@link MOST_RENEWALS} times in a row: a server that
- * answers every write a heartbeat period late could not keep the lock
- * (no heartbeat would get through either). Then, or when no safe time is
- * left, the locks are released at once and the call ends with
- * {@link DynamoDBTooSlowError}, never leaving a lock in the table that
- * nobody holds.
+ * a lock not renewed here is renewed by its first heartbeat, due at once.
+ * One answered late again is renewed again, at most {@link MOST_RENEWALS}
+ * times in a row: a server that answers every write a heartbeat period
+ * late could not keep the lock (no heartbeat would get through either).
+ * Then, or when no safe time is left, the locks are released at once and
+ * the call ends with {@link DynamoDBTooSlowError}, never leaving a lock in
+ * the table that nobody holds.
  */
 import type { MonotonicClock } from '../base/clock.js';
 import { DynamoDBTooSlowError } from '../base/errors.js';

@@ -102,8 +102,9 @@ export class HeartbeatLane {
     const added = sdk.middlewareStack.clone();
     for (const name of this.#builtIn) added.remove(name);
     added.remove(DEPARTURE_MIDDLEWARE); // heartbeats are not watched
-    // Applied even when `identify()` lists nothing: it leaves out an entry placed relative to one of
-    // the SDK's own middleware, removed here; the lane's stack has that one, and places the entry there.
+    // Applied whole, whatever `identify()` lists: it leaves out an entry
+    // placed beside one of the SDK's middleware removed above, and the
+    // lane's stack has that middleware to place the entry beside.
     command.middlewareStack?.use(added);
     return (this.#client.send as (command: unknown, options: unknown) => Promise<unknown>)(command, options);
   }
