@@ -5,10 +5,11 @@
  *
  * It logs each DeleteItem call the passes send, from before its first
  * attempt to its outcome, so that gc-check.ts can judge every delete against
- * the holds the workers vouched for; and each pass's report. Before its
- * first pass it leaves one item of a holder that stops on purpose (a client
- * that never heartbeats nor releases): every run has an abandoned item to
- * collect, not only when a kill happened to leave one nobody wanted.
+ * the holds the workers vouched for; and each pass's report. Before each
+ * pass it leaves one more item of a holder that stops on purpose (a client
+ * that never heartbeats nor releases): every pass has an abandoned item to
+ * collect, not only when a kill happened to leave one nobody wanted, and a
+ * run whose one such delete lost its reply still sees others succeed.
  */
 import type { DeleteItemCommandInput, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -31,8 +32,9 @@ const RETRY_MS = 100;
 export async function collectAbandonedForever(gc: GcWorker): Promise<never> {
   const { config, client, log } = gc;
   logDeletes(gc);
-  await leaveStoppedHolder(gc);
-  for (;;) {
+  const stopped = stoppedHolder(gc);
+  for (let pass = 1; ; pass++) {
+    await leaveStoppedHolder(stopped, `stopped-${config.worker}-${pass}`);
     try {
       const report = await client.collectAbandoned({ maxDuration: config.leaseMs * PASS_LEASES });
       const left: Record<string, number> = {};
@@ -70,18 +72,22 @@ function logDeletes({ config, dynamoDB, log }: GcWorker): void {
   );
 }
 
-/** Takes a key of its own with a client that will never heartbeat nor release it, as a holder that stopped; tries until it holds it. */
-async function leaveStoppedHolder({ config, dynamoDB }: GcWorker): Promise<void> {
-  const stopped = new LockClient({
+/** A client that will never heartbeat nor release what it takes, as a holder that stopped. */
+function stoppedHolder({ config, dynamoDB }: GcWorker): LockClient {
+  return new LockClient({
     dynamoDB,
     tableName: config.tableName,
     ownerName: `${config.worker}-stopped`,
     leaseDuration: config.leaseMs,
     backgroundHeartbeats: false,
   });
+}
+
+/** Takes a key no worker takes with the stopped holder; tries until it holds it. */
+async function leaveStoppedHolder(stopped: LockClient, key: string): Promise<void> {
   for (;;) {
     try {
-      await stopped.acquireLock(`stopped-${config.worker}`);
+      await stopped.acquireLock(key);
       return;
     } catch {
       await sleep(RETRY_MS);

@@ -245,7 +245,7 @@ describe('a short seeded chaos run', () => {
     expect(report.crashes).toEqual([]);
     expect(report.scan.malformed).toEqual([]);
     // It proved something: permits were granted, one and two at a time (each worker asks for both in turn), the gc
-    // deleted (at least the item its worker leaves on purpose of a holder that stopped), and faults were injected.
+    // deleted (among them items its worker leaves on purpose, one before each pass), and faults were injected.
     // How full the semaphore got depends on the machine's load: the checker's counting is shown in test/chaos/.
     expect(report.check.permitsGranted).toBeGreaterThan(5);
     expect(report.check.permitGrantsByCount[1]).toBeGreaterThan(0);
